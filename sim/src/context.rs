@@ -1,0 +1,161 @@
+//! The thread-local "current simulation" and the free functions tasks call.
+//!
+//! Design:
+//! - A thread-local slot holds an `Rc` to the running simulation's shared
+//!   state. [`Sim::run`](crate::Sim::run), [`Sim::step`](crate::Sim::step)
+//!   and `Sim`'s destructor install it with a guard that restores the previous
+//!   value when dropped, including during a panic, so sequential simulations
+//!   on one thread never see each other.
+//! - Free functions that need the executor ([`spawn`], [`now_ms`],
+//!   [`random_u64`], [`sleep`](crate::sleep)) panic with
+//!   `"lifecycle-sim: no simulation is running on this thread"` when called
+//!   outside one. Functions that only observe or annotate degrade instead:
+//!   [`is_running`] returns false, [`current_task`] returns `None`,
+//!   [`note_wait`] does nothing. [`yield_now`] needs no executor at all.
+//! - While a `Sim` is dropped, the context stays installed (with no current
+//!   task), so destructors of unfinished tasks may still call these
+//!   functions; whatever they spawn is dropped too.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use crate::task::{Shared, TaskId};
+
+/// The panic message of free functions called outside a simulation.
+pub(crate) const NO_SIM: &str = "lifecycle-sim: no simulation is running on this thread";
+
+thread_local! {
+    static CURRENT: RefCell<Option<Rc<Shared>>> = const { RefCell::new(None) };
+}
+
+/// Restores the previously installed simulation when dropped.
+pub(crate) struct EnterGuard {
+    prev: Option<Rc<Shared>>,
+}
+
+/// Installs `shared` as this thread's current simulation until the guard
+/// drops.
+pub(crate) fn enter(shared: &Rc<Shared>) -> EnterGuard {
+    let prev = CURRENT
+        .try_with(|c| c.replace(Some(Rc::clone(shared))))
+        .ok()
+        .flatten();
+    EnterGuard { prev }
+}
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        let prev = self.prev.take();
+        // The replaced value is dropped after the borrow ends.
+        let ours = CURRENT.try_with(|c| c.replace(prev)).ok().flatten();
+        drop(ours);
+    }
+}
+
+/// The running simulation, if any.
+pub(crate) fn try_current() -> Option<Rc<Shared>> {
+    CURRENT.try_with(|c| c.borrow().clone()).ok().flatten()
+}
+
+/// The running simulation.
+///
+/// # Panics
+/// If none is running on this thread.
+pub(crate) fn current() -> Rc<Shared> {
+    match try_current() {
+        Some(shared) => shared,
+        None => panic!("{NO_SIM}"),
+    }
+}
+
+/// Spawns a task in the running simulation and returns its id. The task is
+/// ready immediately; it first runs when the scheduler picks it.
+///
+/// # Panics
+/// If no simulation is running on this thread.
+pub fn spawn<F: Future<Output = ()> + 'static>(name: &str, fut: F) -> TaskId {
+    current().spawn(name, Box::pin(fut))
+}
+
+/// Virtual time of the running simulation, in milliseconds.
+///
+/// # Panics
+/// If no simulation is running on this thread.
+pub fn now_ms() -> u64 {
+    current().now.get()
+}
+
+/// A deterministic random `u64` from the scheduler's value stream (see
+/// [`Scheduler::next_u64`](crate::Scheduler::next_u64)). Use it for
+/// application-level choices such as fault injection.
+///
+/// # Panics
+/// If no simulation is running on this thread.
+pub fn random_u64() -> u64 {
+    let shared = current();
+    let mut scheduler = shared.scheduler.borrow_mut();
+    scheduler.next_u64()
+}
+
+/// Whether a simulation is running (or being torn down) on this thread.
+pub fn is_running() -> bool {
+    try_current().is_some()
+}
+
+/// The id and name of the task being polled, or `None` outside a task.
+pub fn current_task() -> Option<(TaskId, String)> {
+    let shared = try_current()?;
+    let id = shared.current.get()?;
+    Some((id, shared.name(id).to_string()))
+}
+
+/// Labels what the current task is about to wait on. If the run stalls while
+/// the task is still blocked, the label appears in the
+/// [`StallReport`](crate::StallReport). The label is cleared each time the
+/// task is polled again, so call this right before the `.await` that may
+/// block. Does nothing outside a task.
+pub fn note_wait(what: &str) {
+    let Some(shared) = try_current() else {
+        return;
+    };
+    let Some(id) = shared.current.get() else {
+        return;
+    };
+    if let Some(label) = shared.labels.borrow_mut().get_mut(id) {
+        // Reuses the label's buffer: no allocation once warmed up.
+        label.clear();
+        label.push_str(what);
+    };
+}
+
+/// Yields to the scheduler once: the returned future is `Pending` on its first
+/// poll (after waking its own task), then `Ready`. Every `yield_now().await`
+/// is a scheduling point where another ready task may run. Works under any
+/// executor.
+pub fn yield_now() -> YieldNow {
+    YieldNow { yielded: false }
+}
+
+/// Future returned by [`yield_now`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            Poll::Ready(())
+        } else {
+            self.yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! The executor: [`Sim`].
+//!
+//! Design:
+//! - One step = one of: poll the task the scheduler picks among the ready
+//!   ones; or, when none is ready, fire the earliest timer (advancing virtual
+//!   time); or report that everything finished; or report a stall.
+//! - Every pick is recorded as an index into the ready slice (`decisions`),
+//!   also when only one task was ready, so a replay just feeds the indices
+//!   back. Every pick also updates the FNV-1a trace hash (step, time, chosen
+//!   task, ready count, chosen index, ready ids); the full trace vector is
+//!   optional ([`Sim::set_trace`]).
+//! - Polls run under `catch_unwind`; a panic ends the run with
+//!   [`SimError::TaskPanicked`].
+//! - Hot path allocations: none per step beyond amortised growth of
+//!   `decisions` (and of the trace, if enabled). The ready slice is copied
+//!   into a reused buffer, each task's waker is built once at spawn.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::fmt;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use crate::context::enter;
+use crate::report::{
+    BlockedTask, Fnv64, RunReport, SimError, StallReport, Step, TraceEntry, UNLABELLED_WAIT,
+};
+use crate::scheduler::{RandomScheduler, ReplayScheduler, Scheduler};
+use crate::task::{lock, Shared, TaskId};
+
+/// Default step limit of [`Sim::with_seed`] and [`Sim::replay`].
+pub const DEFAULT_MAX_STEPS: u64 = 100_000;
+
+/// Outcome of one internal step, without allocations.
+enum Inner {
+    Polled(TaskId),
+    TimeAdvanced,
+    Finished,
+    Stalled(StallReport),
+}
+
+/// A deterministic single-threaded executor with virtual time.
+///
+/// See the [crate documentation](crate) for an overview and an example.
+pub struct Sim {
+    shared: Rc<Shared>,
+    steps: u64,
+    max_steps: u64,
+    decisions: Vec<u32>,
+    trace_on: bool,
+    trace: Vec<TraceEntry>,
+    hash: Fnv64,
+    ready_buf: Vec<TaskId>,
+}
+
+impl fmt::Debug for Sim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sim")
+            .field("steps", &self.steps)
+            .field("max_steps", &self.max_steps)
+            .field("now_ms", &self.now_ms())
+            .field("tasks", &self.shared.task_count())
+            .field("unfinished", &self.shared.live.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sim {
+    /// A simulation driven by `scheduler`, failing with
+    /// [`SimError::StepLimit`] after `max_steps` steps. The trace is on.
+    pub fn new(scheduler: Box<dyn Scheduler>, max_steps: u64) -> Sim {
+        Sim {
+            shared: Rc::new(Shared::new(scheduler)),
+            steps: 0,
+            max_steps,
+            decisions: Vec::new(),
+            trace_on: true,
+            trace: Vec::new(),
+            hash: Fnv64::new(),
+            ready_buf: Vec::new(),
+        }
+    }
+
+    /// A simulation with a [`RandomScheduler`] seeded by `seed` and
+    /// [`DEFAULT_MAX_STEPS`].
+    pub fn with_seed(seed: u64) -> Sim {
+        Sim::new(Box::new(RandomScheduler::new(seed)), DEFAULT_MAX_STEPS)
+    }
+
+    /// A simulation replaying recorded `decisions` (see [`ReplayScheduler`]),
+    /// with [`DEFAULT_MAX_STEPS`]. `random_u64` serves seed 0's values; use
+    /// [`Sim::replay_with_seed`] if the program draws random values.
+    pub fn replay(decisions: Vec<u32>) -> Sim {
+        Sim::new(Box::new(ReplayScheduler::new(decisions)), DEFAULT_MAX_STEPS)
+    }
+
+    /// Like [`Sim::replay`], but `random_u64` serves the same values as
+    /// [`Sim::with_seed(seed)`](Sim::with_seed) did when `decisions` were
+    /// recorded.
+    pub fn replay_with_seed(seed: u64, decisions: Vec<u32>) -> Sim {
+        Sim::new(
+            Box::new(ReplayScheduler::with_seed(decisions, seed)),
+            DEFAULT_MAX_STEPS,
+        )
+    }
+
+    /// Changes the step limit.
+    pub fn set_max_steps(&mut self, max_steps: u64) {
+        self.max_steps = max_steps;
+    }
+
+    /// Turns the trace vector on or off (on by default). Decisions and the
+    /// trace hash are always recorded.
+    pub fn set_trace(&mut self, on: bool) {
+        self.trace_on = on;
+    }
+
+    /// Spawns a top-level task and returns its id. Works before [`Sim::run`]
+    /// and between steps; inside a task use the free function
+    /// [`spawn`](crate::spawn).
+    pub fn spawn<F: Future<Output = ()> + 'static>(&self, name: &str, fut: F) -> TaskId {
+        self.shared.spawn(name, Box::pin(fut))
+    }
+
+    /// Runs one step (see [`Step`]). Does not enforce the step limit.
+    pub fn step(&mut self) -> Step {
+        let _guard = enter(&self.shared);
+        match self.step_inner() {
+            Ok(Inner::Polled(task)) => Step::Polled {
+                task,
+                name: self.shared.name(task).to_string(),
+            },
+            Ok(Inner::TimeAdvanced) => Step::TimeAdvanced {
+                now_ms: self.now_ms(),
+            },
+            Ok(Inner::Finished) => Step::Finished,
+            Ok(Inner::Stalled(report)) => Step::Stalled(report),
+            Err(SimError::TaskPanicked {
+                task,
+                name,
+                message,
+            }) => Step::Panicked {
+                task,
+                name,
+                message,
+            },
+            Err(SimError::Stalled(report)) => Step::Stalled(report),
+            Err(SimError::StepLimit { .. }) => unreachable!("step_inner has no step limit"),
+        }
+    }
+
+    /// Steps until every task finished.
+    ///
+    /// # Errors
+    /// [`SimError::Stalled`] if unfinished tasks are all blocked with no timer
+    /// pending, [`SimError::StepLimit`] after `max_steps` steps,
+    /// [`SimError::TaskPanicked`] if a task panics.
+    pub fn run(&mut self) -> Result<RunReport, SimError> {
+        let _guard = enter(&self.shared);
+        loop {
+            if self.steps >= self.max_steps && self.shared.live.get() > 0 {
+                return Err(SimError::StepLimit { steps: self.steps });
+            }
+            match self.step_inner()? {
+                Inner::Polled(_) | Inner::TimeAdvanced => {}
+                Inner::Finished => break,
+                Inner::Stalled(report) => return Err(SimError::Stalled(report)),
+            }
+        }
+        self.shared.scheduler.borrow_mut().finish(self.steps);
+        Ok(self.report())
+    }
+
+    /// Spawns `fut` as task `"main"`, runs until **every** task finished and
+    /// returns `fut`'s output.
+    ///
+    /// # Errors
+    /// As [`Sim::run`].
+    pub fn block_on<T: 'static, F: Future<Output = T> + 'static>(
+        &mut self,
+        fut: F,
+    ) -> Result<T, SimError> {
+        let slot: Rc<RefCell<Option<T>>> = Rc::new(RefCell::new(None));
+        let out = Rc::clone(&slot);
+        self.spawn("main", async move {
+            let value = fut.await;
+            *out.borrow_mut() = Some(value);
+        });
+        self.run()?;
+        let value = slot.borrow_mut().take();
+        Ok(value.expect("lifecycle-sim: main finished without an output"))
+    }
+
+    /// A report of the run so far.
+    pub fn report(&self) -> RunReport {
+        RunReport {
+            steps: self.steps,
+            now_ms: self.now_ms(),
+            tasks: self.shared.task_count(),
+            decisions: self.decisions.clone(),
+            trace_hash: self.trace_hash(),
+            diverged_at: self.diverged_at(),
+        }
+    }
+
+    /// Every scheduling decision so far: one index into the ready slice per
+    /// poll.
+    pub fn decisions(&self) -> &[u32] {
+        &self.decisions
+    }
+
+    /// The trace so far (empty if turned off with [`Sim::set_trace`]).
+    pub fn trace(&self) -> &[TraceEntry] {
+        &self.trace
+    }
+
+    /// FNV-1a 64 over every poll so far: step, time, task, ready count,
+    /// chosen index and the ready ids. Independent of [`Sim::set_trace`].
+    pub fn trace_hash(&self) -> u64 {
+        self.hash.finish()
+    }
+
+    /// Virtual time in milliseconds.
+    pub fn now_ms(&self) -> u64 {
+        self.shared.now.get()
+    }
+
+    /// Steps taken so far (polls plus time advances).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Tasks spawned so far.
+    pub fn task_count(&self) -> usize {
+        self.shared.task_count()
+    }
+
+    /// Tasks spawned and not yet finished.
+    pub fn unfinished(&self) -> usize {
+        self.shared.live.get()
+    }
+
+    /// Pending timers.
+    pub fn pending_timers(&self) -> usize {
+        self.shared.timers.borrow().len()
+    }
+
+    /// Where a replay diverged from its log, if it did.
+    pub fn diverged_at(&self) -> Option<u64> {
+        self.shared.scheduler.borrow().diverged_at()
+    }
+
+    /// One step; the thread-local context must already be installed.
+    fn step_inner(&mut self) -> Result<Inner, SimError> {
+        let shared = Rc::clone(&self.shared);
+        if shared.live.get() == 0 {
+            return Ok(Inner::Finished);
+        }
+        self.ready_buf.clear();
+        self.ready_buf
+            .extend(lock(&shared.ready).ready.iter().copied());
+        if self.ready_buf.is_empty() {
+            let fired = shared.timers.borrow_mut().pop_earliest();
+            return match fired {
+                Some((deadline, waker)) => {
+                    if deadline > shared.now.get() {
+                        shared.now.set(deadline);
+                    }
+                    self.steps += 1;
+                    waker.wake();
+                    Ok(Inner::TimeAdvanced)
+                }
+                None => Ok(Inner::Stalled(self.stall_report())),
+            };
+        }
+
+        let step = self.steps;
+        let picked = shared.scheduler.borrow_mut().pick(&self.ready_buf, step);
+        let chosen = if picked < self.ready_buf.len() {
+            picked
+        } else {
+            0
+        };
+        let task = self.ready_buf[chosen];
+        self.record(step, task, chosen);
+        self.steps += 1;
+
+        lock(&shared.ready).ready.remove(&task);
+        let taken = shared
+            .tasks
+            .borrow_mut()
+            .get_mut(task)
+            .and_then(Option::take);
+        let Some(mut fut) = taken else {
+            // A finished task cannot be ready; be defensive anyway.
+            return Ok(Inner::Polled(task));
+        };
+        if let Some(label) = shared.labels.borrow_mut().get_mut(task) {
+            label.clear();
+        }
+        let waker = shared.wakers.borrow()[task].clone();
+        let mut cx = Context::from_waker(&waker);
+
+        shared.current.set(Some(task));
+        let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
+        let result = match polled {
+            Ok(Poll::Pending) => {
+                shared.tasks.borrow_mut()[task] = Some(fut);
+                Ok(Inner::Polled(task))
+            }
+            Ok(Poll::Ready(())) => {
+                shared.finish(task);
+                // Drop with the task still current; a panicking destructor
+                // counts as a task panic.
+                match catch_unwind(AssertUnwindSafe(move || drop(fut))) {
+                    Ok(()) => Ok(Inner::Polled(task)),
+                    Err(payload) => Err(self.panicked(task, payload)),
+                }
+            }
+            Err(payload) => {
+                shared.finish(task);
+                let err = self.panicked(task, payload);
+                // The future's state is unknown; ignore a second panic.
+                let _ = catch_unwind(AssertUnwindSafe(move || drop(fut)));
+                Err(err)
+            }
+        };
+        shared.current.set(None);
+        result
+    }
+
+    /// Records one pick: decision, hash, and (optionally) the trace.
+    fn record(&mut self, step: u64, task: TaskId, chosen: usize) {
+        let now = self.shared.now.get();
+        let ready = self.ready_buf.len();
+        self.decisions.push(chosen as u32);
+        let h = &mut self.hash;
+        h.write_u64(step);
+        h.write_u64(now);
+        h.write_u64(task as u64);
+        h.write_u64(ready as u64);
+        h.write_u64(chosen as u64);
+        for &id in &self.ready_buf {
+            h.write_u64(id as u64);
+        }
+        if self.trace_on {
+            self.trace.push(TraceEntry {
+                step,
+                now_ms: now,
+                task,
+                name: self.shared.name(task),
+                ready,
+                chosen: chosen as u32,
+            });
+        }
+    }
+
+    fn panicked(&self, task: TaskId, payload: Box<dyn Any + Send>) -> SimError {
+        let message = if let Some(s) = payload.downcast_ref::<&str>() {
+            (*s).to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "non-string panic payload".to_string()
+        };
+        // The payload's own destructor could panic; don't let it escape.
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
+        SimError::TaskPanicked {
+            task,
+            name: self.shared.name(task).to_string(),
+            message,
+        }
+    }
+
+    fn stall_report(&self) -> StallReport {
+        let finished = lock(&self.shared.ready).finished.clone();
+        let names = self.shared.names.borrow();
+        let labels = self.shared.labels.borrow();
+        let blocked = finished
+            .iter()
+            .enumerate()
+            .filter(|(_, done)| !**done)
+            .map(|(id, _)| BlockedTask {
+                id,
+                name: names[id].to_string(),
+                waits_on: if labels[id].is_empty() {
+                    UNLABELLED_WAIT.to_string()
+                } else {
+                    labels[id].clone()
+                },
+            })
+            .collect();
+        StallReport { blocked }
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        // Keep the context installed so destructors of unfinished tasks may
+        // still call the free functions; no task is current.
+        let _guard = enter(&self.shared);
+        self.shared.current.set(None);
+        // Destructors may spawn; whatever they spawn is dropped in the next
+        // round. Bounded in case destructors keep spawning forever.
+        for _ in 0..1_000 {
+            let tasks = std::mem::take(&mut *self.shared.tasks.borrow_mut());
+            if tasks.is_empty() {
+                break;
+            }
+            for fut in tasks.into_iter().flatten() {
+                let _ = catch_unwind(AssertUnwindSafe(move || drop(fut)));
+            }
+        }
+        let timers = self.shared.timers.borrow_mut().take_all();
+        drop(timers);
+    }
+}

@@ -1,0 +1,253 @@
+//! What a run tells you: steps, trace entries, reports, errors, the trace hash.
+//!
+//! Design:
+//! - Errors and reports are plain data with human-oriented `Display` impls
+//!   (one blocked task per line, no `Debug` dumps), so a harness can print
+//!   them directly.
+//! - The trace hash is FNV-1a 64, written by hand over little-endian `u64`s,
+//!   so it is identical across Rust versions, platforms and crate versions
+//!   (as long as the hashed fields stay the same). It is updated on every
+//!   poll whether or not the trace itself is kept.
+
+use std::fmt;
+use std::rc::Rc;
+
+use crate::task::TaskId;
+
+/// The result of one [`Sim::step`](crate::Sim::step).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// A ready task was picked and polled once.
+    Polled {
+        /// The task polled.
+        task: TaskId,
+        /// Its name.
+        name: String,
+    },
+    /// No task was ready; virtual time moved to the earliest timer (it may
+    /// already have been due) and that timer's task was woken.
+    TimeAdvanced {
+        /// Virtual time after the step.
+        now_ms: u64,
+    },
+    /// Every task has finished; nothing was done.
+    Finished,
+    /// Unfinished tasks exist, none is ready, no timer is pending.
+    Stalled(StallReport),
+    /// The polled task panicked; the task is gone and the run is over.
+    Panicked {
+        /// The task that panicked.
+        task: TaskId,
+        /// Its name.
+        name: String,
+        /// The panic message.
+        message: String,
+    },
+}
+
+/// One poll in the trace: which task ran, when, and how it was chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceEntry {
+    /// Executor step counter at this poll (counts polls and time advances).
+    pub step: u64,
+    /// Virtual time of the poll.
+    pub now_ms: u64,
+    /// The task polled.
+    pub task: TaskId,
+    /// Its name.
+    pub name: Rc<str>,
+    /// How many tasks were ready.
+    pub ready: usize,
+    /// Index of `task` in the ready slice (the recorded decision).
+    pub chosen: u32,
+}
+
+impl fmt::Display for TraceEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "step {} t={}ms task {} `{}` ({} of {} ready)",
+            self.step, self.now_ms, self.task, self.name, self.chosen, self.ready
+        )
+    }
+}
+
+/// Summary of a completed run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunReport {
+    /// Steps taken (polls plus time advances).
+    pub steps: u64,
+    /// Virtual time at the end.
+    pub now_ms: u64,
+    /// Tasks spawned.
+    pub tasks: usize,
+    /// Every scheduling decision, one per poll: pass to
+    /// [`Sim::replay`](crate::Sim::replay) to reproduce the run.
+    pub decisions: Vec<u32>,
+    /// FNV-1a 64 hash of the trace.
+    pub trace_hash: u64,
+    /// Replay only: the step where the replay stopped matching its log.
+    pub diverged_at: Option<u64>,
+}
+
+impl fmt::Display for RunReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} tasks finished in {} steps, {} ms virtual, {} decisions, trace hash {:016x}",
+            self.tasks,
+            self.steps,
+            self.now_ms,
+            self.decisions.len(),
+            self.trace_hash
+        )?;
+        if let Some(step) = self.diverged_at {
+            write!(f, ", replay diverged at step {step}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A task that could not make progress when the run stalled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockedTask {
+    /// The task.
+    pub id: TaskId,
+    /// Its name.
+    pub name: String,
+    /// What it said it waits on ([`note_wait`](crate::note_wait)), or a
+    /// placeholder if it said nothing.
+    pub waits_on: String,
+}
+
+/// `waits_on` of a task that never called `note_wait` before blocking.
+pub const UNLABELLED_WAIT: &str = "something unlabelled (no note_wait)";
+
+/// Every unfinished task is blocked and no timer is pending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StallReport {
+    /// The blocked tasks, ascending by id.
+    pub blocked: Vec<BlockedTask>,
+}
+
+impl fmt::Display for StallReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "stall: every task is blocked")?;
+        for task in &self.blocked {
+            write!(
+                f,
+                "\n  task {} `{}` waits on {}",
+                task.id, task.name, task.waits_on
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SimError {
+    /// Every unfinished task is blocked and no timer is pending.
+    Stalled(StallReport),
+    /// `max_steps` steps were taken and tasks remain (livelock?).
+    StepLimit {
+        /// Steps taken.
+        steps: u64,
+    },
+    /// A task panicked while being polled (or dropped after finishing).
+    TaskPanicked {
+        /// The task.
+        task: TaskId,
+        /// Its name.
+        name: String,
+        /// The panic message (`&str` / `String` payloads; otherwise a
+        /// placeholder).
+        message: String,
+    },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Stalled(report) => report.fmt(f),
+            SimError::StepLimit { steps } => write!(
+                f,
+                "step limit: {steps} steps taken and tasks remain unfinished (livelock?)"
+            ),
+            SimError::TaskPanicked {
+                task,
+                name,
+                message,
+            } => write!(f, "task {task} `{name}` panicked: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Incremental FNV-1a 64.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fnv64(u64);
+
+impl Fnv64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+
+    /// The empty hash.
+    pub(crate) const fn new() -> Fnv64 {
+        Fnv64(Self::OFFSET)
+    }
+
+    /// Mixes in `v` as 8 little-endian bytes.
+    #[inline]
+    pub(crate) fn write_u64(&mut self, v: u64) {
+        let mut h = self.0;
+        for b in v.to_le_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(Self::PRIME);
+        }
+        self.0 = h;
+    }
+
+    /// The current hash value.
+    pub(crate) fn finish(self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_known_value() {
+        assert_eq!(Fnv64::new().finish(), 0xcbf2_9ce4_8422_2325);
+        // FNV-1a 64 of the bytes 08 07 06 05 04 03 02 01 (computed
+        // independently).
+        let mut h = Fnv64::new();
+        h.write_u64(0x0102_0304_0506_0708);
+        assert_eq!(h.finish(), 0x0c6d_4496_e178_59d5);
+    }
+
+    #[test]
+    fn stall_display_lists_tasks() {
+        let r = StallReport {
+            blocked: vec![
+                BlockedTask {
+                    id: 0,
+                    name: "main".into(),
+                    waits_on: "join agent-loop".into(),
+                },
+                BlockedTask {
+                    id: 1,
+                    name: "agent-loop".into(),
+                    waits_on: "inbox wake".into(),
+                },
+            ],
+        };
+        assert_eq!(
+            SimError::Stalled(r).to_string(),
+            "stall: every task is blocked\n  task 0 `main` waits on join agent-loop\n  task 1 `agent-loop` waits on inbox wake"
+        );
+    }
+}

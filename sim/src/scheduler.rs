@@ -1,0 +1,229 @@
+//! Schedulers: who runs next.
+//!
+//! Design:
+//! - The executor asks a [`Scheduler`] for every poll, even when only one task
+//!   is ready, and records the returned index. The recorded indices are a
+//!   complete description of the schedule, so replay is exact and trivial.
+//! - A scheduler also owns the *value stream* behind
+//!   [`random_u64`](crate::random_u64). The value stream is separate from the
+//!   choices stream, so a replay that is given the same seed returns the same
+//!   values as the original run.
+//! - New strategies (depth-first enumeration, PCT priorities, ...) implement
+//!   the trait; the executor needs nothing else. Hooks with default bodies
+//!   ([`Scheduler::diverged_at`], [`Scheduler::finish`]) let a strategy report
+//!   on itself.
+//! - Randomness is `rand_pcg::Pcg64Mcg` seeded through
+//!   `SeedableRng::seed_from_u64`: version-stable, never OS-seeded.
+
+use rand_core::{RngCore, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use crate::task::TaskId;
+
+/// Mixed into a seed to derive the value stream from the choices stream.
+const VALUE_STREAM: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// Picks which ready task runs next.
+pub trait Scheduler {
+    /// Picks a task among `ready` and returns its index in `ready`.
+    ///
+    /// `ready` is non-empty and sorted ascending by [`TaskId`]. `step` is the
+    /// executor's step counter at this decision (it counts polls and time
+    /// advances). An index out of range is treated as `0`.
+    fn pick(&mut self, ready: &[TaskId], step: u64) -> usize;
+
+    /// A deterministic random `u64` for the application (fault choices, ...),
+    /// served to tasks through [`random_u64`](crate::random_u64).
+    fn next_u64(&mut self) -> u64;
+
+    /// The step at which this scheduler stopped following its plan, if it did
+    /// (replay only; others return `None`).
+    fn diverged_at(&self) -> Option<u64> {
+        None
+    }
+
+    /// Called once when a run completes (every task finished) after `steps`
+    /// steps. A replay uses it to notice unused recorded decisions.
+    fn finish(&mut self, steps: u64) {
+        let _ = steps;
+    }
+}
+
+/// Maps a random `u64` uniformly enough onto `0..len` (multiply-shift,
+/// version-stable).
+fn bounded(x: u64, len: usize) -> usize {
+    ((u128::from(x) * len as u128) >> 64) as usize
+}
+
+/// The value stream for a seed, shared by [`RandomScheduler`] and
+/// [`ReplayScheduler`] so both serve the same `random_u64` sequence.
+fn value_stream(seed: u64) -> Pcg64Mcg {
+    Pcg64Mcg::seed_from_u64(seed ^ VALUE_STREAM)
+}
+
+/// Picks uniformly at random among ready tasks, from a seed.
+#[derive(Debug, Clone)]
+pub struct RandomScheduler {
+    choices: Pcg64Mcg,
+    values: Pcg64Mcg,
+}
+
+impl RandomScheduler {
+    /// A scheduler whose choices and values are fully determined by `seed`.
+    pub fn new(seed: u64) -> RandomScheduler {
+        RandomScheduler {
+            choices: Pcg64Mcg::seed_from_u64(seed),
+            values: value_stream(seed),
+        }
+    }
+}
+
+impl Scheduler for RandomScheduler {
+    fn pick(&mut self, ready: &[TaskId], _step: u64) -> usize {
+        // A single ready task consumes no randomness.
+        if ready.len() <= 1 {
+            return 0;
+        }
+        bounded(self.choices.next_u64(), ready.len())
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.values.next_u64()
+    }
+}
+
+/// Replays recorded decisions (indices into the ready slice, one per poll).
+///
+/// If the log runs out, or a recorded index is out of range for the current
+/// ready slice, it picks the first ready task and remembers the step where
+/// that first happened ([`Scheduler::diverged_at`]). A run that completes
+/// with recorded decisions left over also counts as diverged (at the final
+/// step).
+#[derive(Debug, Clone)]
+pub struct ReplayScheduler {
+    decisions: Vec<u32>,
+    pos: usize,
+    diverged_at: Option<u64>,
+    values: Pcg64Mcg,
+}
+
+impl ReplayScheduler {
+    /// Replays `decisions`; `random_u64` serves the value stream of seed 0.
+    pub fn new(decisions: Vec<u32>) -> ReplayScheduler {
+        ReplayScheduler::with_seed(decisions, 0)
+    }
+
+    /// Replays `decisions`; `random_u64` serves the same values a
+    /// [`RandomScheduler::new(seed)`](RandomScheduler::new) would, so a run
+    /// recorded with that seed replays exactly even if it drew random values.
+    pub fn with_seed(decisions: Vec<u32>, seed: u64) -> ReplayScheduler {
+        ReplayScheduler {
+            decisions,
+            pos: 0,
+            diverged_at: None,
+            values: value_stream(seed),
+        }
+    }
+
+    /// How many recorded decisions have been consumed.
+    pub fn consumed(&self) -> usize {
+        self.pos
+    }
+
+    fn diverge(&mut self, step: u64) {
+        if self.diverged_at.is_none() {
+            self.diverged_at = Some(step);
+        }
+    }
+}
+
+impl Scheduler for ReplayScheduler {
+    fn pick(&mut self, ready: &[TaskId], step: u64) -> usize {
+        match self.decisions.get(self.pos) {
+            Some(&d) => {
+                self.pos += 1;
+                let d = d as usize;
+                if d < ready.len() {
+                    d
+                } else {
+                    self.diverge(step);
+                    0
+                }
+            }
+            None => {
+                self.diverge(step);
+                0
+            }
+        }
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.values.next_u64()
+    }
+
+    fn diverged_at(&self) -> Option<u64> {
+        self.diverged_at
+    }
+
+    fn finish(&mut self, steps: u64) {
+        if self.pos < self.decisions.len() {
+            self.diverge(steps);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_stays_in_range() {
+        for len in 1..10 {
+            assert!(bounded(u64::MAX, len) < len);
+            assert_eq!(bounded(0, len), 0);
+        }
+    }
+
+    #[test]
+    fn random_is_seeded() {
+        let ready = [0, 1, 2, 3, 4, 5, 6, 7];
+        let mut a = RandomScheduler::new(3);
+        let mut b = RandomScheduler::new(3);
+        for step in 0..100 {
+            assert_eq!(a.pick(&ready, step), b.pick(&ready, step));
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
+    }
+
+    #[test]
+    fn replay_values_match_random_values() {
+        let mut a = RandomScheduler::new(42);
+        let mut b = ReplayScheduler::with_seed(vec![], 42);
+        for _ in 0..10 {
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
+    }
+
+    #[test]
+    fn replay_diverges_on_bad_index_and_exhaustion() {
+        let mut r = ReplayScheduler::new(vec![1, 5]);
+        assert_eq!(r.pick(&[0, 1], 0), 1);
+        assert_eq!(r.diverged_at(), None);
+        assert_eq!(r.pick(&[0, 1], 1), 0);
+        assert_eq!(r.diverged_at(), Some(1));
+        assert_eq!(r.pick(&[0, 1], 2), 0);
+        assert_eq!(r.diverged_at(), Some(1));
+        let mut r = ReplayScheduler::new(vec![0]);
+        r.pick(&[3], 0);
+        r.pick(&[3], 1);
+        assert_eq!(r.diverged_at(), Some(1));
+    }
+
+    #[test]
+    fn replay_leftover_counts_as_divergence() {
+        let mut r = ReplayScheduler::new(vec![0, 0]);
+        r.pick(&[0], 0);
+        r.finish(1);
+        assert_eq!(r.diverged_at(), Some(1));
+    }
+}

@@ -1,0 +1,170 @@
+//! Task storage, the ready set and wakers.
+//!
+//! Design:
+//! - A task is a `Pin<Box<dyn Future<Output = ()>>>`; it need not be `Send`.
+//!   Tasks live in a `Vec` indexed by [`TaskId`], so ids are dense and follow
+//!   spawn order.
+//! - The executor takes a task's future *out* of its slot while polling it and
+//!   puts it back afterwards. No `RefCell` borrow is held across a poll, so a
+//!   task may spawn other tasks (which pushes new slots) while it runs.
+//! - The ready set is a `BTreeSet<TaskId>` behind an `Arc<Mutex<_>>`, shared
+//!   with every waker. Ordering by id makes the `ready` slice given to the
+//!   scheduler deterministic. It also records which tasks finished, so waking
+//!   a finished task is a no-op and waking a ready task does not duplicate it.
+//! - Each task owns one [`Waker`], built once at spawn time from an
+//!   `Arc<TaskWaker>` through [`std::task::Wake`], and reused for every poll:
+//!   polling allocates nothing. Wakers are `Send + Sync`; waking from another
+//!   thread only marks the task ready.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Wake, Waker};
+
+use crate::scheduler::Scheduler;
+use crate::time::Timers;
+
+/// Identifies a task: dense, in spawn order, `0` is the first task spawned.
+pub type TaskId = usize;
+
+/// A spawned task's future.
+pub(crate) type TaskFuture = Pin<Box<dyn Future<Output = ()>>>;
+
+/// Which tasks are ready to be polled, and which have finished.
+#[derive(Default)]
+pub(crate) struct ReadySet {
+    /// Ready tasks, ascending by id.
+    pub(crate) ready: BTreeSet<TaskId>,
+    /// `finished[id]` is true once task `id` completed (or panicked).
+    pub(crate) finished: Vec<bool>,
+}
+
+impl ReadySet {
+    /// Marks `id` ready unless it is unknown or finished.
+    fn wake(&mut self, id: TaskId) {
+        if matches!(self.finished.get(id), Some(false)) {
+            self.ready.insert(id);
+        }
+    }
+}
+
+/// Locks the ready set, ignoring poisoning (the data stays consistent: every
+/// critical section is a single insert/remove).
+pub(crate) fn lock(ready: &Mutex<ReadySet>) -> MutexGuard<'_, ReadySet> {
+    ready.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The waker behind every task's [`Waker`].
+struct TaskWaker {
+    id: TaskId,
+    ready: Arc<Mutex<ReadySet>>,
+}
+
+impl Wake for TaskWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        lock(&self.ready).wake(self.id);
+    }
+}
+
+/// State shared between the [`Sim`](crate::Sim) and the free functions that
+/// tasks call (through the thread-local context).
+pub(crate) struct Shared {
+    /// Ready set, shared with the wakers.
+    pub(crate) ready: Arc<Mutex<ReadySet>>,
+    /// Task futures; `None` while being polled or once finished.
+    pub(crate) tasks: RefCell<Vec<Option<TaskFuture>>>,
+    /// Task names, by id.
+    pub(crate) names: RefCell<Vec<Rc<str>>>,
+    /// One waker per task, by id.
+    pub(crate) wakers: RefCell<Vec<Waker>>,
+    /// What each task said it waits on (`note_wait`); empty = nothing said.
+    pub(crate) labels: RefCell<Vec<String>>,
+    /// Number of spawned tasks that have not finished.
+    pub(crate) live: Cell<usize>,
+    /// The task being polled, if any.
+    pub(crate) current: Cell<Option<TaskId>>,
+    /// Virtual time, milliseconds.
+    pub(crate) now: Cell<u64>,
+    /// Pending timers.
+    pub(crate) timers: RefCell<Timers>,
+    /// The scheduler (also the source of `random_u64`).
+    pub(crate) scheduler: RefCell<Box<dyn Scheduler>>,
+}
+
+impl Shared {
+    /// Creates empty state around `scheduler`.
+    pub(crate) fn new(scheduler: Box<dyn Scheduler>) -> Shared {
+        Shared {
+            ready: Arc::new(Mutex::new(ReadySet::default())),
+            tasks: RefCell::new(Vec::new()),
+            names: RefCell::new(Vec::new()),
+            wakers: RefCell::new(Vec::new()),
+            labels: RefCell::new(Vec::new()),
+            live: Cell::new(0),
+            current: Cell::new(None),
+            now: Cell::new(0),
+            timers: RefCell::new(Timers::default()),
+            scheduler: RefCell::new(scheduler),
+        }
+    }
+
+    /// Registers a new task, ready to run, and returns its id.
+    pub(crate) fn spawn(&self, name: &str, fut: TaskFuture) -> TaskId {
+        let id = {
+            let mut ready = lock(&self.ready);
+            let id = ready.finished.len();
+            ready.finished.push(false);
+            ready.ready.insert(id);
+            id
+        };
+        let waker = Waker::from(Arc::new(TaskWaker {
+            id,
+            ready: Arc::clone(&self.ready),
+        }));
+        self.tasks.borrow_mut().push(Some(fut));
+        self.names.borrow_mut().push(Rc::from(name));
+        self.wakers.borrow_mut().push(waker);
+        self.labels.borrow_mut().push(String::new());
+        self.live.set(self.live.get() + 1);
+        id
+    }
+
+    /// Marks `id` finished: it leaves the ready set and later wakes are no-ops.
+    pub(crate) fn finish(&self, id: TaskId) {
+        {
+            let mut ready = lock(&self.ready);
+            if let Some(done) = ready.finished.get_mut(id) {
+                if *done {
+                    return;
+                }
+                *done = true;
+            }
+            ready.ready.remove(&id);
+        }
+        if let Some(label) = self.labels.borrow_mut().get_mut(id) {
+            label.clear();
+        }
+        self.live.set(self.live.get().saturating_sub(1));
+    }
+
+    /// Number of tasks ever spawned.
+    pub(crate) fn task_count(&self) -> usize {
+        lock(&self.ready).finished.len()
+    }
+
+    /// The name of task `id` (empty if unknown).
+    pub(crate) fn name(&self, id: TaskId) -> Rc<str> {
+        self.names
+            .borrow()
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| Rc::from(""))
+    }
+}

@@ -1,0 +1,163 @@
+//! Virtual time and timers.
+//!
+//! Design:
+//! - Time is a `u64` count of virtual milliseconds, starting at 0. It never
+//!   moves on its own and never reads the OS clock.
+//! - Time advances only when **no task is ready**: the executor then pops the
+//!   earliest pending timer, sets the clock to its deadline and wakes it. One
+//!   timer fires per step; timers with equal deadlines fire in registration
+//!   order, because the timer map is keyed by `(deadline, registration seq)`.
+//! - A [`Sleep`] computes its deadline when created (`now + ms`), registers its
+//!   timer on first pending poll, refreshes the stored waker if the task's
+//!   waker changes, and removes its timer when dropped early, so an abandoned
+//!   sleep (for example the losing branch of a timeout) never moves time.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use crate::context;
+
+/// Key of a pending timer: `(deadline_ms, registration sequence)`.
+pub(crate) type TimerKey = (u64, u64);
+
+/// Pending timers, ordered by deadline then registration.
+#[derive(Default)]
+pub(crate) struct Timers {
+    map: BTreeMap<TimerKey, Waker>,
+    next_seq: u64,
+}
+
+impl Timers {
+    /// Registers a timer and returns its key.
+    pub(crate) fn insert(&mut self, deadline: u64, waker: Waker) -> TimerKey {
+        let key = (deadline, self.next_seq);
+        self.next_seq += 1;
+        self.map.insert(key, waker);
+        key
+    }
+
+    /// Replaces the waker stored for `key`, if the timer is still pending.
+    /// Returns false if the timer is gone (already fired).
+    pub(crate) fn refresh(&mut self, key: TimerKey, waker: &Waker) -> bool {
+        match self.map.get_mut(&key) {
+            Some(stored) => {
+                if !stored.will_wake(waker) {
+                    stored.clone_from(waker);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes a timer; returns its waker so the caller can drop it outside
+    /// any borrow.
+    pub(crate) fn remove(&mut self, key: TimerKey) -> Option<Waker> {
+        self.map.remove(&key)
+    }
+
+    /// Removes and returns the earliest timer.
+    pub(crate) fn pop_earliest(&mut self) -> Option<(u64, Waker)> {
+        self.map
+            .pop_first()
+            .map(|((deadline, _), waker)| (deadline, waker))
+    }
+
+    /// Number of pending timers.
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Removes every timer, returning them so they drop outside the borrow.
+    pub(crate) fn take_all(&mut self) -> BTreeMap<TimerKey, Waker> {
+        std::mem::take(&mut self.map)
+    }
+}
+
+/// Future returned by [`sleep`]: completes once virtual time reaches its
+/// deadline.
+#[must_use = "futures do nothing unless awaited"]
+///
+/// It holds no reference to the simulation (it finds it through the
+/// thread-local context on each poll), so it is `Send` and can be boxed with
+/// the rest of a task's state.
+pub struct Sleep {
+    deadline: u64,
+    key: Option<TimerKey>,
+}
+
+impl Sleep {
+    /// The virtual time (ms) at which this sleep completes.
+    pub fn deadline_ms(&self) -> u64 {
+        self.deadline
+    }
+}
+
+impl fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sleep")
+            .field("deadline_ms", &self.deadline)
+            .field("registered", &self.key.is_some())
+            .finish()
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let shared = context::current();
+        if shared.now.get() >= this.deadline {
+            if let Some(key) = this.key.take() {
+                let stale = shared.timers.borrow_mut().remove(key);
+                drop(stale);
+            }
+            return Poll::Ready(());
+        }
+        let mut timers = shared.timers.borrow_mut();
+        let still_pending = match this.key {
+            Some(key) => timers.refresh(key, cx.waker()),
+            None => false,
+        };
+        if !still_pending {
+            this.key = Some(timers.insert(this.deadline, cx.waker().clone()));
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            // `try_borrow_mut`: never panic in a destructor.
+            let Some(shared) = context::try_current() else {
+                return;
+            };
+            let stale = match shared.timers.try_borrow_mut() {
+                Ok(mut timers) => timers.remove(key),
+                Err(_) => None,
+            };
+            drop(stale);
+        }
+    }
+}
+
+/// Sleeps for `ms` virtual milliseconds, measured from the moment `sleep` is
+/// called.
+///
+/// `sleep(0)` completes on first poll without yielding.
+///
+/// # Panics
+/// If no simulation is running on this thread.
+pub fn sleep(ms: u64) -> Sleep {
+    let shared = context::current();
+    let deadline = shared.now.get().saturating_add(ms);
+    Sleep {
+        deadline,
+        key: None,
+    }
+}

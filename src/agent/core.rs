@@ -1,0 +1,547 @@
+//! The Agent's sans-IO core: inbox, pre-run marker, turn token, status.
+//!
+//! Plain methods that take an event and return what to do (`#[must_use]`);
+//! no clock (time is passed in), no spawning, no awaiting. The async shell in
+//! [`super`] performs the decisions. Every transition is journaled here, under
+//! the caller's lock, so the journal order is the transition order.
+//!
+//! # States
+//! - `status`: `Idle` → `Running` (claim) → `Idle` (turn closed); any →
+//!   `Disposed` (dispose; final).
+//! - `queued` / `steering`: the two FIFOs of the inbox.
+//! - `in_hand`: the prompt the loop woke for and has not claimed yet.
+//! - `marker`: the cause-less pre-run marker (C4).
+//! - `turn`: the active turn and its private token (`None` once cleared,
+//!   just before `turn/end`).
+//! - `cancels_in_progress`: cancel calls between entry and clearing; the loop
+//!   does not claim, absorb steering or report idle while it is non-zero.
+//!
+//! # Transitions and who calls them
+//! | method | caller | effect |
+//! | --- | --- | --- |
+//! | `accept` / `steer` | `Agent::send` / `steer` | queue work |
+//! | `begin_cancel` → `finish_cancel` → `cancel_returned` | `Agent::cancel` | C1–C3 |
+//! | `try_wake` | the loop | take a prompt in hand |
+//! | `claim` | the loop | marker check (C4), token install, `running` |
+//! | `step_boundary` | the loop | token check (C3), steering absorption (C8) |
+//! | `end_turn` → `close_turn` | the loop | `turn/end`, then `idle` after flush |
+//! | `idle_ready` | `when_idle` | quiescence (C7) |
+//! | `begin_dispose` | `AgentHandle::dispose` | D2 step 1 |
+
+use crate::faults::{Fault, Faults};
+use crate::journal::{CallId, Cause, EndReason, Event, Journal, PromptId, SteerId};
+use std::collections::VecDeque;
+
+/// Agent status (SPEC §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// No turn.
+    Idle,
+    /// A turn is active (from claim to the end of its closing flush).
+    Running,
+    /// Disposed: final.
+    Disposed,
+}
+
+/// What a queued prompt asks for: its text and how many steps its turn takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptSpec {
+    /// The user message.
+    pub text: String,
+    /// Steps of the turn (model requests or tool calls).
+    pub steps: u32,
+    /// How long each step awaits, in milliseconds.
+    pub step_ms: u64,
+}
+
+impl From<&str> for PromptSpec {
+    fn from(text: &str) -> Self {
+        PromptSpec {
+            text: text.to_string(),
+            steps: 1,
+            step_ms: 10,
+        }
+    }
+}
+
+/// A prompt accepted into the inbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prompt {
+    /// Its id.
+    pub id: PromptId,
+    /// What it asks for.
+    pub spec: PromptSpec,
+}
+
+/// A steering input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Steer {
+    /// Its id.
+    pub id: SteerId,
+    /// The text.
+    pub text: String,
+}
+
+/// The cancellation token of one turn. First stop wins, except that
+/// disposal overrides a cancel (C3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TurnToken {
+    cause: Option<Cause>,
+    disposed: bool,
+}
+
+impl TurnToken {
+    fn request(&mut self, cause: Cause) -> bool {
+        if self.cause.is_none() {
+            self.cause = Some(cause);
+        }
+        true
+    }
+
+    fn stop_reason(&self) -> Option<EndReason> {
+        if self.disposed {
+            Some(EndReason::Disposed)
+        } else {
+            self.cause.map(|_| EndReason::Aborted)
+        }
+    }
+}
+
+#[derive(Debug)]
+struct ActiveTurn {
+    prompt: Prompt,
+    /// `None` once cleared, just before `turn/end`.
+    token: Option<TurnToken>,
+    /// The cause that stopped the turn, kept for `turn/end` after the token
+    /// is cleared.
+    stopped_by: Option<Cause>,
+}
+
+/// Outcome of `send`.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub enum Accept {
+    /// Queued as a prompt.
+    Queued(PromptId),
+    /// Queued as a steering input of the running turn.
+    Steering(SteerId),
+    /// The agent is disposed.
+    Rejected,
+}
+
+/// First half of `cancel`.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub enum CancelStart {
+    /// No turn, empty inbox: emits nothing, changes nothing (C6).
+    Idle,
+    /// Emit `agent/cancel-requested`, then call `finish_cancel` (C1).
+    Effective,
+}
+
+/// What the loop's wait for work returns.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// A prompt is in hand.
+    Woke(PromptId),
+    /// Disposed: exit.
+    Exit,
+}
+
+/// What the loop does with the prompt in hand.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// Start this turn (token installed, status `running`).
+    Run(Prompt),
+    /// The pre-run marker was set: drop it, loop again (C4).
+    Skip(PromptId),
+    /// Disposed: exit.
+    Exit,
+}
+
+/// What a step boundary decides.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub enum Boundary {
+    /// Go on with the next step; these steering inputs were absorbed.
+    Continue(Vec<Steer>),
+    /// The token was requested: end the turn now.
+    Stop,
+}
+
+/// The Agent's state machine.
+#[derive(Debug)]
+pub struct AgentCore {
+    status: Status,
+    queued: VecDeque<Prompt>,
+    steering: VecDeque<Steer>,
+    in_hand: Option<Prompt>,
+    marker: bool,
+    turn: Option<ActiveTurn>,
+    cancels_in_progress: u32,
+    next_prompt: PromptId,
+    next_steer: SteerId,
+    next_call: CallId,
+    next_waiter: u64,
+    faults: Faults,
+    loop_exited: bool,
+    journal: Journal,
+}
+
+impl AgentCore {
+    /// A fresh idle agent with the given faults (none in production).
+    pub fn new(faults: Faults) -> Self {
+        AgentCore {
+            status: Status::Idle,
+            queued: VecDeque::new(),
+            steering: VecDeque::new(),
+            in_hand: None,
+            marker: false,
+            turn: None,
+            cancels_in_progress: 0,
+            next_prompt: 0,
+            next_steer: 0,
+            next_call: 0,
+            next_waiter: 0,
+            faults,
+            loop_exited: false,
+            journal: Journal::default(),
+        }
+    }
+
+    /// Current status.
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// The faults switched on.
+    pub fn faults(&self) -> Faults {
+        self.faults
+    }
+
+    /// Whether the loop has exited.
+    pub fn loop_has_exited(&self) -> bool {
+        self.loop_exited
+    }
+
+    /// The journal so far.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// Record an event the shell observed (e.g. a contained observer panic).
+    pub fn record(&mut self, now_ms: u64, event: Event) {
+        self.journal.push(now_ms, event);
+    }
+
+    fn turn_active(&self) -> bool {
+        self.turn.as_ref().is_some_and(|t| t.token.is_some())
+    }
+
+    /// `send(prompt)`: queue one turn.
+    pub fn accept(&mut self, now_ms: u64, spec: PromptSpec) -> Accept {
+        if self.status == Status::Disposed {
+            self.journal.push(now_ms, Event::Rejected);
+            return Accept::Rejected;
+        }
+        let id = self.next_prompt;
+        self.next_prompt += 1;
+        self.queued.push_back(Prompt { id, spec });
+        self.journal.push(now_ms, Event::Accepted { prompt: id });
+        Accept::Queued(id)
+    }
+
+    /// `steer(input)`: absorbed by the running turn at its next step
+    /// boundary; the same as `send` when no turn is running, or when the
+    /// running turn was already cancelled (its steering is never absorbed, C8).
+    pub fn steer(&mut self, now_ms: u64, spec: PromptSpec) -> Accept {
+        let steerable = self
+            .turn
+            .as_ref()
+            .and_then(|t| t.token)
+            .is_some_and(|tok| tok.stop_reason().is_none());
+        if self.status != Status::Running || !steerable {
+            return self.accept(now_ms, spec);
+        }
+        let id = self.next_steer;
+        self.next_steer += 1;
+        self.steering.push_back(Steer {
+            id,
+            text: spec.text,
+        });
+        self.journal
+            .push(now_ms, Event::SteerAccepted { input: id });
+        Accept::Steering(id)
+    }
+
+    /// `cancel(cause)`, first half: decide whether the call is effective.
+    /// Returns the call id and the decision. The caller emits
+    /// `agent/cancel-requested` for an effective call, then `finish_cancel`.
+    pub fn begin_cancel(&mut self, now_ms: u64, cause: Cause) -> (CallId, CancelStart) {
+        let call = self.next_call;
+        self.next_call += 1;
+        self.journal
+            .push(now_ms, Event::CancelCalled { call, cause });
+        let has_work = self.turn_active()
+            || !self.queued.is_empty()
+            || !self.steering.is_empty()
+            || self.in_hand.is_some();
+        if !has_work || self.status == Status::Disposed {
+            if self.faults.has(Fault::M4) && self.status != Status::Disposed {
+                // M4: an idle cancel sets the marker.
+                self.marker = true;
+            }
+            self.journal.push(now_ms, Event::CancelReturned { call });
+            return (call, CancelStart::Idle);
+        }
+        self.cancels_in_progress += 1;
+        (call, CancelStart::Effective)
+    }
+
+    /// Record that `agent/cancel-requested` is being emitted for `call`.
+    pub fn cancel_requested(&mut self, now_ms: u64, call: CallId, cause: Cause) {
+        self.journal
+            .push(now_ms, Event::CancelRequested { call, cause });
+    }
+
+    /// `cancel(cause)`, second half: clear both FIFOs (including work queued
+    /// by observers during the notification, C2), request the active turn's
+    /// token (first cause wins, C3), or set the pre-run marker when the loop
+    /// holds a prompt it has not claimed (C4).
+    pub fn finish_cancel(&mut self, now_ms: u64, call: CallId, cause: Cause) {
+        let prompts: Vec<PromptId> = self.queued.drain(..).map(|p| p.id).collect();
+        let steering: Vec<SteerId> = self.steering.drain(..).map(|s| s.id).collect();
+        let mut token_requested = false;
+        let mut marker_set = false;
+        if let Some(turn) = self.turn.as_mut().filter(|t| t.token.is_some()) {
+            let token = turn.token.as_mut().expect("filtered");
+            token_requested = token.request(cause);
+            if turn.stopped_by.is_none() {
+                turn.stopped_by = Some(cause);
+            }
+        } else if !self.faults.has(Fault::M3)
+            && (self.in_hand.is_some() || self.faults.has(Fault::M5))
+        {
+            // The marker is only needed while the loop holds a prompt it
+            // woke for; a queued prompt was just cleared. M5 sets it anyway,
+            // so it swallows the next accepted prompt.
+            self.marker = true;
+            marker_set = true;
+        }
+        self.journal.push(
+            now_ms,
+            Event::Cleared {
+                call,
+                prompts,
+                steering,
+                marker_set,
+                token_requested,
+            },
+        );
+    }
+
+    /// `cancel` returns.
+    pub fn cancel_returned(&mut self, now_ms: u64, call: CallId) {
+        self.cancels_in_progress = self.cancels_in_progress.saturating_sub(1);
+        self.journal.push(now_ms, Event::CancelReturned { call });
+    }
+
+    /// The loop's wait for work: `Some` when there is something to do.
+    pub fn try_wake(&mut self, now_ms: u64) -> Option<Wake> {
+        if self.status == Status::Disposed {
+            return Some(Wake::Exit);
+        }
+        if self.in_hand.is_none() {
+            if let Some(p) = self.queued.pop_front() {
+                let id = p.id;
+                self.in_hand = Some(p);
+                self.journal.push(now_ms, Event::Woke { prompt: id });
+                return Some(Wake::Woke(id));
+            }
+        }
+        None
+    }
+
+    /// Whether a cancel is between its entry and its clearing; the loop
+    /// waits for it to finish before claiming or crossing a step boundary.
+    pub fn cancel_in_progress(&self) -> bool {
+        self.cancels_in_progress > 0
+    }
+
+    /// Claim the prompt in hand: consume the marker (C4) or start the turn.
+    pub fn claim(&mut self, now_ms: u64) -> Claim {
+        if self.status == Status::Disposed {
+            self.in_hand = None;
+            return Claim::Exit;
+        }
+        let Some(prompt) = self.in_hand.take() else {
+            // Nothing in hand (cleared by dispose between wake and claim).
+            return Claim::Exit;
+        };
+        if std::mem::take(&mut self.marker) {
+            self.journal
+                .push(now_ms, Event::Skipped { prompt: prompt.id });
+            return Claim::Skip(prompt.id);
+        }
+        // Token installed BEFORE the status becomes running.
+        self.turn = Some(ActiveTurn {
+            prompt: prompt.clone(),
+            token: Some(TurnToken::default()),
+            stopped_by: None,
+        });
+        self.status = Status::Running;
+        self.journal
+            .push(now_ms, Event::TurnStart { prompt: prompt.id });
+        Claim::Run(prompt)
+    }
+
+    /// A step boundary: stop if the token was requested, else absorb the
+    /// steering inputs (C3, C8).
+    pub fn step_boundary(&mut self, now_ms: u64) -> Boundary {
+        let Some(turn) = self.turn.as_ref() else {
+            return Boundary::Stop;
+        };
+        if turn.token.and_then(|t| t.stop_reason()).is_some() {
+            return Boundary::Stop;
+        }
+        let prompt = turn.prompt.id;
+        let absorbed: Vec<Steer> = self.steering.drain(..).collect();
+        for s in &absorbed {
+            self.journal.push(
+                now_ms,
+                Event::SteeringAbsorbed {
+                    prompt,
+                    input: s.id,
+                },
+            );
+        }
+        Boundary::Continue(absorbed)
+    }
+
+    /// Record a finished step.
+    pub fn step_done(&mut self, now_ms: u64, step: u32) {
+        if let Some(turn) = &self.turn {
+            let prompt = turn.prompt.id;
+            self.journal.push(now_ms, Event::Step { prompt, step });
+        }
+    }
+
+    /// Clear the token and decide the `turn/end` reason. Steering left over
+    /// by a completed turn becomes queued prompts (it is never lost).
+    pub fn end_turn(&mut self, now_ms: u64) -> (PromptId, EndReason) {
+        let turn = self.turn.as_mut().expect("end_turn without a turn");
+        let token = turn.token.take().unwrap_or_default();
+        let reason = token.stop_reason().unwrap_or(EndReason::Completed);
+        let prompt = turn.prompt.id;
+        let cause = if reason == EndReason::Aborted {
+            turn.stopped_by
+        } else {
+            None
+        };
+        if reason == EndReason::Completed {
+            while let Some(s) = self.steering.pop_front() {
+                let id = self.next_prompt;
+                self.next_prompt += 1;
+                self.queued.push_back(Prompt {
+                    id,
+                    spec: PromptSpec {
+                        text: s.text,
+                        steps: 1,
+                        step_ms: 10,
+                    },
+                });
+                self.journal.push(
+                    now_ms,
+                    Event::SteeringRequeued {
+                        input: s.id,
+                        prompt: id,
+                    },
+                );
+            }
+        }
+        self.journal.push(
+            now_ms,
+            Event::TurnEnd {
+                prompt,
+                reason,
+                cause,
+            },
+        );
+        (prompt, reason)
+    }
+
+    /// The closing flush is done: the turn is over; `idle` unless disposed.
+    pub fn close_turn(&mut self, now_ms: u64) {
+        if let Some(turn) = self.turn.take() {
+            self.journal.push(
+                now_ms,
+                Event::TurnClosed {
+                    prompt: turn.prompt.id,
+                },
+            );
+        }
+        if self.status == Status::Running {
+            self.status = Status::Idle;
+        }
+    }
+
+    /// Register a `when_idle` waiter; returns its id.
+    pub fn idle_waiter(&mut self, now_ms: u64) -> u64 {
+        let waiter = self.next_waiter;
+        self.next_waiter += 1;
+        self.journal.push(now_ms, Event::IdleWaiting { waiter });
+        waiter
+    }
+
+    /// Whether waiter `waiter` may resolve now: `Some(done)` at quiescence
+    /// (no turn, empty inbox, marker consumed, no cancel mid-way) or after
+    /// disposal (C7).
+    pub fn idle_ready(&mut self, now_ms: u64, waiter: u64) -> Option<bool> {
+        let done = self.status == Status::Disposed && self.turn.is_none();
+        let quiescent = if self.faults.has(Fault::M12) {
+            // M12: the status flip alone.
+            self.status == Status::Idle
+        } else {
+            self.status == Status::Idle
+                && self.turn.is_none()
+                && self.queued.is_empty()
+                && self.steering.is_empty()
+                && self.in_hand.is_none()
+                && !self.marker
+                && self.cancels_in_progress == 0
+        };
+        if done || quiescent {
+            self.journal
+                .push(now_ms, Event::IdleResolved { waiter, done });
+            Some(done)
+        } else {
+            None
+        }
+    }
+
+    /// D2 step 1: mark disposed, request the token `{disposed}`, clear the
+    /// inbox. Returns `false` if already disposed.
+    pub fn begin_dispose(&mut self, now_ms: u64) -> bool {
+        if self.status == Status::Disposed {
+            return false;
+        }
+        self.status = Status::Disposed;
+        if let Some(tok) = self.turn.as_mut().and_then(|t| t.token.as_mut()) {
+            tok.disposed = true;
+        }
+        let mut prompts: Vec<PromptId> = self.in_hand.take().map(|p| p.id).into_iter().collect();
+        prompts.extend(self.queued.drain(..).map(|p| p.id));
+        self.steering.clear();
+        self.marker = false;
+        self.journal.push(now_ms, Event::DisposeBegan { prompts });
+        true
+    }
+
+    /// The loop exited.
+    pub fn loop_exited(&mut self, now_ms: u64) {
+        self.loop_exited = true;
+        self.journal.push(now_ms, Event::LoopExited);
+    }
+}

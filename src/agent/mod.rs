@@ -1,0 +1,332 @@
+//! The Agent: one conversation driver, and its loop.
+//!
+//! [`core`] holds the state machine (sans-IO); this module is the thin async
+//! shell that performs its decisions on any backend [`Rt`].
+//!
+//! The loop, per prompt: **wake** (take a prompt in hand) → *scheduling
+//! point* → **claim** (marker check, token install, `running`) →
+//! `turn/start`, `user/message` → steps, each preceded by a **step
+//! boundary** (token check, steering absorption) → `turn/end {reason}` →
+//! **flush** → `idle`.
+//!
+//! Who may call what: anyone holding an [`Agent`] may `send`, `steer`,
+//! `cancel`, `when_idle`, `done` and observe; only the [`AgentHandle`] can
+//! dispose.
+
+pub mod core;
+
+use self::core::{Accept, AgentCore, Boundary, CancelStart, Claim, PromptSpec, Status, Wake};
+use crate::bus::{Bus, Observer, PublicEvent};
+use crate::faults::{Fault, Faults};
+use crate::journal::{Cause, Event, Record};
+use crate::rt::{self, JoinHandle, Monitor, Rt};
+use crate::session_log::{Entry, SessionLog};
+use std::sync::Arc;
+
+pub use self::core::{Prompt, Steer};
+
+/// Errors of the Agent verbs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentError {
+    /// The agent is disposed.
+    Disposed,
+}
+
+impl std::fmt::Display for AgentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AgentError::Disposed => write!(f, "agent is disposed"),
+        }
+    }
+}
+
+impl std::error::Error for AgentError {}
+
+/// How `cancel` went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// Nothing to cancel: nothing emitted, nothing changed (C6).
+    Idle,
+    /// `agent/cancel-requested` was emitted and the work cleared.
+    Effective,
+}
+
+/// How `when_idle` resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Idle {
+    /// Quiescent: no turn, empty inbox, marker consumed.
+    Quiescent,
+    /// The agent was disposed.
+    Done,
+}
+
+struct Shared<R: Rt> {
+    id: String,
+    core: Monitor<R, AgentCore>,
+    bus: Bus<R, Agent<R>>,
+    log: SessionLog<R>,
+}
+
+/// One conversation driver. Cheap to clone; clones share the agent.
+pub struct Agent<R: Rt> {
+    shared: Arc<Shared<R>>,
+}
+
+impl<R: Rt> Clone for Agent<R> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+/// The owner's capability over an agent: the only way to dispose it.
+pub struct AgentHandle<R: Rt> {
+    /// The agent.
+    pub agent: Agent<R>,
+    loop_task: Option<JoinHandle<R, ()>>,
+}
+
+impl<R: Rt> Agent<R> {
+    /// Start an agent with id `id` and its loop task.
+    pub fn spawn(id: &str) -> AgentHandle<R> {
+        Self::spawn_with_faults(id, Faults::none())
+    }
+
+    /// Start an agent with faults switched on. For the harness only: the
+    /// production constructors use [`Faults::none`].
+    pub fn spawn_with_faults(id: &str, faults: Faults) -> AgentHandle<R> {
+        let agent = Agent {
+            shared: Arc::new(Shared {
+                id: id.to_string(),
+                core: Monitor::new(AgentCore::new(faults)),
+                bus: Bus::default(),
+                log: SessionLog::default(),
+            }),
+        };
+        let looped = agent.clone();
+        let loop_task = rt::spawn::<R, ()>(&format!("agent-loop {id}"), async move {
+            looped.run_loop().await;
+        });
+        AgentHandle {
+            agent,
+            loop_task: Some(loop_task),
+        }
+    }
+
+    /// The agent's id (equal to its session id).
+    pub fn id(&self) -> &str {
+        &self.shared.id
+    }
+
+    /// Current status.
+    pub fn status(&self) -> Status {
+        self.shared.core.read(|c| c.status())
+    }
+
+    /// A copy of the transition journal.
+    pub fn journal(&self) -> Vec<Record> {
+        self.shared.core.read(|c| c.journal().records().to_vec())
+    }
+
+    /// The session log's durable entries.
+    pub fn durable_log(&self) -> Vec<Entry> {
+        self.shared.log.durable()
+    }
+
+    /// Observe public events. A panicking observer is contained (C9).
+    pub fn observe(&self, f: impl Fn(&Agent<R>, &PublicEvent) + Send + Sync + 'static) {
+        let f: Observer<Agent<R>> = Arc::new(f);
+        self.shared.bus.observe(f);
+    }
+
+    /// Queue a prompt: one turn.
+    pub fn send(&self, prompt: impl Into<PromptSpec>) -> Result<u64, AgentError> {
+        let spec = prompt.into();
+        match self.shared.core.update(|c| c.accept(R::now_ms(), spec)) {
+            Accept::Queued(id) | Accept::Steering(id) => Ok(id),
+            Accept::Rejected => Err(AgentError::Disposed),
+        }
+    }
+
+    /// Steer the running turn (absorbed at its next step boundary); the same
+    /// as [`send`](Self::send) when no turn is running.
+    pub fn steer(&self, input: impl Into<PromptSpec>) -> Result<Accept, AgentError> {
+        let spec = input.into();
+        match self.shared.core.update(|c| c.steer(R::now_ms(), spec)) {
+            Accept::Rejected => Err(AgentError::Disposed),
+            other => Ok(other),
+        }
+    }
+
+    /// The only public stop verb (C1–C3, C9). Effective when a turn is
+    /// active or the inbox holds work: emits `agent/cancel-requested {cause}`
+    /// once, BEFORE clearing both FIFOs and requesting the turn's token.
+    pub fn cancel(&self, cause: Cause) -> CancelOutcome {
+        let (call, start) = self
+            .shared
+            .core
+            .update(|c| c.begin_cancel(R::now_ms(), cause));
+        if start == CancelStart::Idle {
+            return CancelOutcome::Idle;
+        }
+        let m11 = self.shared.core.read(|c| c.faults().has(Fault::M11));
+        if m11 {
+            // M11: clear first, notify after.
+            self.shared
+                .core
+                .update(|c| c.finish_cancel(R::now_ms(), call, cause));
+        }
+        self.shared
+            .core
+            .update(|c| c.cancel_requested(R::now_ms(), call, cause));
+        self.emit(PublicEvent::CancelRequested(cause));
+        if !m11 {
+            self.shared
+                .core
+                .update(|c| c.finish_cancel(R::now_ms(), call, cause));
+        }
+        self.shared
+            .core
+            .update(|c| c.cancel_returned(R::now_ms(), call));
+        CancelOutcome::Effective
+    }
+
+    fn emit(&self, event: PublicEvent) {
+        for message in self.shared.bus.emit(self, &event) {
+            self.shared.core.update(|c| {
+                c.record(
+                    R::now_ms(),
+                    Event::ObserverPanicked {
+                        on: event.name(),
+                        message,
+                    },
+                )
+            });
+        }
+    }
+
+    /// Resolves at quiescence (no turn, empty inbox, marker consumed), or
+    /// with [`Idle::Done`] after disposal (C7). The waiter is registered when
+    /// this is called, not when the future is first polled.
+    pub fn when_idle(&self) -> impl std::future::Future<Output = Idle> + Send + 'static {
+        let waiter = self.shared.core.update(|c| c.idle_waiter(R::now_ms()));
+        let shared = self.shared.clone();
+        async move {
+            let done = shared
+                .core
+                .wait_until("when_idle", |c| c.idle_ready(R::now_ms(), waiter))
+                .await;
+            if done {
+                Idle::Done
+            } else {
+                Idle::Quiescent
+            }
+        }
+    }
+
+    /// Wait until `pred` holds on the agent's state (for owners and
+    /// harnesses that need to act at a given point, e.g. once a turn runs).
+    pub async fn until(
+        &self,
+        label: &'static str,
+        mut pred: impl FnMut(&AgentCore) -> bool + Send,
+    ) {
+        self.shared
+            .core
+            .wait_until(label, |c| pred(c).then_some(()))
+            .await
+    }
+
+    /// Resolves when the loop has exited (after disposal).
+    pub async fn done(&self) {
+        self.shared
+            .core
+            .wait_until("agent done", |c| c.loop_has_exited().then_some(()))
+            .await
+    }
+
+    async fn run_loop(&self) {
+        let core = &self.shared.core;
+        loop {
+            let wake = core
+                .wait_until("inbox wake", |c| c.try_wake(R::now_ms()))
+                .await;
+            if wake == Wake::Exit {
+                break;
+            }
+            // The race window between wake and claim (C4).
+            R::yield_now().await;
+            let claim = core
+                .wait_until("cancel in progress (claim)", |c| {
+                    (!c.cancel_in_progress()).then(|| c.claim(R::now_ms()))
+                })
+                .await;
+            match claim {
+                Claim::Exit => break,
+                Claim::Skip(_) => continue,
+                Claim::Run(prompt) => self.run_turn(prompt).await,
+            }
+        }
+        core.update(|c| c.loop_exited(R::now_ms()));
+    }
+
+    async fn run_turn(&self, prompt: Prompt) {
+        let core = &self.shared.core;
+        let log = &self.shared.log;
+        log.append(Entry::TurnStart { prompt: prompt.id });
+        log.append(Entry::UserMessage {
+            prompt: prompt.id,
+            text: prompt.spec.text.clone(),
+        });
+        for step in 0..prompt.spec.steps {
+            let boundary = core
+                .wait_until("cancel in progress (step boundary)", |c| {
+                    (!c.cancel_in_progress()).then(|| c.step_boundary(R::now_ms()))
+                })
+                .await;
+            match boundary {
+                Boundary::Stop => break,
+                Boundary::Continue(absorbed) => {
+                    for s in absorbed {
+                        log.append(Entry::Steering {
+                            prompt: prompt.id,
+                            input: s.id,
+                            text: s.text,
+                        });
+                    }
+                }
+            }
+            // The step itself: in-flight work is never abandoned mid-step.
+            R::sleep(prompt.spec.step_ms).await;
+            log.append(Entry::Step {
+                prompt: prompt.id,
+                step,
+            });
+            core.update(|c| c.step_done(R::now_ms(), step));
+        }
+        // The end of the last step is a step boundary too: a cancel that
+        // entered while the step ran must still abort the turn (C3).
+        let (id, reason) = core
+            .wait_until("cancel in progress (turn end)", |c| {
+                (!c.cancel_in_progress()).then(|| c.end_turn(R::now_ms()))
+            })
+            .await;
+        log.append(Entry::TurnEnd { prompt: id, reason });
+        log.flush().await;
+        core.update(|c| c.close_turn(R::now_ms()));
+    }
+}
+
+impl<R: Rt> AgentHandle<R> {
+    /// Stop the agent: mark it disposed, request the turn's token
+    /// `{disposed}`, clear the inbox, then await the loop's exit and its
+    /// closing flush (D2 steps 1–2). Idempotent.
+    pub async fn dispose(&mut self) {
+        let agent = &self.agent;
+        agent.shared.core.update(|c| c.begin_dispose(R::now_ms()));
+        if let Some(task) = self.loop_task.take() {
+            task.join().await;
+        }
+    }
+}

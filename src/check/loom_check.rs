@@ -1,0 +1,394 @@
+//! The loom checker: every interleaving of the scenario's mutex operations,
+//! up to a preemption bound. Loom's exploration order is deterministic, so
+//! an execution is replayed by its index under the same bound.
+//!
+//! Loom runs in a worker process (`lifecycle loom-worker`): when loom finds
+//! a deadlock (a task that can never be woken, e.g. a `when_idle` that never
+//! resolves) it panics from inside its scheduler, and the unwinding then
+//! touches loom objects of a torn-down execution and aborts the process. The
+//! worker reports the execution index from its panic hook before that
+//! happens, so the parent reports the deadlock as a `progress` violation with
+//! a replay line instead of dying with it.
+
+use super::{Checker, ReplayLine, Report, Tally};
+use crate::bus::panic_message;
+use crate::faults::Faults;
+use crate::oracle::Violation;
+use crate::rt::LoomRt;
+use crate::scenarios::{self, Outcome, ScenarioId};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+const STOP: &str = "lifecycle: stop exploring";
+
+/// The execution loom is running now (for the worker's panic hook).
+static CURRENT: AtomicU64 = AtomicU64::new(0);
+
+static WORKER: OnceLock<PathBuf> = OnceLock::new();
+
+/// Use `path` as the `lifecycle` binary that runs loom workers (tests set it
+/// to `env!("CARGO_BIN_EXE_lifecycle")`).
+pub fn set_worker(path: PathBuf) {
+    let _ = WORKER.set(path);
+}
+
+fn worker() -> PathBuf {
+    if let Some(p) = WORKER.get() {
+        return p.clone();
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    if exe.file_stem().is_some_and(|s| s == "lifecycle") {
+        return exe;
+    }
+    // A test binary in target/<profile>/deps: the bin is one level up.
+    let sibling = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|d| d.join("lifecycle"));
+    sibling.unwrap_or(exe)
+}
+
+/// One line of the worker's output.
+#[derive(Serialize, Deserialize, Debug)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum WorkerLine {
+    /// A failing execution.
+    Fail {
+        /// Its index.
+        exec: u64,
+        /// `(rule, message)` pairs.
+        violations: Vec<(String, String)>,
+    },
+    /// Loom itself failed the execution (deadlock, leak, branch limit).
+    LoomPanic {
+        /// Its index.
+        exec: u64,
+        /// Loom's message.
+        message: String,
+    },
+    /// A replayed execution.
+    Replayed {
+        /// Outcome label.
+        label: String,
+        /// `(rule, message)` pairs.
+        violations: Vec<(String, String)>,
+        /// The journal, rendered.
+        journal: Vec<String>,
+    },
+    /// The end of an exploration.
+    Done {
+        /// Executions run.
+        executions: u64,
+        /// Invariants evaluated.
+        invariants: u64,
+        /// Whether loom exhausted the space.
+        exhausted: bool,
+        /// Outcome label counts.
+        outcomes: Vec<(String, u64)>,
+    },
+}
+
+fn emit(line: &WorkerLine) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", serde_json::to_string(line).expect("json"));
+    let _ = out.flush();
+}
+
+fn builder(preemptions: usize) -> loom::model::Builder {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(preemptions);
+    b.max_branches = 100_000;
+    b
+}
+
+fn pairs(vs: &[Violation]) -> Vec<(String, String)> {
+    vs.iter()
+        .map(|v| (v.rule.to_string(), v.message.clone()))
+        .collect()
+}
+
+/// In the worker: visit every execution in loom's order; `visit` returns
+/// `false` to stop. Returns whether the space was exhausted.
+fn each_execution(
+    scenario: ScenarioId,
+    faults: Faults,
+    preemptions: usize,
+    visit: impl FnMut(u64, Outcome) -> bool + Send + 'static,
+) -> bool {
+    let visit = Arc::new(Mutex::new(visit));
+    CURRENT.store(0, Ordering::SeqCst);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        builder(preemptions).check(move || {
+            let index = CURRENT.load(Ordering::SeqCst);
+            let outcome = loom::future::block_on(scenarios::run::<LoomRt>(scenario, faults));
+            CURRENT.fetch_add(1, Ordering::SeqCst);
+            let go_on = (visit.lock().unwrap_or_else(|p| p.into_inner()))(index, outcome);
+            if !go_on {
+                std::panic::panic_any(STOP);
+            }
+        })
+    }));
+    match result {
+        Ok(()) => true,
+        Err(payload) if panic_message(payload.as_ref()) == STOP => false,
+        Err(payload) => {
+            // A loom failure that unwound cleanly.
+            emit(&WorkerLine::LoomPanic {
+                exec: CURRENT.load(Ordering::SeqCst),
+                message: panic_message(payload.as_ref()),
+            });
+            false
+        }
+    }
+}
+
+fn install_worker_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = panic_message(info.payload());
+        if message.contains("deadlock")
+            || info.location().is_some_and(|l| l.file().contains("loom"))
+        {
+            emit(&WorkerLine::LoomPanic {
+                exec: CURRENT.load(Ordering::SeqCst),
+                message: message.lines().next().unwrap_or("").to_string(),
+            });
+        }
+    }));
+}
+
+/// Worker entry: explore (or replay execution `replay_exec`) and print
+/// [`WorkerLine`]s on stdout.
+pub fn worker_main(
+    scenario: ScenarioId,
+    faults: Faults,
+    preemptions: usize,
+    stop_at_first: bool,
+    replay_exec: Option<u64>,
+) {
+    install_worker_hook();
+    if let Some(target) = replay_exec {
+        each_execution(scenario, faults, preemptions, move |i, outcome| {
+            if i < target {
+                return true;
+            }
+            emit(&WorkerLine::Replayed {
+                label: outcome.label.clone(),
+                violations: pairs(&outcome.violations),
+                journal: outcome.journal.iter().map(|r| r.to_string()).collect(),
+            });
+            false
+        });
+        return;
+    }
+    let stats = Arc::new(Mutex::new((
+        0u64,
+        0u64,
+        std::collections::BTreeMap::<String, u64>::new(),
+    )));
+    let s = stats.clone();
+    let exhausted = each_execution(scenario, faults, preemptions, move |i, outcome| {
+        let mut st = s.lock().unwrap_or_else(|p| p.into_inner());
+        st.0 += 1;
+        st.1 += outcome.invariants as u64;
+        *st.2.entry(outcome.label.clone()).or_default() += 1;
+        if outcome.violations.is_empty() {
+            return true;
+        }
+        emit(&WorkerLine::Fail {
+            exec: i,
+            violations: pairs(&outcome.violations),
+        });
+        !stop_at_first
+    });
+    let st = stats.lock().unwrap_or_else(|p| p.into_inner());
+    emit(&WorkerLine::Done {
+        executions: st.0,
+        invariants: st.1,
+        exhausted,
+        outcomes: st.2.clone().into_iter().collect(),
+    });
+}
+
+fn run_worker(
+    scenario: ScenarioId,
+    faults: Faults,
+    preemptions: usize,
+    extra: &[String],
+) -> Result<Vec<WorkerLine>, String> {
+    let mut cmd = Command::new(worker());
+    cmd.arg("loom-worker")
+        .arg(scenario.info().name)
+        .arg("--pb")
+        .arg(preemptions.to_string());
+    if let Some(f) = faults.iter().next() {
+        cmd.arg("--fault").arg(f.to_string());
+    }
+    cmd.args(extra);
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot start the loom worker {}: {e}", worker().display()))?;
+    let lines: Vec<WorkerLine> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if lines.is_empty() {
+        return Err(format!(
+            "the loom worker printed nothing ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ));
+    }
+    Ok(lines)
+}
+
+fn rule_id(rule: &str) -> &'static str {
+    const KNOWN: [&str; 14] = [
+        "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "D3", "D6", "progress", "panic",
+        "loom",
+    ];
+    KNOWN.into_iter().find(|k| *k == rule).unwrap_or("unknown")
+}
+
+fn violations(pairs: Vec<(String, String)>) -> Vec<Violation> {
+    pairs
+        .into_iter()
+        .map(|(r, m)| Violation::new(rule_id(&r), m))
+        .collect()
+}
+
+/// Explore exhaustively up to `preemptions`.
+pub fn explore(
+    scenario: ScenarioId,
+    faults: Faults,
+    preemptions: usize,
+    stop_at_first: bool,
+) -> Report {
+    let mut tally = Tally::new(scenario, Checker::Loom, faults);
+    let extra = if stop_at_first {
+        vec!["--stop-at-first".to_string()]
+    } else {
+        vec![]
+    };
+    let replay = |exec: u64| {
+        ReplayLine::new(
+            scenario,
+            Checker::Loom,
+            faults,
+            format!("exec={exec},pb={preemptions}"),
+        )
+        .to_string()
+    };
+    let lines = match run_worker(scenario, faults, preemptions, &extra) {
+        Ok(lines) => lines,
+        Err(e) => {
+            tally.error(e);
+            return tally.finish();
+        }
+    };
+    let mut done = None;
+    for line in lines {
+        match line {
+            WorkerLine::Fail {
+                exec,
+                violations: vs,
+            } => {
+                let outcome = Outcome {
+                    violations: violations(vs),
+                    label: "fail".into(),
+                    invariants: 0,
+                    journal: Vec::new(),
+                };
+                tally.record_failure(&outcome, replay(exec));
+            }
+            WorkerLine::LoomPanic { exec, message } => {
+                let rule = if message.contains("deadlock") {
+                    "progress"
+                } else {
+                    "loom"
+                };
+                let outcome = Outcome {
+                    violations: vec![Violation::new(rule, format!("loom: {message}"))],
+                    label: "loom-panic".into(),
+                    invariants: 0,
+                    journal: Vec::new(),
+                };
+                tally.record_failure(&outcome, replay(exec));
+                tally.executions = tally.executions.max(exec + 1);
+            }
+            WorkerLine::Done {
+                executions,
+                invariants,
+                exhausted,
+                outcomes,
+            } => {
+                done = Some((executions, invariants, exhausted, outcomes));
+            }
+            WorkerLine::Replayed { .. } => {}
+        }
+    }
+    if let Some((executions, invariants, exhausted, outcomes)) = done {
+        tally.merge(executions, invariants, outcomes);
+        if exhausted {
+            tally.exhausted();
+        }
+    }
+    tally.finish()
+}
+
+/// Replay execution `index` under bound `preemptions` (in a worker).
+pub fn replay(
+    scenario: ScenarioId,
+    faults: Faults,
+    index: u64,
+    preemptions: usize,
+) -> Result<(Outcome, Vec<String>), String> {
+    let extra = vec!["--replay-exec".to_string(), index.to_string()];
+    for line in run_worker(scenario, faults, preemptions, &extra)? {
+        match line {
+            WorkerLine::Replayed {
+                label,
+                violations: vs,
+                journal,
+            } => {
+                let outcome = Outcome {
+                    violations: violations(vs),
+                    label,
+                    invariants: 0,
+                    journal: Vec::new(),
+                };
+                return Ok((outcome, journal));
+            }
+            WorkerLine::LoomPanic { exec, message } if exec == index => {
+                let rule = if message.contains("deadlock") {
+                    "progress"
+                } else {
+                    "loom"
+                };
+                let outcome = Outcome {
+                    violations: vec![Violation::new(rule, format!("loom: {message}"))],
+                    label: "loom-panic".into(),
+                    invariants: 0,
+                    journal: Vec::new(),
+                };
+                return Ok((outcome, Vec::new()));
+            }
+            WorkerLine::LoomPanic { exec, message } => {
+                return Err(format!(
+                    "loom failed at execution {exec} before reaching {index}: {message}"
+                ))
+            }
+            _ => {}
+        }
+    }
+    Err(format!(
+        "execution {index} does not exist under pb={preemptions} (recorded by another build?)"
+    ))
+}

@@ -1,0 +1,285 @@
+//! The checkers: how each backend explores a scenario, and the report they
+//! share.
+//!
+//! | checker          | explores                                   | replay payload      |
+//! | ---------------- | ------------------------------------------ | ------------------- |
+//! | `sim`            | one seeded random schedule per seed        | `seed=N`            |
+//! | `loom`           | every interleaving (preemption-bounded)    | `exec=N,pb=B`       |
+//! | `shuttle-random` | shuttle's random scheduler                 | `schedule=HEX`      |
+//! | `shuttle-pct`    | shuttle's PCT scheduler (depth d)          | `schedule=HEX`      |
+//! | `tokio`          | the production runtime, many runs          | `runs=N` (re-run)   |
+
+pub mod loom_check;
+pub mod replay;
+pub mod shuttle_check;
+pub mod sim_check;
+pub mod tokio_check;
+
+use crate::faults::{Fault, Faults};
+use crate::oracle::Violation;
+use crate::scenarios::{Outcome, ScenarioId};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Instant;
+
+pub use replay::ReplayLine;
+
+/// A checker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Checker {
+    /// The seeded simulator, random scheduler.
+    Sim,
+    /// loom, exhaustive up to a preemption bound.
+    Loom,
+    /// shuttle, random scheduler.
+    ShuttleRandom,
+    /// shuttle, PCT scheduler.
+    ShuttlePct,
+    /// tokio multi-thread runtime (conformance of the production backend).
+    Tokio,
+}
+
+impl Checker {
+    /// Every checker, in table order.
+    pub const ALL: [Checker; 5] = [
+        Checker::Sim,
+        Checker::Loom,
+        Checker::ShuttleRandom,
+        Checker::ShuttlePct,
+        Checker::Tokio,
+    ];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Checker::Sim => "sim",
+            Checker::Loom => "loom",
+            Checker::ShuttleRandom => "shuttle-random",
+            Checker::ShuttlePct => "shuttle-pct",
+            Checker::Tokio => "tokio",
+        }
+    }
+
+    /// Look a checker up by name.
+    pub fn parse(s: &str) -> Option<Checker> {
+        Checker::ALL.into_iter().find(|c| c.name() == s)
+    }
+}
+
+impl fmt::Display for Checker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How much each checker explores.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Seeds for `sim` (0..n).
+    pub sim_seeds: u64,
+    /// Iterations for each shuttle scheduler.
+    pub shuttle_iterations: usize,
+    /// PCT depth.
+    pub pct_depth: usize,
+    /// loom's preemption bound.
+    pub loom_preemptions: usize,
+    /// Runs on tokio.
+    pub tokio_runs: u64,
+}
+
+impl Budget {
+    /// The PR-gate budget.
+    pub const PR: Budget = Budget {
+        sim_seeds: 20_000,
+        shuttle_iterations: 500,
+        pct_depth: 3,
+        loom_preemptions: 3,
+        tokio_runs: 200,
+    };
+}
+
+/// One violation found, with the line that replays it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Found {
+    /// Rule ID.
+    pub rule: &'static str,
+    /// What happened.
+    pub message: String,
+    /// The self-contained replay line.
+    pub replay: String,
+}
+
+/// What one checker found on one scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Scenario name.
+    pub scenario: &'static str,
+    /// Checker name.
+    pub checker: &'static str,
+    /// Fault switched on, if any.
+    pub fault: Option<Fault>,
+    /// Executions run.
+    pub executions: u64,
+    /// Invariant evaluations (invariants × executions).
+    pub invariants_checked: u64,
+    /// `pass` or `fail`.
+    pub status: &'static str,
+    /// Violations (the first failing execution's).
+    pub violations: Vec<Found>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Whether the space was exhausted (loom only).
+    pub exhausted: bool,
+    /// How often each outcome label was reached.
+    pub outcomes: BTreeMap<String, u64>,
+    /// Why the checker could not run, if it could not.
+    pub error: Option<String>,
+}
+
+/// Accumulates executions into a [`Report`].
+pub(crate) struct Tally {
+    scenario: ScenarioId,
+    checker: Checker,
+    faults: Faults,
+    start: Instant,
+    pub executions: u64,
+    invariants: u64,
+    outcomes: BTreeMap<String, u64>,
+    pub first_failure: Option<(Vec<Violation>, String)>,
+    exhausted: bool,
+    error: Option<String>,
+}
+
+impl Tally {
+    pub fn new(scenario: ScenarioId, checker: Checker, faults: Faults) -> Self {
+        Tally {
+            scenario,
+            checker,
+            faults,
+            start: Instant::now(),
+            executions: 0,
+            invariants: 0,
+            outcomes: BTreeMap::new(),
+            first_failure: None,
+            exhausted: false,
+            error: None,
+        }
+    }
+
+    /// Record one execution; returns `true` if it failed.
+    pub fn add(&mut self, outcome: &Outcome, replay: impl FnOnce() -> String) -> bool {
+        self.executions += 1;
+        self.invariants += outcome.invariants as u64;
+        *self.outcomes.entry(outcome.label.clone()).or_default() += 1;
+        if outcome.violations.is_empty() {
+            return false;
+        }
+        if self.first_failure.is_none() {
+            self.first_failure = Some((outcome.violations.clone(), replay()));
+        }
+        true
+    }
+
+    /// Record a failure found elsewhere (a worker process).
+    pub fn record_failure(&mut self, outcome: &Outcome, replay: String) {
+        if self.first_failure.is_none() {
+            self.first_failure = Some((outcome.violations.clone(), replay));
+        }
+    }
+
+    /// Add counts measured elsewhere (a worker process).
+    pub fn merge(&mut self, executions: u64, invariants: u64, outcomes: Vec<(String, u64)>) {
+        self.executions += executions;
+        self.invariants += invariants;
+        for (k, n) in outcomes {
+            *self.outcomes.entry(k).or_default() += n;
+        }
+    }
+
+    pub fn exhausted(&mut self) {
+        self.exhausted = true;
+    }
+
+    pub fn error(&mut self, e: String) {
+        self.error = Some(e);
+    }
+
+    pub fn finish(self) -> Report {
+        let violations = match &self.first_failure {
+            Some((vs, replay)) => vs
+                .iter()
+                .map(|v| Found {
+                    rule: v.rule,
+                    message: v.message.clone(),
+                    replay: replay.clone(),
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let status = if violations.is_empty() && self.error.is_none() {
+            "pass"
+        } else {
+            "fail"
+        };
+        Report {
+            scenario: self.scenario.info().name,
+            checker: self.checker.name(),
+            fault: self.faults.iter().next(),
+            executions: self.executions,
+            invariants_checked: self.invariants,
+            status,
+            violations,
+            seconds: self.start.elapsed().as_secs_f64(),
+            exhausted: self.exhausted,
+            outcomes: self.outcomes,
+            error: self.error,
+        }
+    }
+}
+
+/// Run `checker` on `scenario` with `faults` under `budget`. With
+/// `stop_at_first`, exploration stops at the first failing execution.
+pub fn run(
+    checker: Checker,
+    scenario: ScenarioId,
+    faults: Faults,
+    budget: &Budget,
+    stop_at_first: bool,
+) -> Report {
+    quiet_panics();
+    match checker {
+        Checker::Sim => sim_check::explore(scenario, faults, budget.sim_seeds, stop_at_first),
+        Checker::Loom => {
+            loom_check::explore(scenario, faults, budget.loom_preemptions, stop_at_first)
+        }
+        Checker::ShuttleRandom | Checker::ShuttlePct => shuttle_check::explore(
+            checker,
+            scenario,
+            faults,
+            budget.shuttle_iterations,
+            budget.pct_depth,
+            stop_at_first,
+        ),
+        Checker::Tokio => tokio_check::explore(scenario, faults, budget.tokio_runs, stop_at_first),
+    }
+}
+
+/// Panics are part of the scenarios (a panicking observer, C9) and of the
+/// checkers' control flow (stopping loom at a violation); they are caught,
+/// contained and reported, so the default hook's output would only be noise.
+/// Shuttle installs its own hook once, on its first run; it is run first so
+/// that ours replaces it.
+pub fn quiet_panics() {
+    use std::sync::Once;
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        shuttle_check::warm_up();
+        std::panic::set_hook(Box::new(|info| {
+            tracing::debug!(target: "panic", "{info}");
+            if std::env::var_os("LIFECYCLE_SHOW_PANICS").is_some() {
+                eprintln!("panic: {info}");
+            }
+        }));
+    });
+}

@@ -1,0 +1,79 @@
+//! The tokio checker: the same scenario body on the production runtime (a
+//! multi-thread runtime with 2 workers), many times. Real threads, real
+//! time: a failure is re-run, not replayed step by step.
+
+use super::{Checker, ReplayLine, Report, Tally};
+use crate::faults::Faults;
+use crate::oracle::Violation;
+use crate::rt::TokioRt;
+use crate::scenarios::{self, Outcome, ScenarioId};
+use std::time::Duration;
+
+/// Seconds one execution may take before it counts as a stall.
+pub const TIMEOUT_S: u64 = 10;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// Run one execution on `rt`.
+pub fn run_once(rt: &tokio::runtime::Runtime, scenario: ScenarioId, faults: Faults) -> Outcome {
+    let fut = scenarios::run::<TokioRt>(scenario, faults);
+    match rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(TIMEOUT_S), tokio::spawn(fut)).await
+    }) {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(join)) => Outcome {
+            violations: vec![Violation::new(
+                "panic",
+                format!("scenario task failed: {join}"),
+            )],
+            label: "error".into(),
+            invariants: 1,
+            journal: Vec::new(),
+        },
+        Err(_) => Outcome {
+            violations: vec![Violation::new(
+                "progress",
+                format!("no progress within {TIMEOUT_S} s"),
+            )],
+            label: "error".into(),
+            invariants: 1,
+            journal: Vec::new(),
+        },
+    }
+}
+
+/// Run `runs` executions.
+pub fn explore(scenario: ScenarioId, faults: Faults, runs: u64, stop_at_first: bool) -> Report {
+    let rt = runtime();
+    let mut tally = Tally::new(scenario, Checker::Tokio, faults);
+    for _ in 0..runs {
+        let outcome = run_once(&rt, scenario, faults);
+        let failed = tally.add(&outcome, || {
+            ReplayLine::new(scenario, Checker::Tokio, faults, format!("runs={runs}")).to_string()
+        });
+        if failed && stop_at_first {
+            break;
+        }
+    }
+    tally.finish()
+}
+
+/// Re-run up to `runs` times until a run fails; the first failing outcome,
+/// or the last passing one.
+pub fn rerun(scenario: ScenarioId, faults: Faults, runs: u64) -> Outcome {
+    let rt = runtime();
+    let mut last = Outcome::default();
+    for _ in 0..runs.max(1) {
+        last = run_once(&rt, scenario, faults);
+        if !last.violations.is_empty() {
+            break;
+        }
+    }
+    last
+}

@@ -1,0 +1,140 @@
+//! Switchable faults: the rejected designs and known bugs of SPEC §3.
+//!
+//! A [`Faults`] value is built only by the harness (`mutants`, `replay`,
+//! tests) and passed to [`Agent::spawn_with_faults`](crate::agent::Agent::spawn_with_faults);
+//! the production constructors always use [`Faults::none`]. With a fault on,
+//! at least one checker must report a violation of the rule it names.
+
+use serde::Serialize;
+use std::fmt;
+
+/// One fault of SPEC §3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Fault {
+    /// Session lifecycle in a sibling effect of the loop (violates D3).
+    M1,
+    /// tool-bash keeps ownership in its own map (violates S5).
+    M2,
+    /// No pre-run marker (violates C4).
+    M3,
+    /// Idle cancel sets the marker (violates C6).
+    M4,
+    /// The marker also swallows the next accepted prompt (violates C5).
+    M5,
+    /// Dispose not memoized (violates D1).
+    M6,
+    /// `session/new` ignores a close during creation (violates A1).
+    M7,
+    /// `session/load` ignores a close during resume (violates A1).
+    M8,
+    /// `enter` does not recheck for a duplicate live id (violates R1).
+    M9,
+    /// A panicking `agent/disposed` listener aborts the teardown (violates D4).
+    M10,
+    /// `cancel-requested` emitted after clearing the inbox (violates C1/C2).
+    M11,
+    /// `when_idle` resolves on the status flip, before quiescence (violates C7).
+    M12,
+}
+
+impl Fault {
+    /// Every fault, in SPEC order.
+    pub const ALL: [Fault; 12] = [
+        Fault::M1,
+        Fault::M2,
+        Fault::M3,
+        Fault::M4,
+        Fault::M5,
+        Fault::M6,
+        Fault::M7,
+        Fault::M8,
+        Fault::M9,
+        Fault::M10,
+        Fault::M11,
+        Fault::M12,
+    ];
+
+    /// The faults this build can switch on (the others belong to parts not
+    /// built yet, see the README).
+    pub const IMPLEMENTED: [Fault; 5] = [Fault::M3, Fault::M4, Fault::M5, Fault::M11, Fault::M12];
+
+    /// What the fault does.
+    pub fn about(self) -> &'static str {
+        match self {
+            Fault::M1 => "session lifecycle in a sibling effect of the loop, disposed concurrently",
+            Fault::M2 => "tool-bash keeps ownership in its own map",
+            Fault::M3 => "no pre-run marker",
+            Fault::M4 => "idle cancel sets the marker",
+            Fault::M5 => "the marker also swallows the next accepted prompt",
+            Fault::M6 => "dispose not memoized",
+            Fault::M7 => "session/new ignores a close that happened while it awaited creation",
+            Fault::M8 => "session/load ignores a close that happened while it awaited resume",
+            Fault::M9 => "enter does not recheck for a duplicate live id",
+            Fault::M10 => "a panicking agent/disposed listener aborts the teardown chain",
+            Fault::M11 => "cancel-requested emitted after clearing the inbox",
+            Fault::M12 => "when_idle resolves on the status flip, before quiescence",
+        }
+    }
+
+    /// The rule(s) the fault must violate.
+    pub fn must_violate(self) -> &'static [&'static str] {
+        match self {
+            Fault::M1 => &["D3"],
+            Fault::M2 => &["S5"],
+            Fault::M3 => &["C4"],
+            Fault::M4 => &["C6"],
+            Fault::M5 => &["C5"],
+            Fault::M6 => &["D1"],
+            Fault::M7 | Fault::M8 => &["A1"],
+            Fault::M9 => &["R1"],
+            Fault::M10 => &["D4"],
+            Fault::M11 => &["C1", "C2"],
+            Fault::M12 => &["C7"],
+        }
+    }
+
+    /// Parse `M3` / `m3`.
+    pub fn parse(s: &str) -> Option<Fault> {
+        Fault::ALL
+            .into_iter()
+            .find(|f| f.to_string().eq_ignore_ascii_case(s))
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// A set of switched-on faults. Empty in production.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Faults(u16);
+
+impl Faults {
+    /// No fault: the specified behaviour.
+    pub const fn none() -> Self {
+        Faults(0)
+    }
+
+    /// This set plus `fault`.
+    pub const fn with(self, fault: Fault) -> Self {
+        Faults(self.0 | (1 << fault as u16))
+    }
+
+    /// Whether `fault` is on.
+    pub const fn has(self, fault: Fault) -> bool {
+        self.0 & (1 << fault as u16) != 0
+    }
+
+    /// The faults that are on, in SPEC order.
+    pub fn iter(self) -> impl Iterator<Item = Fault> {
+        Fault::ALL.into_iter().filter(move |f| self.has(*f))
+    }
+}
+
+impl From<Option<Fault>> for Faults {
+    fn from(f: Option<Fault>) -> Self {
+        f.map_or(Faults::none(), |f| Faults::none().with(f))
+    }
+}

@@ -1,0 +1,425 @@
+//! Rule oracles: checks of SPEC rules over an agent's journal.
+//!
+//! The oracle rebuilds the inbox, marker and turn from the journal on its own
+//! (it does not trust the core's state) and reports every place where the
+//! history breaks a rule. It is scenario-independent: any execution of any
+//! scenario, on any checker, is checked against C1–C9 (and D3/D6 where a
+//! disposal happened).
+
+use crate::journal::{CallId, Cause, EndReason, Event, PromptId, Record, SteerId};
+use crate::session_log::Entry;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// A broken rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// Rule ID (`C4`, `D3`, ...).
+    pub rule: &'static str,
+    /// What happened.
+    pub message: String,
+}
+
+impl Violation {
+    /// A violation of `rule`.
+    pub fn new(rule: &'static str, message: impl Into<String>) -> Self {
+        Violation {
+            rule,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.rule, self.message)
+    }
+}
+
+#[derive(Default)]
+struct Call {
+    effective: bool,
+    requested: Vec<u64>,
+    cleared: Option<u64>,
+    returned: bool,
+    cause: Option<Cause>,
+}
+
+#[derive(Default)]
+struct Replay {
+    queued: BTreeSet<PromptId>,
+    steering: BTreeSet<SteerId>,
+    in_hand: Option<PromptId>,
+    active: Option<PromptId>,
+    closing: Option<PromptId>,
+    marker: bool,
+    disposed: bool,
+    open_calls: BTreeSet<CallId>,
+    calls: BTreeMap<CallId, Call>,
+    /// Prompts that must never start, and the rule that says so.
+    doomed: BTreeMap<PromptId, (&'static str, CallId)>,
+    /// Steering inputs that must never be absorbed (C8).
+    dropped_steering: BTreeSet<SteerId>,
+    started: BTreeMap<PromptId, u32>,
+    ended: BTreeMap<PromptId, (EndReason, Option<Cause>)>,
+    /// The last cancel call before each accepted prompt, and whether it was effective.
+    last_call_before: BTreeMap<PromptId, Option<(CallId, bool)>>,
+    last_call: Option<(CallId, bool)>,
+    /// For a turn stopped by a cancel: the first cause and the journal
+    /// position after which at most one step may finish.
+    stop_of_turn: BTreeMap<PromptId, (Cause, u64)>,
+    steps_after_stop: BTreeMap<PromptId, u32>,
+    /// Turns active when an effective cancel entered: they must not complete.
+    must_abort: BTreeMap<PromptId, CallId>,
+    waiting: BTreeSet<u64>,
+}
+
+impl Replay {
+    fn has_work(&self) -> bool {
+        self.active.is_some()
+            || !self.queued.is_empty()
+            || !self.steering.is_empty()
+            || self.in_hand.is_some()
+    }
+}
+
+/// Check C1–C9 (and D6) over one agent's journal.
+pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
+    let mut v = Vec::new();
+    let mut s = Replay::default();
+    for rec in journal {
+        let seq = rec.seq;
+        match &rec.event {
+            Event::Accepted { prompt } => {
+                s.queued.insert(*prompt);
+                s.last_call_before.insert(*prompt, s.last_call);
+            }
+            Event::SteerAccepted { input } => {
+                s.steering.insert(*input);
+            }
+            Event::Rejected => {}
+            Event::SteeringRequeued { input, prompt } => {
+                s.steering.remove(input);
+                s.queued.insert(*prompt);
+                s.last_call_before.insert(*prompt, s.last_call);
+            }
+            Event::CancelCalled { call, cause } => {
+                let effective = s.has_work() && !s.disposed;
+                if effective {
+                    for p in s.queued.iter().chain(s.in_hand.iter()) {
+                        s.doomed.entry(*p).or_insert(("C4", *call));
+                    }
+                    s.dropped_steering.extend(s.steering.iter().copied());
+                    if let Some(p) = s.active {
+                        s.must_abort.entry(p).or_insert(*call);
+                    }
+                }
+                s.calls.insert(
+                    *call,
+                    Call {
+                        effective,
+                        cause: Some(*cause),
+                        ..Call::default()
+                    },
+                );
+                s.open_calls.insert(*call);
+                s.last_call = Some((*call, effective));
+            }
+            Event::CancelRequested { call, cause } => {
+                let c = s.calls.entry(*call).or_default();
+                c.requested.push(seq);
+                if !c.effective {
+                    v.push(Violation::new(
+                        "C6",
+                        format!("idle cancel #{call} emitted agent/cancel-requested {{{cause:?}}}"),
+                    ));
+                }
+                if c.cleared.is_some() {
+                    v.push(Violation::new(
+                        "C1",
+                        format!("cancel #{call} emitted agent/cancel-requested after it had cleared the inbox"),
+                    ));
+                }
+                if c.requested.len() > 1 {
+                    v.push(Violation::new(
+                        "C1",
+                        format!(
+                            "cancel #{call} emitted agent/cancel-requested {} times",
+                            c.requested.len()
+                        ),
+                    ));
+                }
+            }
+            Event::Cleared {
+                call,
+                prompts,
+                steering,
+                marker_set,
+                ..
+            } => {
+                let cleared: BTreeSet<PromptId> = prompts.iter().copied().collect();
+                let left: Vec<_> = s.queued.difference(&cleared).collect();
+                if !left.is_empty() {
+                    v.push(Violation::new(
+                        "C2",
+                        format!("cancel #{call} left queued prompts {left:?}"),
+                    ));
+                }
+                let stray: Vec<_> = s
+                    .steering
+                    .iter()
+                    .filter(|x| !steering.contains(x))
+                    .collect();
+                if !stray.is_empty() {
+                    v.push(Violation::new(
+                        "C2",
+                        format!("cancel #{call} left steering inputs {stray:?}"),
+                    ));
+                }
+                // Work queued during the notification is cleared too (C2).
+                for p in &cleared {
+                    s.doomed.entry(*p).or_insert(("C2", *call));
+                }
+                s.dropped_steering.extend(steering.iter().copied());
+                for p in prompts {
+                    s.queued.remove(p);
+                }
+                for x in steering {
+                    s.steering.remove(x);
+                }
+                let c = s.calls.entry(*call).or_default();
+                c.cleared = Some(seq);
+                if c.requested.is_empty() && c.effective {
+                    v.push(Violation::new(
+                        "C1",
+                        format!("cancel #{call} cleared the inbox before emitting agent/cancel-requested"),
+                    ));
+                }
+                if let (Some(turn), Some(cause)) = (s.active, c.cause) {
+                    s.stop_of_turn.entry(turn).or_insert((cause, seq));
+                }
+                if *marker_set {
+                    s.marker = true;
+                }
+            }
+            Event::CancelReturned { call } => {
+                s.open_calls.remove(call);
+                if let Some(c) = s.calls.get_mut(call) {
+                    c.returned = true;
+                }
+            }
+            Event::Woke { prompt } => {
+                s.queued.remove(prompt);
+                s.in_hand = Some(*prompt);
+            }
+            Event::Skipped { prompt } => {
+                s.in_hand = None;
+                s.marker = false;
+                if !s.doomed.contains_key(prompt) {
+                    let rule = match s.last_call_before.get(prompt).copied().flatten() {
+                        Some((_, false)) => "C6",
+                        _ => "C5",
+                    };
+                    v.push(Violation::new(
+                        rule,
+                        format!("prompt p{prompt}, accepted after the last cancel returned, was swallowed by the pre-run marker"),
+                    ));
+                }
+            }
+            Event::TurnStart { prompt } => {
+                s.in_hand = None;
+                s.active = Some(*prompt);
+                *s.started.entry(*prompt).or_default() += 1;
+                if let Some((rule, call)) = s.doomed.get(prompt) {
+                    v.push(Violation::new(
+                        rule,
+                        format!("prompt p{prompt}, accepted before effective cancel #{call}, started a turn"),
+                    ));
+                }
+                if s.disposed {
+                    v.push(Violation::new(
+                        "D6",
+                        format!("prompt p{prompt} started after dispose began"),
+                    ));
+                }
+            }
+            Event::SteeringAbsorbed { prompt, input } => {
+                if s.dropped_steering.contains(input) || s.stop_of_turn.contains_key(prompt) {
+                    v.push(Violation::new(
+                        "C8",
+                        format!("steering input s{input} of cancelled turn p{prompt} was absorbed"),
+                    ));
+                }
+                s.steering.remove(input);
+            }
+            Event::Step { prompt, .. } => {
+                if s.stop_of_turn.contains_key(prompt) {
+                    let n = s.steps_after_stop.entry(*prompt).or_default();
+                    *n += 1;
+                    if *n == 2 {
+                        v.push(Violation::new(
+                            "C3",
+                            format!("turn p{prompt} ran a new step after its token was requested"),
+                        ));
+                    }
+                }
+            }
+            Event::TurnEnd {
+                prompt,
+                reason,
+                cause,
+            } => {
+                s.active = None;
+                s.closing = Some(*prompt);
+                s.ended.insert(*prompt, (*reason, *cause));
+                if let (Some(call), EndReason::Completed) = (s.must_abort.get(prompt), reason) {
+                    v.push(Violation::new(
+                        "C3",
+                        format!("turn p{prompt}, active when effective cancel #{call} entered, ended completed"),
+                    ));
+                }
+                if let Some((first, _)) = s.stop_of_turn.get(prompt) {
+                    match reason {
+                        EndReason::Disposed => {}
+                        EndReason::Aborted if *cause == Some(*first) => {}
+                        _ => v.push(Violation::new(
+                            "C3",
+                            format!("turn p{prompt} cancelled first with cause {first:?} ended {reason:?} (cause {cause:?})"),
+                        )),
+                    }
+                } else if s.disposed && *reason != EndReason::Disposed {
+                    v.push(Violation::new(
+                        "C3",
+                        format!(
+                            "turn p{prompt} stopped by disposal ended {reason:?}, not disposed"
+                        ),
+                    ));
+                }
+            }
+            Event::TurnClosed { .. } => s.closing = None,
+            Event::IdleWaiting { waiter } => {
+                s.waiting.insert(*waiter);
+            }
+            Event::IdleResolved { waiter, done } => {
+                s.waiting.remove(waiter);
+                if *done && !s.disposed {
+                    v.push(Violation::new(
+                        "C7",
+                        format!("when_idle #{waiter} resolved `done` before disposal"),
+                    ));
+                }
+                if !*done {
+                    let mut busy = Vec::new();
+                    if let Some(p) = s.active.or(s.closing) {
+                        busy.push(format!("turn p{p} running"));
+                    }
+                    if let Some(p) = s.in_hand {
+                        busy.push(format!("p{p} woken, not claimed"));
+                    }
+                    if !s.queued.is_empty() {
+                        busy.push(format!("queued {:?}", s.queued));
+                    }
+                    if !s.steering.is_empty() {
+                        busy.push(format!("steering {:?}", s.steering));
+                    }
+                    if s.marker {
+                        busy.push("pre-run marker set".into());
+                    }
+                    if !s.open_calls.is_empty() {
+                        busy.push(format!("cancel {:?} in progress", s.open_calls));
+                    }
+                    if !busy.is_empty() {
+                        v.push(Violation::new(
+                            "C7",
+                            format!(
+                                "when_idle #{waiter} resolved before quiescence: {}",
+                                busy.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            Event::ObserverPanicked { .. } => {}
+            Event::DisposeBegan { prompts } => {
+                s.disposed = true;
+                for p in prompts {
+                    s.queued.remove(p);
+                }
+                s.in_hand = None;
+                s.steering.clear();
+                s.marker = false;
+            }
+            Event::LoopExited => {}
+        }
+    }
+    for (call, c) in &s.calls {
+        if c.effective && (c.cleared.is_none() || !c.returned) {
+            v.push(Violation::new(
+                "C9",
+                format!(
+                    "effective cancel #{call} did not complete (cleared: {}, returned: {})",
+                    c.cleared.is_some(),
+                    c.returned
+                ),
+            ));
+        }
+        if c.effective && c.requested.is_empty() {
+            v.push(Violation::new(
+                "C1",
+                format!("effective cancel #{call} never emitted agent/cancel-requested"),
+            ));
+        }
+    }
+    for (p, n) in &s.started {
+        if *n > 1 {
+            v.push(Violation::new(
+                "C5",
+                format!("prompt p{p} started {n} times"),
+            ));
+        }
+        if !s.ended.contains_key(p) {
+            v.push(Violation::new(
+                "D3",
+                format!("turn p{p} started but has no turn/end"),
+            ));
+        }
+    }
+    v
+}
+
+/// Check that the durable session log holds `turn/start`, `user/message`
+/// and `turn/end` of every turn the journal started (D3), and nothing for a
+/// prompt that never started (C4).
+pub fn check_durable(journal: &[Record], durable: &[Entry]) -> Vec<Violation> {
+    let mut v = Vec::new();
+    let started: BTreeSet<PromptId> = journal
+        .iter()
+        .filter_map(|r| match r.event {
+            Event::TurnStart { prompt } => Some(prompt),
+            _ => None,
+        })
+        .collect();
+    for p in &started {
+        let has_end = durable
+            .iter()
+            .any(|e| matches!(e, Entry::TurnEnd { prompt, .. } if prompt == p));
+        if !has_end {
+            v.push(Violation::new(
+                "D3",
+                format!("turn p{p}: turn/end is not durable"),
+            ));
+        }
+    }
+    for e in durable {
+        if let Entry::UserMessage { prompt, .. } = e {
+            if !started.contains(prompt) {
+                v.push(Violation::new(
+                    "C4",
+                    format!("user/message of p{prompt} logged without a turn"),
+                ));
+            }
+        }
+    }
+    v
+}

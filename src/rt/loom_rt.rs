@@ -1,0 +1,60 @@
+//! The loom backend: every task is a loom thread driven by
+//! `loom::future::block_on`, so loom explores every interleaving of the
+//! lifecycle's mutex operations (bounded by the checker's preemption bound).
+
+use super::{BoxFuture, Rt};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Loom backend. Loom models at most `loom::MAX_THREADS` (5) threads.
+#[derive(Debug, Clone, Copy)]
+pub struct LoomRt;
+
+/// Yields the loom thread once, then completes.
+struct LoomYield(bool);
+
+impl Future for LoomYield {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if !self.0 {
+            self.0 = true;
+            loom::thread::yield_now();
+        }
+        Poll::Ready(())
+    }
+}
+
+impl Rt for LoomRt {
+    const NAME: &'static str = "loom";
+    type RawMutex<T: Send + 'static> = loom::sync::Mutex<T>;
+
+    fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {
+        loom::sync::Mutex::new(value)
+    }
+
+    fn raw_with<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&mut T) -> O) -> O {
+        let mut guard = m.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+
+    fn spawn_detached(name: &str, fut: BoxFuture<()>) {
+        let handle = loom::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || loom::future::block_on(fut))
+            .expect("loom thread spawn");
+        drop(handle);
+    }
+
+    fn yield_now() -> BoxFuture<()> {
+        Box::pin(LoomYield(false))
+    }
+
+    fn sleep(_ms: u64) -> BoxFuture<()> {
+        Box::pin(LoomYield(false))
+    }
+
+    fn now_ms() -> u64 {
+        0
+    }
+}

@@ -1,0 +1,94 @@
+//! The executor facade: the ONE place that decides which mutex, wake-up,
+//! spawn, yield and clock the lifecycle code uses under each backend.
+//!
+//! The lifecycle code is generic over [`Rt`]. A backend is chosen by type, all
+//! in one build, with no cfg flags:
+//!
+//! | backend        | type            | tasks are            | time            |
+//! | -------------- | --------------- | -------------------- | --------------- |
+//! | tokio          | [`TokioRt`]     | tokio tasks          | real            |
+//! | lifecycle-sim  | [`SimRt`]       | sim tasks (seeded)   | virtual         |
+//! | loom           | [`LoomRt`]      | loom threads         | none (yields)   |
+//! | shuttle        | [`ShuttleRt`]   | shuttle async tasks  | none (yields)   |
+//!
+//! What every backend shares, and so all the lifecycle code may use:
+//! - [`Mutex`]: a blocking mutex reachable only through a closure, so no guard
+//!   can cross an `.await` (a std mutex inside a model checker hangs silently
+//!   instead of failing; this one is the checker's own);
+//! - [`Monitor`]: state plus a waiter list under one [`Mutex`]; the async
+//!   wake-up primitive (`wait_until` / `update`), built once on top of the
+//!   backend's mutex and the task's `Waker`;
+//! - [`spawn`] returning a [`JoinHandle`] (join is a `Monitor` too);
+//! - [`Rt::yield_now`], [`Rt::sleep`], [`Rt::now_ms`];
+//! - [`Rt::note_wait`], an optional hook that names what a task waits on, so a
+//!   stall report can list it.
+
+mod loom_rt;
+mod monitor;
+mod shuttle_rt;
+mod sim_rt;
+mod tokio_rt;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use loom_rt::LoomRt;
+pub use monitor::{spawn, JoinHandle, Monitor};
+pub use shuttle_rt::ShuttleRt;
+pub use sim_rt::SimRt;
+pub use tokio_rt::TokioRt;
+
+/// A boxed, sendable future: what the facade hands to a backend.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What the lifecycle needs from an executor. Implemented by zero-sized marker
+/// types; every function is associated (the backend's context is ambient, as
+/// in tokio, loom and shuttle).
+pub trait Rt: Send + Sync + Sized + 'static {
+    /// Short backend name, used in reports.
+    const NAME: &'static str;
+    /// The backend's blocking mutex.
+    type RawMutex<T: Send + 'static>: Send + Sync + 'static;
+
+    /// Create a raw mutex.
+    fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T>;
+    /// Run `f` with the lock held.
+    fn raw_with<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&mut T) -> O) -> O;
+    /// Start a detached task. `name` shows in traces and stall reports.
+    fn spawn_detached(name: &str, fut: BoxFuture<()>);
+    /// A scheduling point: lets every other ready task run first.
+    fn yield_now() -> BoxFuture<()>;
+    /// Wait `ms` milliseconds (virtual on the simulator; a yield under the
+    /// model checkers, which have no clock).
+    fn sleep(ms: u64) -> BoxFuture<()>;
+    /// Milliseconds since the start of the run (virtual on the simulator).
+    fn now_ms() -> u64;
+    /// Names what the current task is about to wait on (optional hook).
+    fn note_wait(_what: &'static str) {}
+}
+
+/// A blocking mutex of backend `R`, usable only through [`Mutex::with`].
+pub struct Mutex<R: Rt, T: Send + 'static> {
+    raw: R::RawMutex<T>,
+}
+
+impl<R: Rt, T: Send + 'static> Mutex<R, T> {
+    /// Wrap `value`.
+    pub fn new(value: T) -> Self {
+        Self {
+            raw: R::raw_mutex(value),
+        }
+    }
+
+    /// Run `f` with exclusive access. The closure cannot await, so no guard
+    /// ever crosses a suspension point.
+    pub fn with<O>(&self, f: impl FnOnce(&mut T) -> O) -> O {
+        R::raw_with(&self.raw, f)
+    }
+}
+
+impl<R: Rt, T: Send + Default + 'static> Default for Mutex<R, T> {
+    fn default() -> Self {
+        Self::new(T::default())
+    }
+}

@@ -1,0 +1,43 @@
+//! The simulator backend: `lifecycle-sim`, a seeded single-threaded executor
+//! with virtual time and recorded scheduling decisions.
+
+use super::{BoxFuture, Rt};
+
+/// Simulator backend. Must run inside a `lifecycle_sim::Sim`.
+#[derive(Debug, Clone, Copy)]
+pub struct SimRt;
+
+impl Rt for SimRt {
+    const NAME: &'static str = "sim";
+    // One thread, and the closure cannot await: the lock is never contended.
+    type RawMutex<T: Send + 'static> = std::sync::Mutex<T>;
+
+    fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {
+        std::sync::Mutex::new(value)
+    }
+
+    fn raw_with<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&mut T) -> O) -> O {
+        let mut guard = m.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+
+    fn spawn_detached(name: &str, fut: BoxFuture<()>) {
+        lifecycle_sim::spawn(name, fut);
+    }
+
+    fn yield_now() -> BoxFuture<()> {
+        Box::pin(lifecycle_sim::yield_now())
+    }
+
+    fn sleep(ms: u64) -> BoxFuture<()> {
+        Box::pin(lifecycle_sim::sleep(ms))
+    }
+
+    fn now_ms() -> u64 {
+        lifecycle_sim::now_ms()
+    }
+
+    fn note_wait(what: &'static str) {
+        lifecycle_sim::note_wait(what);
+    }
+}

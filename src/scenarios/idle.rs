@@ -1,0 +1,90 @@
+//! Scenarios about idleness: `idle-cancel-then-prompt`, `when-idle-waiters`.
+
+use super::cancel::fate;
+use super::Outcome;
+use crate::agent::core::PromptSpec;
+use crate::agent::{Agent, CancelOutcome, Idle};
+use crate::faults::Faults;
+use crate::journal::{Cause, Event};
+use crate::oracle::Violation;
+use crate::rt::Rt;
+
+fn one_step(text: &str) -> PromptSpec {
+    PromptSpec {
+        text: text.into(),
+        steps: 1,
+        step_ms: 10,
+    }
+}
+
+/// `idle-cancel-then-prompt`: A completes; a cancel with no turn and an
+/// empty inbox emits nothing and sets no marker; B then runs (C6).
+pub async fn idle_cancel_then_prompt<R: Rt>(faults: Faults) -> Outcome {
+    let mut h = Agent::<R>::spawn_with_faults("agent-1", faults);
+    let agent = h.agent.clone();
+    let a = agent.send(one_step("A")).expect("send A");
+    agent.when_idle().await;
+    let cancelled = agent.cancel(Cause::User);
+    let b = agent.send(one_step("B")).expect("send B");
+    agent.when_idle().await;
+    h.dispose().await;
+    let journal = agent.journal();
+    let emitted = journal.iter().any(|r| {
+        matches!(
+            r.event,
+            Event::CancelRequested { .. } | Event::Cleared { .. }
+        )
+    });
+    let b_fate = fate(&journal, b);
+    let own = vec![
+        (
+            cancelled == CancelOutcome::Idle && !emitted,
+            Violation::new("C6", "an idle cancel emitted or cleared something"),
+        ),
+        (
+            b_fate == "completed",
+            Violation::new(
+                "C6",
+                format!("the prompt after an idle cancel ended `{b_fate}`, not completed"),
+            ),
+        ),
+    ];
+    let label = format!("A:{} B:{b_fate}", fate(&journal, a));
+    Outcome::checked(journal, &agent.durable_log(), label, own)
+}
+
+/// `when-idle-waiters`: a waiter registered before a cancel resolves; a
+/// waiter registered after a later prompt B was accepted does not resolve
+/// before B's turn has ended (C7).
+pub async fn when_idle_waiters<R: Rt>(faults: Faults) -> Outcome {
+    let mut h = Agent::<R>::spawn_with_faults("agent-1", faults);
+    let agent = h.agent.clone();
+    agent.send(one_step("A")).expect("send A");
+    // Registered now, before the cancel; polled together with `late`.
+    let early = agent.when_idle();
+    agent.cancel(Cause::User);
+    let b = agent.send(one_step("B")).expect("send B");
+    let late = agent.when_idle();
+    let (early_result, late) = futures::future::join(early, late).await;
+    let b_done_at_late = fate(&agent.journal(), b);
+    h.dispose().await;
+    let journal = agent.journal();
+    let own = vec![
+        (
+            late == Idle::Quiescent && b_done_at_late == "completed",
+            Violation::new(
+                "C7",
+                format!("when_idle registered after B resolved while B was `{b_done_at_late}`"),
+            ),
+        ),
+        (
+            early_result == Idle::Quiescent,
+            Violation::new(
+                "C7",
+                "a waiter registered before the cancel resolved `done` before disposal",
+            ),
+        ),
+    ];
+    let label = format!("B-at-late-idle:{b_done_at_late}");
+    Outcome::checked(journal, &agent.durable_log(), label, own)
+}
