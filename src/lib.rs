@@ -1,4 +1,54 @@
-//! placeholder
+//! # agent-lifecycle
+//!
+//! The agent lifecycle and ownership contracts of `SPEC.md` (cancel,
+//! dispose, identity, shell ownership, ACP), implemented once against an
+//! abstract executor, and the harness that proves them: the same lifecycle
+//! code runs on tokio (production), on the seeded simulator
+//! [`lifecycle_sim`], under loom and under shuttle.
+//!
+//! ## The problem
+//! `cancel` races the agent loop's wake and claim; a prompt accepted before
+//! an effective cancel must never start (C4), one accepted after must run
+//! exactly once (C5), and `when_idle` must wait for true quiescence (C7).
+//! Such races hide between two instructions; this crate makes them named
+//! scenarios that checkers explore, checking the rules as invariants.
+//!
+//! ## A small example
+//! ```
+//! use agent_lifecycle::agent::Agent;
+//! use agent_lifecycle::journal::Cause;
+//! use agent_lifecycle::rt::SimRt;
+//!
+//! let mut sim = lifecycle_sim::Sim::with_seed(42);
+//! sim.block_on(async {
+//!     let mut handle = Agent::<SimRt>::spawn("agent-1");
+//!     let agent = handle.agent.clone();
+//!     agent.send("A").unwrap();
+//!     agent.cancel(Cause::User);       // A never runs (C4) ...
+//!     agent.send("B").unwrap();        // ... B runs exactly once (C5)
+//!     agent.when_idle().await;         // quiescence (C7)
+//!     handle.dispose().await;
+//! })
+//! .unwrap();
+//! ```
+//!
+//! ## How to run
+//! `cargo run --release -- check` runs every scenario under every checker;
+//! `cargo run --release -- mutants` switches each fault of SPEC §3 on and
+//! shows which checker kills it.
+//!
+//! ## How to reproduce a failure
+//! Every failure ends with a line such as
+//! `cargo run --release -- replay 'v1:cancel-before-claim:sim:M3:seed=1'`.
+//!
+//! ## Limits: what is NOT checked
+//! - loom and shuttle have no clock: a step's sleep is a yield there.
+//! - tokio runs are re-run, not replayed step by step.
+//! - Dispose here is steps 1–2 of D2 (stop and await the loop); the
+//!   registry, session store, scopes, tool-bash and the ACP bridge are later
+//!   parts (SPEC D, R, S, A rules; faults M1, M2, M6–M10).
+#![deny(missing_docs)]
+
 pub mod agent;
 pub mod bus;
 pub mod check;

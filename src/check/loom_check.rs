@@ -24,7 +24,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-const STOP: &str = "lifecycle: stop exploring";
+/// The panic that stops the exploration at a violation.
+pub const STOP: &str = "lifecycle: stop exploring";
 
 /// The execution loom is running now (for the worker's panic hook).
 static CURRENT: AtomicU64 = AtomicU64::new(0);

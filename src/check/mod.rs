@@ -188,6 +188,13 @@ impl Tally {
         }
     }
 
+    /// Set the replay line of the first failure (known only later).
+    pub fn set_replay(&mut self, replay: String) {
+        if let Some((_, r)) = self.first_failure.as_mut() {
+            *r = replay;
+        }
+    }
+
     /// Add counts measured elsewhere (a worker process).
     pub fn merge(&mut self, executions: u64, invariants: u64, outcomes: Vec<(String, u64)>) {
         self.executions += executions;
@@ -265,20 +272,26 @@ pub fn run(
     }
 }
 
-/// Panics are part of the scenarios (a panicking observer, C9) and of the
-/// checkers' control flow (stopping loom at a violation); they are caught,
-/// contained and reported, so the default hook's output would only be noise.
-/// Shuttle installs its own hook once, on its first run; it is run first so
-/// that ours replaces it.
+/// Panics that are part of the scenarios (the panicking observer of C9) or
+/// of the checkers' control flow (stopping loom at a violation) are caught,
+/// contained and reported, so the default hook's output for them would only
+/// be noise; every other panic still goes to the previous hook. Shuttle
+/// installs its own hook once, on its first run; it is run first so that it
+/// sits under ours.
 pub fn quiet_panics() {
     use std::sync::Once;
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         shuttle_check::warm_up();
-        std::panic::set_hook(Box::new(|info| {
-            tracing::debug!(target: "panic", "{info}");
-            if std::env::var_os("LIFECYCLE_SHOW_PANICS").is_some() {
-                eprintln!("panic: {info}");
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = crate::bus::panic_message(info.payload());
+            if crate::scenarios::EXPECTED_PANICS.contains(&message.as_str())
+                || message == loom_check::STOP
+            {
+                tracing::debug!(target: "panic", "{info}");
+            } else {
+                previous(info);
             }
         }));
     });

@@ -14,13 +14,32 @@ use shuttle_engine::scheduler::serialization::{deserialize_schedule, serialize_s
 use std::sync::{Arc, Mutex};
 
 /// Records the schedule of the current execution of an inner scheduler.
+/// A schedule is complete only when its execution has ended (teardown makes
+/// decisions too), so a failing one is saved when the next execution starts.
 struct Recording<S> {
     inner: S,
     current: Arc<Mutex<Schedule>>,
+    /// Set by the body when the execution failed.
+    failed: Arc<Mutex<bool>>,
+    /// The failing execution's complete schedule.
+    saved: Arc<Mutex<Option<Schedule>>>,
 }
 
 impl<S: Scheduler> Scheduler for Recording<S> {
     fn new_execution(&mut self) -> Option<Schedule> {
+        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        if std::mem::take(&mut *failed) {
+            let done = self
+                .current
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            self.saved
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(done);
+        }
+        drop(failed);
         let schedule = self.inner.new_execution()?;
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Schedule::new(schedule.seed);
         Some(schedule)
@@ -73,9 +92,11 @@ pub fn explore(
     stop_at_first: bool,
 ) -> Report {
     let current = Arc::new(Mutex::new(Schedule::new(0)));
+    let failed = Arc::new(Mutex::new(false));
+    let saved: Arc<Mutex<Option<Schedule>>> = Arc::new(Mutex::new(None));
     let tally = Arc::new(Mutex::new(Tally::new(scenario, checker, faults)));
     let stop = Arc::new(Mutex::new(false));
-    let (t, cur, st) = (tally.clone(), current.clone(), stop.clone());
+    let (t, fl, st) = (tally.clone(), failed.clone(), stop.clone());
     let body = move || {
         if *st.lock().unwrap_or_else(|p| p.into_inner()) {
             return;
@@ -83,40 +104,58 @@ pub fn explore(
         let outcome: Outcome =
             shuttle::future::block_on(scenarios::run::<ShuttleRt>(scenario, faults));
         let mut tally = t.lock().unwrap_or_else(|p| p.into_inner());
-        let failed = tally.add(&outcome, || {
-            let schedule = cur.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let hex: String = serialize_schedule(&schedule).split_whitespace().collect();
-            ReplayLine::new(scenario, checker, faults, format!("schedule={hex}")).to_string()
-        });
-        if failed && stop_at_first {
+        let first = tally.first_failure.is_none();
+        // The replay line is filled in once the schedule is complete.
+        let failed_now = tally.add(&outcome, String::new);
+        if failed_now && first {
+            *fl.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        }
+        if failed_now && stop_at_first {
             *st.lock().unwrap_or_else(|p| p.into_inner()) = true;
         }
+    };
+    let recording = |inner| Recording {
+        inner,
+        current: current.clone(),
+        failed: failed.clone(),
+        saved: saved.clone(),
     };
     // Seeds are fixed so a run is reproducible as a whole; each failing
     // execution is replayable on its own from its recorded schedule.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match checker {
         Checker::ShuttlePct => Runner::new(
-            Recording {
-                inner: PctScheduler::new_from_seed(0x5eed, pct_depth, iterations),
-                current,
-            },
+            recording(
+                Box::new(PctScheduler::new_from_seed(0x5eed, pct_depth, iterations))
+                    as Box<dyn Scheduler + Send>,
+            ),
             config(),
         )
         .run(body),
         _ => Runner::new(
-            Recording {
-                inner: RandomScheduler::new_from_seed(0x5eed, iterations),
-                current,
-            },
+            recording(Box::new(RandomScheduler::new_from_seed(0x5eed, iterations))),
             config(),
         )
         .run(body),
     }));
+    // The failing execution may have been the last one.
+    if std::mem::take(&mut *failed.lock().unwrap_or_else(|p| p.into_inner())) {
+        let done = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        saved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(done);
+    }
     let mut tally = Arc::try_unwrap(tally)
         .ok()
         .expect("shuttle finished")
         .into_inner()
         .unwrap_or_else(|p| p.into_inner());
+    if let Some(schedule) = saved.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let hex: String = serialize_schedule(&schedule).split_whitespace().collect();
+        tally.set_replay(
+            ReplayLine::new(scenario, checker, faults, format!("schedule={hex}")).to_string(),
+        );
+    }
     if let Err(payload) = result {
         tally.error(format!(
             "shuttle: {}",

@@ -174,7 +174,7 @@ pub async fn observer_queues_during_cancel<R: Rt>(faults: Faults) -> Outcome {
             slot.with(|s| *s = id);
         }
     });
-    agent.observe(|_, _| panic!("observer boom"));
+    agent.observe(|_, _| std::panic::panic_any(super::OBSERVER_PANIC));
     let a = agent.send(spec("A", 2)).expect("send A");
     agent.send(spec("tail", 1)).expect("send tail");
     agent
@@ -190,7 +190,7 @@ pub async fn observer_queues_during_cancel<R: Rt>(faults: Faults) -> Outcome {
         .unwrap_or_else(|| "none".into());
     let panicked = journal
         .iter()
-        .any(|r| matches!(&r.event, Event::ObserverPanicked { message, .. } if message == "observer boom"));
+        .any(|r| matches!(&r.event, Event::ObserverPanicked { message, .. } if message == super::OBSERVER_PANIC));
     // The cancel is vacuous if A and the tail both finished before it (a
     // step is only a yield on the model checkers).
     let effective = cancelled == CancelOutcome::Effective;

@@ -12,6 +12,13 @@ use crate::rt::Rt;
 use crate::session_log::Entry;
 use serde::Serialize;
 
+/// Panic messages that scenarios raise on purpose (a panicking observer,
+/// C9); the checkers keep them out of the output.
+pub const EXPECTED_PANICS: [&str; 1] = [OBSERVER_PANIC];
+
+/// The message of the deliberately panicking observer.
+pub const OBSERVER_PANIC: &str = "observer boom";
+
 /// Every scenario of this build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum ScenarioId {

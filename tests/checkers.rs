@@ -1,0 +1,180 @@
+//! Every scenario under every checker (small budget), outcome sets, the
+//! fault kill matrix, replay round-trips and determinism.
+
+mod common;
+
+use agent_lifecycle::check::{Checker, ReplayLine};
+use agent_lifecycle::faults::Fault;
+use agent_lifecycle::scenarios::ScenarioId;
+use common::{assert_killed, assert_pass, run};
+use lifecycle_sim::Sim;
+
+#[test]
+fn every_scenario_passes_on_every_checker() {
+    for scenario in ScenarioId::ALL {
+        for checker in Checker::ALL {
+            let r = run(checker, scenario, None);
+            assert_pass(&r);
+        }
+    }
+}
+
+#[test]
+fn loom_exhausts_cancel_before_claim() {
+    let r = run(Checker::Loom, ScenarioId::CancelBeforeClaim, None);
+    assert_pass(&r);
+    assert!(r.exhausted, "loom did not exhaust the space");
+}
+
+/// Outcome sets: each checker that explores schedules reaches both sides of
+/// the race of `cancel-before-claim` (A cancelled before its claim; A ran
+/// before the cancel), and the marker path (cancel between wake and claim).
+#[test]
+fn cancel_before_claim_outcome_sets() {
+    for checker in [Checker::Sim, Checker::Loom, Checker::ShuttleRandom] {
+        let r = run(checker, ScenarioId::CancelBeforeClaim, None);
+        let seen: Vec<&str> = r.outcomes.keys().map(String::as_str).collect();
+        for want in [
+            "A:cleared-in-queue",
+            "A:skipped-at-claim",
+            "A:ran-before-cancel",
+        ] {
+            assert!(
+                seen.contains(&want),
+                "{checker} never reached {want}: {seen:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_fault_is_killed_by_sim_and_shuttle_pct() {
+    let plan = [
+        (Fault::M3, ScenarioId::CancelBeforeClaim),
+        (Fault::M4, ScenarioId::IdleCancelThenPrompt),
+        (Fault::M5, ScenarioId::CancelBeforeClaim),
+        (Fault::M11, ScenarioId::ObserverQueuesDuringCancel),
+        (Fault::M12, ScenarioId::WhenIdleWaiters),
+    ];
+    for (fault, scenario) in plan {
+        for checker in [Checker::Sim, Checker::ShuttlePct, Checker::Loom] {
+            assert_killed(&run(checker, scenario, Some(fault)), fault);
+        }
+    }
+}
+
+/// A loom deadlock (M4 leaves the marker set, so `when_idle` never
+/// resolves) is reported as a violation with a replay line, not a crash.
+#[test]
+fn loom_deadlock_is_reported_not_fatal() {
+    let r = run(Checker::Loom, ScenarioId::CancelMidTurn, Some(Fault::M4));
+    assert_eq!(r.status, "fail");
+    let v = r.violations.first().expect("a violation");
+    assert!(
+        v.replay.starts_with("v1:cancel-mid-turn:loom:M4:exec="),
+        "{}",
+        v.replay
+    );
+}
+
+#[test]
+fn replay_round_trip_sim() {
+    let r = run(Checker::Sim, ScenarioId::CancelBeforeClaim, Some(Fault::M3));
+    let line = r.violations[0].replay.clone();
+    let parsed = ReplayLine::parse(&line).expect("parse");
+    assert_eq!(parsed.to_string(), line);
+    let a = parsed.replay().expect("replay");
+    let b = parsed.replay().expect("replay");
+    assert_eq!(a.journal, b.journal, "replay is not deterministic");
+    assert_eq!(a.trace_hash, b.trace_hash);
+    let rules: Vec<_> = a.outcome.violations.iter().map(|v| v.rule).collect();
+    assert!(
+        rules.contains(&"C4"),
+        "replay did not reproduce C4: {rules:?}"
+    );
+}
+
+#[test]
+fn replay_round_trip_loom_and_shuttle() {
+    common::setup();
+    for checker in [Checker::Loom, Checker::ShuttleRandom, Checker::ShuttlePct] {
+        let r = run(checker, ScenarioId::CancelBeforeClaim, Some(Fault::M3));
+        let line = &r.violations.first().expect("killed").replay;
+        let replayed = ReplayLine::parse(line)
+            .expect("parse")
+            .replay()
+            .expect("replay");
+        assert!(
+            replayed.outcome.violations.iter().any(|v| v.rule == "C4"),
+            "{checker}: {line} did not reproduce: {:?}",
+            replayed.outcome.violations
+        );
+    }
+}
+
+#[test]
+fn determinism_same_seed_same_trace_hash() {
+    use agent_lifecycle::check::sim_check::run_seed;
+    use agent_lifecycle::faults::Faults;
+    let mut hashes = std::collections::BTreeSet::new();
+    for seed in 0..20 {
+        let (o1, s1) = run_seed(ScenarioId::CancelMidTurn, Faults::none(), seed);
+        let (o2, s2) = run_seed(ScenarioId::CancelMidTurn, Faults::none(), seed);
+        assert_eq!(s1.trace_hash(), s2.trace_hash(), "seed {seed}");
+        assert_eq!(o1.journal, o2.journal, "seed {seed}");
+        hashes.insert(s1.trace_hash());
+    }
+    assert!(
+        hashes.len() > 1,
+        "20 seeds gave one schedule: the scheduler is not exploring"
+    );
+}
+
+#[test]
+fn sim_decisions_replay_identically() {
+    let mut sim = Sim::with_seed(7);
+    let report = sim
+        .block_on(
+            agent_lifecycle::scenarios::run::<agent_lifecycle::rt::SimRt>(
+                ScenarioId::CancelBeforeClaim,
+                Default::default(),
+            ),
+        )
+        .expect("run");
+    let mut again = Sim::replay(sim.decisions().to_vec());
+    let report2 = again
+        .block_on(
+            agent_lifecycle::scenarios::run::<agent_lifecycle::rt::SimRt>(
+                ScenarioId::CancelBeforeClaim,
+                Default::default(),
+            ),
+        )
+        .expect("replay");
+    assert_eq!(report.journal, report2.journal);
+    assert_eq!(sim.trace_hash(), again.trace_hash());
+    assert_eq!(again.diverged_at(), None);
+}
+
+#[test]
+#[should_panic(expected = "malformed replay line")]
+fn malformed_replay_line_is_an_error() {
+    ReplayLine::parse("cancel-before-claim")
+        .map_err(|e| e.0)
+        .unwrap();
+}
+
+#[test]
+fn bad_replay_lines_are_rejected() {
+    for bad in [
+        "v2:cancel-before-claim:sim:none:seed=1",
+        "v1:nope:sim:none:seed=1",
+        "v1:cancel-before-claim:nope:none:seed=1",
+        "v1:cancel-before-claim:sim:M99:seed=1",
+        "v1:cancel-before-claim:sim:M1:seed=1",
+        "v1:cancel-before-claim:sim:none:seed=x",
+        "v1:cancel-before-claim:loom:none:exec=1",
+        "v1:cancel-before-claim:shuttle-pct:none:schedule=zz",
+    ] {
+        assert!(ReplayLine::parse(bad).is_err(), "accepted {bad}");
+    }
+}

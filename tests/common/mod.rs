@@ -1,0 +1,51 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+use agent_lifecycle::check::{self, Budget, Checker, Report};
+use agent_lifecycle::faults::{Fault, Faults};
+use agent_lifecycle::scenarios::ScenarioId;
+
+/// A budget small enough for a debug build.
+pub const TEST_BUDGET: Budget = Budget {
+    sim_seeds: 500,
+    shuttle_iterations: 200,
+    pct_depth: 3,
+    loom_preemptions: 2,
+    tokio_runs: 20,
+};
+
+/// Point the loom checker at the built `lifecycle` binary.
+pub fn setup() {
+    check::loom_check::set_worker(env!("CARGO_BIN_EXE_lifecycle").into());
+}
+
+/// Run one checker on one scenario.
+pub fn run(checker: Checker, scenario: ScenarioId, fault: Option<Fault>) -> Report {
+    setup();
+    check::run(checker, scenario, Faults::from(fault), &TEST_BUDGET, true)
+}
+
+/// Assert a clean pass, printing the failure otherwise.
+pub fn assert_pass(r: &Report) {
+    assert!(
+        r.status == "pass" && r.executions > 0,
+        "{} on {}: {:?} {:?}",
+        r.scenario,
+        r.checker,
+        r.violations,
+        r.error
+    );
+}
+
+/// Assert that `fault` is caught with one of its rules.
+pub fn assert_killed(r: &Report, fault: Fault) {
+    assert!(
+        r.violations
+            .iter()
+            .any(|v| fault.must_violate().contains(&v.rule)),
+        "{fault} not killed on {} by {}: {:?}",
+        r.scenario,
+        r.checker,
+        r.violations
+    );
+}

@@ -1,0 +1,113 @@
+//! One test per rule of this part (C1–C9), named after its ID: each runs
+//! the scenario that exercises the rule on the simulator, clean, and with the
+//! fault that must break it.
+
+mod common;
+
+use agent_lifecycle::check::Checker;
+use agent_lifecycle::faults::Fault;
+use agent_lifecycle::scenarios::ScenarioId;
+use common::{assert_killed, assert_pass, run};
+
+#[test]
+fn c1_cancel_requested_emitted_once_before_clearing() {
+    assert_pass(&run(
+        Checker::Sim,
+        ScenarioId::ObserverQueuesDuringCancel,
+        None,
+    ));
+    let r = run(
+        Checker::Sim,
+        ScenarioId::ObserverQueuesDuringCancel,
+        Some(Fault::M11),
+    );
+    assert!(
+        r.violations.iter().any(|v| v.rule == "C1"),
+        "{:?}",
+        r.violations
+    );
+}
+
+#[test]
+fn c2_observer_queued_work_is_cleared_too() {
+    let r = run(
+        Checker::Sim,
+        ScenarioId::ObserverQueuesDuringCancel,
+        Some(Fault::M11),
+    );
+    assert!(
+        r.violations.iter().any(|v| v.rule == "C2"),
+        "M11 lets the observer's prompt survive: {:?}",
+        r.violations
+    );
+}
+
+#[test]
+fn c3_first_cause_wins_and_turn_ends_aborted() {
+    let r = run(Checker::Sim, ScenarioId::CancelMidTurn, None);
+    assert_pass(&r);
+    assert!(
+        r.outcomes.keys().all(|k| k.starts_with("A:aborted")),
+        "{:?}",
+        r.outcomes
+    );
+}
+
+#[test]
+fn c4_prompt_cancelled_before_claim_never_runs() {
+    assert_pass(&run(Checker::Sim, ScenarioId::CancelBeforeClaim, None));
+    assert_killed(
+        &run(Checker::Sim, ScenarioId::CancelBeforeClaim, Some(Fault::M3)),
+        Fault::M3,
+    );
+}
+
+#[test]
+fn c5_prompt_after_cancel_runs_exactly_once() {
+    assert_killed(
+        &run(Checker::Sim, ScenarioId::CancelBeforeClaim, Some(Fault::M5)),
+        Fault::M5,
+    );
+}
+
+#[test]
+fn c6_idle_cancel_emits_nothing_and_strands_nothing() {
+    assert_pass(&run(Checker::Sim, ScenarioId::IdleCancelThenPrompt, None));
+    assert_killed(
+        &run(
+            Checker::Sim,
+            ScenarioId::IdleCancelThenPrompt,
+            Some(Fault::M4),
+        ),
+        Fault::M4,
+    );
+}
+
+#[test]
+fn c7_when_idle_resolves_only_at_quiescence() {
+    assert_pass(&run(Checker::Sim, ScenarioId::WhenIdleWaiters, None));
+    assert_killed(
+        &run(Checker::Sim, ScenarioId::WhenIdleWaiters, Some(Fault::M12)),
+        Fault::M12,
+    );
+}
+
+#[test]
+fn c8_steering_of_cancelled_turn_never_absorbed() {
+    for checker in [Checker::Sim, Checker::ShuttleRandom] {
+        assert_pass(&run(checker, ScenarioId::CancelMidTurn, None));
+    }
+}
+
+#[test]
+fn c9_panicking_observer_cannot_veto_cancel() {
+    let r = run(Checker::Sim, ScenarioId::ObserverQueuesDuringCancel, None);
+    assert_pass(&r);
+    assert!(
+        r.outcomes
+            .keys()
+            .any(|k| k.contains("observer-prompt:cleared-in-queue")),
+        "{:?}",
+        r.outcomes
+    );
+}
