@@ -392,13 +392,15 @@ fn run_replay(line: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    println!("replaying {parsed}");
+    println!("\ntrace (tracing events per task, virtual time on the simulator):");
     let _ = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::DEBUG)
         .with_target(false)
-        .without_time()
+        .with_ansi(false)
+        .with_timer(VirtualTime)
         .with_writer(std::io::stdout)
         .try_init();
-    println!("replaying {parsed}");
     let replayed = match parsed.replay() {
         Ok(r) => r,
         Err(e) => {
@@ -434,6 +436,19 @@ fn run_replay(line: &str) -> ExitCode {
     }
     println!("replay: cargo run --release -- replay '{parsed}'");
     ExitCode::from(1)
+}
+
+/// Timestamps trace lines with the simulator's virtual time.
+struct VirtualTime;
+
+impl tracing_subscriber::fmt::time::FormatTime for VirtualTime {
+    fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
+        if lifecycle_sim::is_running() {
+            write!(w, "t={:>5}ms", lifecycle_sim::now_ms())
+        } else {
+            write!(w, "t=    -  ")
+        }
+    }
 }
 
 fn list() {

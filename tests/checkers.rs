@@ -75,6 +75,17 @@ fn loom_deadlock_is_reported_not_fatal() {
         "{}",
         v.replay
     );
+    let replayed = ReplayLine::parse(&v.replay)
+        .expect("parse")
+        .replay()
+        .expect("replay");
+    assert!(
+        replayed.outcome.violations.iter().any(|x| x.rule == v.rule),
+        "{} did not reproduce {}: {:?}",
+        v.replay,
+        v.rule,
+        replayed.outcome.violations
+    );
 }
 
 #[test]

@@ -151,9 +151,8 @@ fn each_execution(
 fn install_worker_hook() {
     std::panic::set_hook(Box::new(|info| {
         let message = panic_message(info.payload());
-        if message.contains("deadlock")
-            || info.location().is_some_and(|l| l.file().contains("loom"))
-        {
+        let in_loom = info.location().is_some_and(|l| l.file().contains("/loom-"));
+        if message != STOP && (message.contains("deadlock") || in_loom) {
             emit(&WorkerLine::LoomPanic {
                 exec: CURRENT.load(Ordering::SeqCst),
                 message: message.lines().next().unwrap_or("").to_string(),

@@ -105,10 +105,16 @@ pub fn spawn<R: Rt, T: Send + 'static>(
 ) -> JoinHandle<R, T> {
     let slot = Arc::new(Monitor::<R, Option<T>>::new(None));
     let done = slot.clone();
-    let task: BoxFuture<()> = Box::pin(async move {
-        let out = fut.await;
-        done.update(|s| *s = Some(out));
-    });
+    // Every event the task traces carries its name (the replay trace is
+    // read per task).
+    let span = tracing::info_span!(parent: None, "task", name = %name);
+    let task: BoxFuture<()> = Box::pin(tracing::Instrument::instrument(
+        async move {
+            let out = fut.await;
+            done.update(|s| *s = Some(out));
+        },
+        span,
+    ));
     R::spawn_detached(name, task);
     JoinHandle {
         slot,

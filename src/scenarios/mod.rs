@@ -157,6 +157,11 @@ impl Outcome {
 
 /// Run one execution of `id` on backend `R`.
 pub async fn run<R: Rt>(id: ScenarioId, faults: Faults) -> Outcome {
+    let span = tracing::info_span!("task", name = "main");
+    tracing::Instrument::instrument(body::<R>(id, faults), span).await
+}
+
+async fn body<R: Rt>(id: ScenarioId, faults: Faults) -> Outcome {
     match id {
         ScenarioId::CancelBeforeClaim => cancel::cancel_before_claim::<R>(faults).await,
         ScenarioId::IdleCancelThenPrompt => idle::idle_cancel_then_prompt::<R>(faults).await,
