@@ -92,7 +92,7 @@ impl Budget {
     /// The PR-gate budget.
     pub const PR: Budget = Budget {
         sim_seeds: 20_000,
-        shuttle_iterations: 500,
+        shuttle_iterations: 5_000,
         pct_depth: 3,
         loom_preemptions: 3,
         tokio_runs: 200,
