@@ -466,7 +466,10 @@ fn list() {
     for c in Checker::ALL {
         println!("  {c}");
     }
-    println!("\nrules checked by the oracles on every execution: C1 C2 C3 C4 C5 C6 C7 C8 C9 D3 D6");
+    println!(
+        "\nrules checked by the oracles on every execution: {}",
+        crate::oracle::ORACLE_RULES.join(" ")
+    );
     println!("\nfaults (SPEC §3):");
     for f in Fault::ALL {
         let on = if Fault::IMPLEMENTED.contains(&f) {

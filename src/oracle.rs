@@ -84,6 +84,12 @@ impl Replay {
     }
 }
 
+/// The rules [`check_journal`] and [`check_durable`] evaluate on every
+/// execution.
+pub const ORACLE_RULES: [&str; 11] = [
+    "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "D3", "D6",
+];
+
 /// Check C1–C9 (and D6) over one agent's journal.
 pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
     let mut v = Vec::new();

@@ -82,3 +82,18 @@ fn list_names_everything() {
         assert!(out.contains(s), "{s} missing");
     }
 }
+
+#[test]
+fn a_check_that_explores_nothing_fails() {
+    let (code, out, _) = lifecycle(&[
+        "check",
+        "--scenario",
+        "cancel-before-claim",
+        "--checker",
+        "sim",
+        "--sim-seeds",
+        "0",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("nothing was explored"), "{out}");
+}

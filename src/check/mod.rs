@@ -224,7 +224,11 @@ impl Tally {
                 .collect(),
             None => Vec::new(),
         };
-        let status = if violations.is_empty() && self.error.is_none() {
+        let error = match (&self.error, self.executions) {
+            (None, 0) => Some("nothing was explored (0 executions)".to_string()),
+            (e, _) => e.clone(),
+        };
+        let status = if violations.is_empty() && error.is_none() {
             "pass"
         } else {
             "fail"
@@ -240,7 +244,7 @@ impl Tally {
             seconds: self.start.elapsed().as_secs_f64(),
             exhausted: self.exhausted,
             outcomes: self.outcomes,
-            error: self.error,
+            error,
         }
     }
 }

@@ -7,10 +7,15 @@ use crate::rt::SimRt;
 use crate::scenarios::{self, Outcome, ScenarioId};
 use lifecycle_sim::{Sim, SimError};
 
-/// Run one execution with `seed`. A stall or a panic becomes a violation.
+/// Run one execution with `seed`, keeping the scheduling trace. A stall or
+/// a panic becomes a violation.
 pub fn run_seed(scenario: ScenarioId, faults: Faults, seed: u64) -> (Outcome, Sim) {
+    run(scenario, faults, seed, true)
+}
+
+fn run(scenario: ScenarioId, faults: Faults, seed: u64, trace: bool) -> (Outcome, Sim) {
     let mut sim = Sim::with_seed(seed);
-    sim.set_trace(true);
+    sim.set_trace(trace);
     let outcome = match sim.block_on(scenarios::run::<SimRt>(scenario, faults)) {
         Ok(outcome) => outcome,
         Err(e) => sim_error_outcome(&e),
@@ -38,11 +43,7 @@ pub fn sim_error_outcome(e: &SimError) -> Outcome {
 pub fn explore(scenario: ScenarioId, faults: Faults, seeds: u64, stop_at_first: bool) -> Report {
     let mut tally = Tally::new(scenario, Checker::Sim, faults);
     for seed in 0..seeds {
-        let mut sim = Sim::with_seed(seed);
-        let outcome = match sim.block_on(scenarios::run::<SimRt>(scenario, faults)) {
-            Ok(outcome) => outcome,
-            Err(e) => sim_error_outcome(&e),
-        };
+        let (outcome, _) = run(scenario, faults, seed, false);
         let failed = tally.add(&outcome, || {
             ReplayLine::new(scenario, Checker::Sim, faults, format!("seed={seed}")).to_string()
         });

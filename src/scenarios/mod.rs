@@ -7,7 +7,7 @@ mod idle;
 
 use crate::faults::{Fault, Faults};
 use crate::journal::Record;
-use crate::oracle::{check_durable, check_journal, Violation};
+use crate::oracle::{check_durable, check_journal, Violation, ORACLE_RULES};
 use crate::rt::Rt;
 use crate::session_log::Entry;
 use serde::Serialize;
@@ -144,7 +144,7 @@ impl Outcome {
     ) -> Outcome {
         let mut violations = check_journal(&journal);
         violations.extend(check_durable(&journal, durable));
-        let invariants = 13 + own.len();
+        let invariants = ORACLE_RULES.len() + own.len();
         violations.extend(own.into_iter().filter(|(ok, _)| !ok).map(|(_, v)| v));
         Outcome {
             violations,
