@@ -56,7 +56,17 @@ impl Fault {
 
     /// The faults this build can switch on (the others belong to parts not
     /// built yet, see the README).
-    pub const IMPLEMENTED: [Fault; 5] = [Fault::M3, Fault::M4, Fault::M5, Fault::M11, Fault::M12];
+    pub const IMPLEMENTED: [Fault; 9] = [
+        Fault::M1,
+        Fault::M3,
+        Fault::M4,
+        Fault::M5,
+        Fault::M6,
+        Fault::M9,
+        Fault::M10,
+        Fault::M11,
+        Fault::M12,
+    ];
 
     /// What the fault does.
     pub fn about(self) -> &'static str {

@@ -19,7 +19,7 @@ pub enum Cause {
 }
 
 /// Why a turn ended (`turn/end {reason}`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EndReason {
     /// Every step ran.

@@ -21,13 +21,13 @@
 //!
 //! let mut sim = lifecycle_sim::Sim::with_seed(42);
 //! sim.block_on(async {
-//!     let mut handle = Agent::<SimRt>::spawn("agent-1");
+//!     let handle = Agent::<SimRt>::spawn("agent-1");
 //!     let agent = handle.agent.clone();
 //!     agent.send("A").unwrap();
 //!     agent.cancel(Cause::User);       // A never runs (C4) ...
 //!     agent.send("B").unwrap();        // ... B runs exactly once (C5)
 //!     agent.when_idle().await;         // quiescence (C7)
-//!     handle.dispose().await;
+//!     handle.stop().await;
 //! })
 //! .unwrap();
 //! ```
@@ -56,6 +56,12 @@ pub mod cli;
 pub mod faults;
 pub mod journal;
 pub mod oracle;
+pub mod oracle_world;
+pub mod provider;
+pub mod registry;
 pub mod rt;
 pub mod scenarios;
+pub mod scope;
 pub mod session_log;
+pub mod store;
+pub mod world;

@@ -1,16 +1,28 @@
-//! A small session log: turns append to it, and a flush makes what was
-//! appended durable. (The full `SessionStore` with publication hooks and a
-//! durable backend is a later part; this is the seam the loop writes to.)
+//! The seam the agent loop writes its session to ([`SessionSink`]), and a
+//! small standalone implementation ([`SessionLog`]) for agents that live
+//! outside a `SessionStore`: turns append to it, and a flush makes what was
+//! appended durable.
 //!
 //! States of one entry: `appended` → (flush) → `durable`. A flush awaits (it
 //! is an I/O point and a scheduling point).
 
 use crate::journal::{EndReason, PromptId, SteerId};
-use crate::rt::{Mutex, Rt};
-use serde::Serialize;
+use crate::rt::{BoxFuture, Mutex, Rt};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Where an agent's turns go: appended, then flushed.
+pub trait SessionSink: Send + Sync + 'static {
+    /// Append an entry (not yet durable).
+    fn append(&self, entry: Entry);
+    /// Make every appended entry durable.
+    fn flush(self: Arc<Self>) -> BoxFuture<()>;
+    /// The durable entries of this session.
+    fn durable(&self) -> Vec<Entry>;
+}
 
 /// One entry of a session log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Entry {
     /// `turn/start`.
@@ -94,5 +106,19 @@ impl<R: Rt> SessionLog<R> {
     /// Appended entries not yet flushed.
     pub fn pending(&self) -> Vec<Entry> {
         self.state.with(|s| s.pending.clone())
+    }
+}
+
+impl<R: Rt> SessionSink for SessionLog<R> {
+    fn append(&self, entry: Entry) {
+        SessionLog::append(self, entry)
+    }
+
+    fn flush(self: Arc<Self>) -> BoxFuture<()> {
+        Box::pin(async move { SessionLog::flush(&self).await })
+    }
+
+    fn durable(&self) -> Vec<Entry> {
+        SessionLog::durable(self)
     }
 }

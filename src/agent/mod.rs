@@ -10,8 +10,9 @@
 //! **flush** → `idle`.
 //!
 //! Who may call what: anyone holding an [`Agent`] may `send`, `steer`,
-//! `cancel`, `when_idle`, `done` and observe; only the [`AgentHandle`] can
-//! dispose.
+//! `cancel`, `when_idle`, `done` and observe; only the owner of the
+//! [`AgentLoop`] can stop it (the registry's `AgentHandle` wraps it in the
+//! memoized teardown of D1–D2).
 
 pub mod core;
 
@@ -20,7 +21,7 @@ use crate::bus::{Bus, Observer, PublicEvent};
 use crate::faults::{Fault, Faults};
 use crate::journal::{Cause, Event, Record};
 use crate::rt::{self, JoinHandle, Monitor, Rt};
-use crate::session_log::{Entry, SessionLog};
+use crate::session_log::{Entry, SessionLog, SessionSink};
 use std::sync::Arc;
 
 pub use self::core::{Prompt, Steer};
@@ -64,7 +65,7 @@ struct Shared<R: Rt> {
     id: String,
     core: Monitor<R, AgentCore>,
     bus: Bus<R, Agent<R>>,
-    log: SessionLog<R>,
+    log: Arc<dyn SessionSink>,
 }
 
 /// One conversation driver. Cheap to clone; clones share the agent.
@@ -80,37 +81,41 @@ impl<R: Rt> Clone for Agent<R> {
     }
 }
 
-/// The owner's capability over an agent: the only way to dispose it.
-pub struct AgentHandle<R: Rt> {
+/// The owner's capability over an agent's loop: start it, stop it.
+pub struct AgentLoop<R: Rt> {
     /// The agent.
     pub agent: Agent<R>,
-    loop_task: Option<JoinHandle<R, ()>>,
+    task: crate::rt::Mutex<R, Option<JoinHandle<R, ()>>>,
 }
 
 impl<R: Rt> Agent<R> {
-    /// Start an agent with id `id` and its loop task.
-    pub fn spawn(id: &str) -> AgentHandle<R> {
+    /// Start an agent with id `id`, its own session log, and its loop task.
+    pub fn spawn(id: &str) -> AgentLoop<R> {
         Self::spawn_with_faults(id, Faults::none())
     }
 
     /// Start an agent with faults switched on. For the harness only: the
     /// production constructors use [`Faults::none`].
-    pub fn spawn_with_faults(id: &str, faults: Faults) -> AgentHandle<R> {
+    pub fn spawn_with_faults(id: &str, faults: Faults) -> AgentLoop<R> {
+        let l = Self::prepare(id, faults, Arc::new(SessionLog::<R>::default()));
+        l.start();
+        l
+    }
+
+    /// Build an agent whose turns write to `sink`, without starting its
+    /// loop (private state: nothing runs until [`AgentLoop::start`]).
+    pub fn prepare(id: &str, faults: Faults, sink: Arc<dyn SessionSink>) -> AgentLoop<R> {
         let agent = Agent {
             shared: Arc::new(Shared {
                 id: id.to_string(),
                 core: Monitor::new(AgentCore::new(faults)),
                 bus: Bus::default(),
-                log: SessionLog::default(),
+                log: sink,
             }),
         };
-        let looped = agent.clone();
-        let loop_task = rt::spawn::<R, ()>(&format!("agent-loop {id}"), async move {
-            looped.run_loop().await;
-        });
-        AgentHandle {
+        AgentLoop {
             agent,
-            loop_task: Some(loop_task),
+            task: crate::rt::Mutex::new(None),
         }
     }
 
@@ -129,7 +134,7 @@ impl<R: Rt> Agent<R> {
         self.shared.core.read(|c| c.journal().records().to_vec())
     }
 
-    /// The session log's durable entries.
+    /// The session's durable entries.
     pub fn durable_log(&self) -> Vec<Entry> {
         self.shared.log.durable()
     }
@@ -313,20 +318,47 @@ impl<R: Rt> Agent<R> {
             })
             .await;
         log.append(Entry::TurnEnd { prompt: id, reason });
-        log.flush().await;
+        log.clone().flush().await;
         core.update(|c| c.close_turn(R::now_ms()));
     }
 }
 
-impl<R: Rt> AgentHandle<R> {
-    /// Stop the agent: mark it disposed, request the turn's token
-    /// `{disposed}`, clear the inbox, then await the loop's exit and its
-    /// closing flush (D2 steps 1–2). Idempotent.
-    pub async fn dispose(&mut self) {
-        let agent = &self.agent;
-        agent.shared.core.update(|c| c.begin_dispose(R::now_ms()));
-        if let Some(task) = self.loop_task.take() {
+impl<R: Rt> AgentLoop<R> {
+    /// Start the loop task (once).
+    pub fn start(&self) {
+        let looped = self.agent.clone();
+        let id = self.agent.id().to_string();
+        self.task.with(|t| {
+            if t.is_none() {
+                *t = Some(rt::spawn::<R, ()>(
+                    &format!("agent-loop {id}"),
+                    async move {
+                        looped.run_loop().await;
+                    },
+                ));
+            }
+        });
+    }
+
+    /// D2 step 1: mark the agent disposed, request the turn's token
+    /// `{disposed}`, clear the inbox. `false` if it already was.
+    pub fn begin_stop(&self) -> bool {
+        self.agent
+            .shared
+            .core
+            .update(|c| c.begin_dispose(R::now_ms()))
+    }
+
+    /// D2 step 2: await the loop's exit (its closing flush included).
+    pub async fn join(&self) {
+        if let Some(task) = self.task.with(|t| t.take()) {
             task.join().await;
         }
+    }
+
+    /// Steps 1 and 2 together. Idempotent.
+    pub async fn stop(&self) {
+        self.begin_stop();
+        self.join().await;
     }
 }

@@ -305,6 +305,7 @@ pub fn explore(
                     label: "fail".into(),
                     invariants: 0,
                     journal: Vec::new(),
+                    world: Vec::new(),
                 };
                 tally.record_failure(&outcome, replay(exec));
             }
@@ -319,6 +320,7 @@ pub fn explore(
                     label: "loom-panic".into(),
                     invariants: 0,
                     journal: Vec::new(),
+                    world: Vec::new(),
                 };
                 tally.record_failure(&outcome, replay(exec));
                 tally.executions = tally.executions.max(exec + 1);
@@ -363,6 +365,7 @@ pub fn replay(
                     label,
                     invariants: 0,
                     journal: Vec::new(),
+                    world: Vec::new(),
                 };
                 return Ok((outcome, journal));
             }
@@ -377,6 +380,7 @@ pub fn replay(
                     label: "loom-panic".into(),
                     invariants: 0,
                     journal: Vec::new(),
+                    world: Vec::new(),
                 };
                 return Ok((outcome, Vec::new()));
             }

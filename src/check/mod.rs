@@ -99,6 +99,15 @@ impl Budget {
     };
 }
 
+/// loom's preemption bound for `scenario`: the budget's bound for two
+/// tasks, one less for each task beyond two (at least 1). Loom's space grows
+/// steeply with threads: `provider-unload` (4 tasks) does not finish in two
+/// minutes at bound 2.
+pub fn loom_bound(scenario: ScenarioId, base: usize) -> usize {
+    base.saturating_sub(scenario.info().tasks.saturating_sub(2))
+        .max(1)
+}
+
 /// One violation found, with the line that replays it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Found {
@@ -261,9 +270,12 @@ pub fn run(
     quiet_panics();
     match checker {
         Checker::Sim => sim_check::explore(scenario, faults, budget.sim_seeds, stop_at_first),
-        Checker::Loom => {
-            loom_check::explore(scenario, faults, budget.loom_preemptions, stop_at_first)
-        }
+        Checker::Loom => loom_check::explore(
+            scenario,
+            faults,
+            loom_bound(scenario, budget.loom_preemptions),
+            stop_at_first,
+        ),
         Checker::ShuttleRandom | Checker::ShuttlePct => shuttle_check::explore(
             checker,
             scenario,

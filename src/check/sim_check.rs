@@ -36,6 +36,7 @@ pub fn sim_error_outcome(e: &SimError) -> Outcome {
         label: "error".into(),
         invariants: 1,
         journal: Vec::new(),
+        world: Vec::new(),
     }
 }
 

@@ -35,6 +35,7 @@ pub fn run_once(rt: &tokio::runtime::Runtime, scenario: ScenarioId, faults: Faul
             label: "error".into(),
             invariants: 1,
             journal: Vec::new(),
+            world: Vec::new(),
         },
         Err(_) => Outcome {
             violations: vec![Violation::new(
@@ -44,6 +45,7 @@ pub fn run_once(rt: &tokio::runtime::Runtime, scenario: ScenarioId, faults: Faul
             label: "error".into(),
             invariants: 1,
             journal: Vec::new(),
+            world: Vec::new(),
         },
     }
 }

@@ -33,6 +33,9 @@ pub(crate) fn fate(journal: &[Record], p: PromptId) -> String {
             Event::Cleared { prompts, .. } if prompts.contains(&p) => {
                 fate = "cleared-in-queue".into()
             }
+            Event::DisposeBegan { prompts } if prompts.contains(&p) => {
+                fate = "cleared-by-dispose".into()
+            }
             _ => {}
         }
     }
@@ -70,14 +73,14 @@ fn started_before_cancel(journal: &[Record], p: PromptId, call: u64) -> bool {
 /// claim; then send B. A never runs unless it started before the cancel
 /// (C4); B runs exactly once (C5); `when_idle` resolves at quiescence (C7).
 pub async fn cancel_before_claim<R: Rt>(faults: Faults) -> Outcome {
-    let mut h = Agent::<R>::spawn_with_faults("agent-1", faults);
+    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 1)).expect("send A");
     R::yield_now().await;
     let cancelled = agent.cancel(Cause::User);
     let b = agent.send(spec("B", 1)).expect("send B");
     agent.when_idle().await;
-    h.dispose().await;
+    h.stop().await;
     let journal = agent.journal();
     let a_fate = fate(&journal, a);
     let b_fate = fate(&journal, b);
@@ -115,7 +118,7 @@ pub async fn cancel_before_claim<R: Rt>(faults: Faults) -> Outcome {
 /// tail is dropped, the steering input is never absorbed after the cancel,
 /// the turn ends `{aborted}` (C3, C8).
 pub async fn cancel_mid_turn<R: Rt>(faults: Faults) -> Outcome {
-    let mut h = Agent::<R>::spawn_with_faults("agent-1", faults);
+    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 3)).expect("send A");
     let tail = agent.send(spec("tail", 1)).expect("send tail");
@@ -128,7 +131,7 @@ pub async fn cancel_mid_turn<R: Rt>(faults: Faults) -> Outcome {
     let first = agent.cancel(Cause::Parent);
     let second = agent.cancel(Cause::User);
     agent.when_idle().await;
-    h.dispose().await;
+    h.stop().await;
     let journal = agent.journal();
     let a_end = journal.iter().find_map(|r| match &r.event {
         Event::TurnEnd {
@@ -164,7 +167,7 @@ pub async fn cancel_mid_turn<R: Rt>(faults: Faults) -> Outcome {
 /// prompt, another panics. The observer's prompt is cleared too (C2); the
 /// panic neither vetoes nor skips the cancel (C9).
 pub async fn observer_queues_during_cancel<R: Rt>(faults: Faults) -> Outcome {
-    let mut h = Agent::<R>::spawn_with_faults("agent-1", faults);
+    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     let queued_by_observer: Arc<Mutex<R, Option<PromptId>>> = Arc::new(Mutex::new(None));
     let slot = queued_by_observer.clone();
@@ -182,7 +185,7 @@ pub async fn observer_queues_during_cancel<R: Rt>(faults: Faults) -> Outcome {
         .await;
     let cancelled = agent.cancel(Cause::User);
     agent.when_idle().await;
-    h.dispose().await;
+    h.stop().await;
     let journal = agent.journal();
     let obs = queued_by_observer.with(|s| *s);
     let obs_fate = obs

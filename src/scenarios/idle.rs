@@ -20,14 +20,14 @@ fn one_step(text: &str) -> PromptSpec {
 /// `idle-cancel-then-prompt`: A completes; a cancel with no turn and an
 /// empty inbox emits nothing and sets no marker; B then runs (C6).
 pub async fn idle_cancel_then_prompt<R: Rt>(faults: Faults) -> Outcome {
-    let mut h = Agent::<R>::spawn_with_faults("agent-1", faults);
+    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     let a = agent.send(one_step("A")).expect("send A");
     agent.when_idle().await;
     let cancelled = agent.cancel(Cause::User);
     let b = agent.send(one_step("B")).expect("send B");
     agent.when_idle().await;
-    h.dispose().await;
+    h.stop().await;
     let journal = agent.journal();
     let emitted = journal.iter().any(|r| {
         matches!(
@@ -57,7 +57,7 @@ pub async fn idle_cancel_then_prompt<R: Rt>(faults: Faults) -> Outcome {
 /// waiter registered after a later prompt B was accepted does not resolve
 /// before B's turn has ended (C7).
 pub async fn when_idle_waiters<R: Rt>(faults: Faults) -> Outcome {
-    let mut h = Agent::<R>::spawn_with_faults("agent-1", faults);
+    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     agent.send(one_step("A")).expect("send A");
     // Registered now, before the cancel; polled together with `late`.
@@ -67,7 +67,7 @@ pub async fn when_idle_waiters<R: Rt>(faults: Faults) -> Outcome {
     let late = agent.when_idle();
     let (early_result, late) = futures::future::join(early, late).await;
     let b_done_at_late = fate(&agent.journal(), b);
-    h.dispose().await;
+    h.stop().await;
     let journal = agent.journal();
     let own = vec![
         (

@@ -1,0 +1,382 @@
+//! The factory (the note's AgentLoop provider): creates and resumes agents,
+//! returns [`AgentHandle`]s, and owns the agents it built.
+//!
+//! Creation: `prepare` a session and an agent privately → await setup → if
+//! the owner scope is still active, publish (`enter` the session, register
+//! the agent, `announce`, start the loop) → register the teardown effect
+//! with the owner scope AND the provider's scope. A loser of the same-id
+//! race, or a creation whose owner unloaded during setup, rolls back and
+//! publishes nothing (R1, R3).
+//!
+//! Teardown is ONE composite effect whose disposers run LIFO (D2):
+//! 1 stop the loop → 2 await its exit and closing flush → 3 detach the agent
+//! (the id is free again) → 4 detach the session → 5 unwind the agent's
+//! private scope. The handle, the owner's unload and the provider's unload
+//! all reach it; it runs once (D1).
+
+use crate::agent::{Agent, AgentLoop};
+use crate::faults::{Fault, Faults};
+use crate::registry::Registry;
+use crate::rt::{BoxFuture, Mutex, Rt};
+use crate::scope::{Disposer, Effect, EffectObserver, Scope};
+use crate::store::SessionStore;
+use crate::world::{World, WorldEvent};
+use std::sync::Arc;
+
+/// Why a creation failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CreateError {
+    /// A live agent/session already has the id (R1).
+    AlreadyExists(String),
+    /// The owner scope unloaded during setup (R3).
+    OwnerUnloaded(String),
+}
+
+impl std::fmt::Display for CreateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CreateError::AlreadyExists(id) => write!(f, "agent {id:?} already exists"),
+            CreateError::OwnerUnloaded(id) => {
+                write!(f, "owner unloaded while agent {id:?} was being created")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CreateError {}
+
+/// The owner's capability over one agent: `dispose()` is memoized and
+/// shared with the owner scope's and the provider's unload.
+pub struct AgentHandle<R: Rt> {
+    /// The agent.
+    pub agent: Agent<R>,
+    serial: u64,
+    effects: Vec<Arc<Effect<R>>>,
+}
+
+impl<R: Rt> Clone for AgentHandle<R> {
+    fn clone(&self) -> Self {
+        AgentHandle {
+            agent: self.agent.clone(),
+            serial: self.serial,
+            effects: self.effects.clone(),
+        }
+    }
+}
+
+impl<R: Rt> AgentHandle<R> {
+    /// The serial of the agent's session.
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Dispose the agent: resolves when the whole teardown is done (D1).
+    pub async fn dispose(&self) {
+        self.dispose_as("handle").await
+    }
+
+    /// [`dispose`](Self::dispose), naming the caller in the journal.
+    pub async fn dispose_as(&self, by: &str) {
+        let all: Vec<BoxFuture<()>> = self
+            .effects
+            .iter()
+            .map(|e| {
+                let e = e.clone();
+                let by = by.to_string();
+                Box::pin(async move { e.dispose(&by).await }) as BoxFuture<()>
+            })
+            .collect();
+        futures::future::join_all(all).await;
+    }
+}
+
+/// Journals an agent effect's teardown.
+struct Journaled<R: Rt> {
+    world: Arc<World<R>>,
+    id: String,
+    serial: u64,
+    main: bool,
+}
+
+impl<R: Rt> EffectObserver for Journaled<R> {
+    fn called(&self, by: &str) {
+        if self.main {
+            self.world.record(WorldEvent::DisposeCalled {
+                id: self.id.clone(),
+                serial: self.serial,
+                by: by.to_string(),
+            });
+        }
+    }
+    fn returned(&self, by: &str) {
+        if self.main {
+            self.world.record(WorldEvent::DisposeReturned {
+                id: self.id.clone(),
+                serial: self.serial,
+                by: by.to_string(),
+            });
+        }
+    }
+    fn began(&self) {
+        if self.main {
+            self.world.record(WorldEvent::TeardownBegan {
+                id: self.id.clone(),
+                serial: self.serial,
+            });
+        }
+    }
+    fn step(&self, step: u8, error: Option<&str>) {
+        self.world.record(WorldEvent::TeardownStep {
+            id: self.id.clone(),
+            serial: self.serial,
+            step,
+            error: error.map(str::to_string),
+        });
+    }
+    fn aborted(&self, step: u8) {
+        self.world.record(WorldEvent::TeardownAborted {
+            id: self.id.clone(),
+            serial: self.serial,
+            at_step: step,
+        });
+    }
+    fn done(&self) {
+        if self.main {
+            self.world.record(WorldEvent::TeardownDone {
+                id: self.id.clone(),
+                serial: self.serial,
+            });
+        }
+    }
+}
+
+/// Builds agents and owns them.
+pub struct Provider<R: Rt> {
+    scope: Scope<R>,
+    registry: Arc<Registry<R>>,
+    store: Arc<SessionStore<R>>,
+    world: Arc<World<R>>,
+    faults: Faults,
+    attempts: Mutex<R, u64>,
+}
+
+impl<R: Rt> Provider<R> {
+    /// A provider with its own scope over `registry` and `store`.
+    pub fn new(
+        name: &str,
+        registry: Arc<Registry<R>>,
+        store: Arc<SessionStore<R>>,
+        world: Arc<World<R>>,
+        faults: Faults,
+    ) -> Arc<Self> {
+        Arc::new(Provider {
+            scope: scope_journaled(name, &world),
+            registry,
+            store,
+            world,
+            faults,
+            attempts: Mutex::new(0),
+        })
+    }
+
+    /// The provider's scope.
+    pub fn scope(&self) -> &Scope<R> {
+        &self.scope
+    }
+
+    /// The registry it publishes to.
+    pub fn registry(&self) -> &Arc<Registry<R>> {
+        &self.registry
+    }
+
+    /// The session store it publishes to.
+    pub fn store(&self) -> &Arc<SessionStore<R>> {
+        &self.store
+    }
+
+    /// `agents.create(opts)`: a new agent with session id `id`, owned by
+    /// `owner` (and by the provider).
+    pub async fn create(&self, id: &str, owner: &Scope<R>) -> Result<AgentHandle<R>, CreateError> {
+        self.build(id, owner).await
+    }
+
+    /// `agents.resume(id)`: the agent of an existing durable session. Its
+    /// log is read first (the turns it holds are the agent's history).
+    pub async fn resume(&self, id: &str, owner: &Scope<R>) -> Result<AgentHandle<R>, CreateError> {
+        let history = self.store.load(id).map(|l| l.records.len()).unwrap_or(0);
+        tracing::debug!(id, history, "resume: durable log read");
+        self.build(id, owner).await
+    }
+
+    /// An agent created from configuration: owned by the provider's scope,
+    /// its handle dropped (D7).
+    pub async fn create_from_config(&self, id: &str) -> Result<(), CreateError> {
+        let scope = self.scope.clone();
+        self.build(id, &scope).await.map(drop)
+    }
+
+    /// Unload the provider: every agent it built is disposed (D1–D3, D7).
+    pub fn unload(&self) -> BoxFuture<()> {
+        self.scope.unload()
+    }
+
+    async fn build(&self, id: &str, owner: &Scope<R>) -> Result<AgentHandle<R>, CreateError> {
+        let attempt = self.attempts.with(|a| {
+            *a += 1;
+            *a
+        });
+        self.world.record(WorldEvent::CreateBegan {
+            id: id.to_string(),
+            attempt,
+        });
+        let fail = |e: CreateError| {
+            self.world.record(WorldEvent::CreateFailed {
+                id: id.to_string(),
+                attempt,
+                reason: e.to_string(),
+            });
+            Err(e)
+        };
+        // Private state: a session serial and an unstarted agent.
+        let prepared = match self.store.prepare(id) {
+            Ok(p) => p,
+            Err(_) => return fail(CreateError::AlreadyExists(id.to_string())),
+        };
+        let serial = prepared.serial();
+        let lp = Arc::new(Agent::<R>::prepare(
+            id,
+            self.faults,
+            self.store.sink(id, serial),
+        ));
+        let private = Scope::new(&format!("agent {id}#{serial}"), None);
+        // Setup awaits (plugins, config): the window for races (R1, R3).
+        R::yield_now().await;
+        let owner_active = owner.is_active() && self.scope.is_active();
+        self.world.record(WorldEvent::CreateChecked {
+            id: id.to_string(),
+            attempt,
+            owner_active,
+        });
+        if !owner_active {
+            private.unload().await;
+            return fail(CreateError::OwnerUnloaded(id.to_string()));
+        }
+        if self.store.enter(prepared).is_err() {
+            private.unload().await;
+            return fail(CreateError::AlreadyExists(id.to_string()));
+        }
+        self.registry.insert(serial, lp.agent.clone());
+        self.store.announce(id, serial);
+        lp.start();
+        let handle = AgentHandle {
+            agent: lp.agent.clone(),
+            serial,
+            effects: self.teardown(id, serial, lp, private),
+        };
+        let owned = handle.effects.iter().all(|e| owner.add(e.clone()));
+        let provided =
+            owner.same(&self.scope) || handle.effects.iter().all(|e| self.scope.add(e.clone()));
+        if !(owned && provided) {
+            // The owner began unloading between the check and now: the
+            // creation lost the close race and disposes what it published.
+            handle.dispose_as("create-lost-race").await;
+            return fail(CreateError::OwnerUnloaded(id.to_string()));
+        }
+        Ok(handle)
+    }
+
+    fn teardown(
+        &self,
+        id: &str,
+        serial: u64,
+        lp: Arc<AgentLoop<R>>,
+        private: Scope<R>,
+    ) -> Vec<Arc<Effect<R>>> {
+        let step =
+            |n: u8, f: BoxFuture<Result<(), String>>| -> Disposer { (n, Box::new(move || f)) };
+        let (registry, store) = (self.registry.clone(), self.store.clone());
+        let (id1, id2) = (id.to_string(), id.to_string());
+        let (lp1, lp2) = (lp.clone(), lp);
+        let unwind = step(
+            5,
+            Box::pin(async move {
+                private.unload().await;
+                Ok(())
+            }),
+        );
+        let session = step(4, Box::pin(async move { store.detach(&id2, serial) }));
+        let store2 = self.store.clone();
+        let agent = step(
+            3,
+            Box::pin(async move {
+                store2.retire(serial);
+                registry.detach(&id1, serial)
+            }),
+        );
+        let await_loop = step(
+            2,
+            Box::pin(async move {
+                lp2.join().await;
+                Ok(())
+            }),
+        );
+        let stop = step(
+            1,
+            Box::pin(async move {
+                lp1.begin_stop();
+                Ok(())
+            }),
+        );
+        let observer = |main| {
+            Arc::new(Journaled {
+                world: self.world.clone(),
+                id: id.to_string(),
+                serial,
+                main,
+            }) as Arc<dyn EffectObserver>
+        };
+        let name = format!("agent {id}#{serial}");
+        if self.faults.has(Fault::M1) {
+            // M1: the session lifecycle is a SIBLING effect, disposed
+            // concurrently with the loop's.
+            vec![
+                Effect::new(
+                    &name,
+                    vec![unwind, agent, await_loop, stop],
+                    self.faults,
+                    observer(true),
+                ),
+                Effect::new(
+                    &format!("session {id}#{serial}"),
+                    vec![session],
+                    self.faults,
+                    observer(false),
+                ),
+            ]
+        } else {
+            // Set up in order 5..1 so LIFO teardown runs 1..5 (D2).
+            vec![Effect::new(
+                &name,
+                vec![unwind, session, agent, await_loop, stop],
+                self.faults,
+                observer(true),
+            )]
+        }
+    }
+}
+
+/// A root scope whose unloads are journaled.
+pub fn scope_journaled<R: Rt>(name: &str, world: &Arc<World<R>>) -> Scope<R> {
+    let w = world.clone();
+    Scope::new(
+        name,
+        Some(Arc::new(move |scope: &str, done: bool| {
+            let scope = scope.to_string();
+            w.record(if done {
+                WorldEvent::ScopeUnloaded { scope }
+            } else {
+                WorldEvent::ScopeUnloading { scope }
+            });
+        })),
+    )
+}

@@ -1,0 +1,101 @@
+//! The agent registry: `get`, `list`, and publication of agents by id.
+//!
+//! Entries are keyed by `(id, serial)`: detaching removes exactly the entry
+//! it names, so a stale or repeated detach never removes a newer agent with
+//! the same id (R2).
+
+use crate::agent::Agent;
+use crate::rt::{Monitor, Mutex, Rt};
+use crate::store::emit;
+use crate::world::{World, WorldEvent};
+use std::sync::Arc;
+
+struct RegEntry<R: Rt> {
+    id: String,
+    serial: u64,
+    agent: Agent<R>,
+}
+
+/// An `agent/disposed` listener.
+pub type Listener = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Live agents by id.
+pub struct Registry<R: Rt> {
+    entries: Monitor<R, Vec<RegEntry<R>>>,
+    world: Arc<World<R>>,
+    listeners: Mutex<R, Vec<Listener>>,
+}
+
+impl<R: Rt> Registry<R> {
+    /// An empty registry journaling to `world`.
+    pub fn new(world: Arc<World<R>>) -> Arc<Self> {
+        Arc::new(Registry {
+            entries: Monitor::new(Vec::new()),
+            world,
+            listeners: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Add an `agent/disposed` listener.
+    pub fn on_disposed(&self, f: Listener) {
+        self.listeners.with(|l| l.push(f));
+    }
+
+    /// Publish `agent` (its session `serial` was entered first).
+    pub fn insert(&self, serial: u64, agent: Agent<R>) {
+        let id = agent.id().to_string();
+        self.entries.update(|e| {
+            e.push(RegEntry {
+                id: id.clone(),
+                serial,
+                agent,
+            });
+            let registered_with_id = e.iter().filter(|x| x.id == id).count();
+            self.world.record(WorldEvent::AgentRegistered {
+                id,
+                serial,
+                registered_with_id,
+            });
+        });
+    }
+
+    /// Remove exactly the entry `(id, serial)` and emit `agent/disposed`.
+    /// A panicking listener is contained and reported as `Err`.
+    pub fn detach(&self, id: &str, serial: u64) -> Result<(), String> {
+        self.entries
+            .update(|e| e.retain(|x| !(x.id == id && x.serial == serial)));
+        emit(
+            &self.world,
+            "agent/disposed",
+            id,
+            &self.listeners.with(|l| l.clone()),
+        )
+    }
+
+    /// Wait until the entry `(id, serial)` is gone.
+    pub async fn until_absent(&self, id: &str, serial: u64) {
+        self.entries
+            .wait_until("registry detach", |e| {
+                (!e.iter().any(|x| x.id == id && x.serial == serial)).then_some(())
+            })
+            .await
+    }
+
+    /// The live agent with `id`.
+    pub fn get(&self, id: &str) -> Option<Agent<R>> {
+        self.entries
+            .read(|e| e.iter().find(|x| x.id == id).map(|x| x.agent.clone()))
+    }
+
+    /// Every live agent, in publication order.
+    pub fn list(&self) -> Vec<Agent<R>> {
+        self.entries
+            .read(|e| e.iter().map(|x| x.agent.clone()).collect())
+    }
+
+    /// `(id, serial)` of every entry.
+    pub fn entries(&self) -> Vec<(String, u64)> {
+        self.entries
+            .read(|e| e.iter().map(|x| (x.id.clone(), x.serial)).collect())
+    }
+}

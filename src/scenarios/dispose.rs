@@ -1,0 +1,219 @@
+//! Dispose scenarios: `concurrent-dispose`, `dispose-mid-turn`,
+//! `owner-unload-vs-handle-dispose`, `provider-unload`,
+//! `disposed-listener-panics`.
+
+use super::cancel::fate;
+use super::rig::{Rig, LISTENER_PANIC};
+use super::Outcome;
+use crate::agent::core::{PromptSpec, Status};
+use crate::agent::Idle;
+use crate::faults::Faults;
+use crate::journal::{EndReason, Event};
+use crate::oracle::Violation;
+use crate::rt::{self, Rt};
+use crate::session_log::Entry;
+use crate::store::durable::Durable;
+use std::sync::Arc;
+
+fn spec(text: &str, steps: u32) -> PromptSpec {
+    PromptSpec {
+        text: text.into(),
+        steps,
+        step_ms: 10,
+    }
+}
+
+/// `concurrent-dispose`: two `dispose()` calls and the owner scope's unload
+/// race while the turn's closing flush is open. One teardown, run once, in
+/// D2 order; every caller resolves after it (D1, D2).
+pub async fn concurrent_dispose<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    let h = rig.provider.create("a", &owner).await.expect("create a");
+    rig.track(&h.agent, h.serial());
+    h.agent.send(spec("A", 2)).expect("send");
+    h.agent
+        .until("turn running", |c| c.status() == Status::Running)
+        .await;
+    let h2 = h.clone();
+    let other = rt::spawn::<R, ()>("dispose-2", async move { h2.dispose_as("handle-2").await });
+    futures::future::join(h.dispose_as("handle-1"), owner.unload()).await;
+    other.join().await;
+    let label = format!("A:{}", fate(&h.agent.journal(), 0));
+    rig.finish(label, Vec::new())
+}
+
+/// `dispose-mid-turn`: dispose while a turn awaits a step; reloading the
+/// durable log yields every appended event and the turn's `turn/end
+/// {disposed}` (D2, D3); nothing queued starts and `send` is refused (D6).
+pub async fn dispose_mid_turn<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    let h = rig.provider.create("a", &owner).await.expect("create a");
+    rig.track(&h.agent, h.serial());
+    let a = h.agent.send(spec("A", 3)).expect("send A");
+    let tail = h.agent.send(spec("tail", 1)).expect("send tail");
+    h.agent
+        .until("turn running", |c| c.status() == Status::Running)
+        .await;
+    h.dispose().await;
+    let refused = h.agent.send(spec("late", 1)).is_err();
+    let journal = h.agent.journal();
+    let reloaded: Vec<Entry> = rig
+        .store
+        .load("a")
+        .map(|l| {
+            l.records
+                .into_iter()
+                .filter(|r| r.serial == h.serial())
+                .map(|r| r.entry)
+                .collect()
+        })
+        .unwrap_or_default();
+    let started = journal
+        .iter()
+        .any(|r| matches!(r.event, Event::TurnStart { prompt } if prompt == a));
+    let end = reloaded.iter().find_map(|e| match e {
+        Entry::TurnEnd { prompt, reason } if *prompt == a => Some(*reason),
+        _ => None,
+    });
+    let own = vec![
+        (
+            refused,
+            Violation::new("D6", "send after dispose was accepted"),
+        ),
+        (
+            !started || matches!(end, Some(EndReason::Disposed) | Some(EndReason::Completed)),
+            Violation::new("D3", format!("reloaded log of a: turn A ends {end:?}")),
+        ),
+        (
+            fate(&journal, a) != "disposed" || end == Some(EndReason::Disposed),
+            Violation::new(
+                "D3",
+                "turn A stopped by disposal has no durable turn/end {disposed}",
+            ),
+        ),
+    ];
+    let label = format!("A:{} tail:{}", fate(&journal, a), fate(&journal, tail));
+    rig.finish(label, own)
+}
+
+/// `owner-unload-vs-handle-dispose`: the handle's dispose and the owner
+/// scope's unload race; both reach the one teardown (D1, D3).
+pub async fn owner_unload_vs_handle_dispose<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    let h = rig.provider.create("a", &owner).await.expect("create a");
+    rig.track(&h.agent, h.serial());
+    h.agent.send(spec("A", 2)).expect("send");
+    h.agent
+        .until("turn running", |c| c.status() == Status::Running)
+        .await;
+    let h2 = h.clone();
+    let by_handle = rt::spawn::<R, ()>("handle-dispose", async move { h2.dispose().await });
+    owner.unload().await;
+    by_handle.join().await;
+    let label = format!("A:{}", fate(&h.agent.journal(), 0));
+    rig.finish(label, Vec::new())
+}
+
+/// `provider-unload`: the provider unloads with live agents, two created
+/// from configuration (no handle) and one with a handle; all are disposed
+/// (D1, D5, D7).
+pub async fn provider_unload<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    rig.provider
+        .create_from_config("cfg-1")
+        .await
+        .expect("cfg-1");
+    rig.provider
+        .create_from_config("cfg-2")
+        .await
+        .expect("cfg-2");
+    let h = rig.provider.create("h-1", &owner).await.expect("h-1");
+    for (id, serial) in rig.registry.entries() {
+        let agent = rig.registry.get(&id).expect("registered");
+        agent.send(spec(&format!("work {id}"), 1)).expect("send");
+        rig.track(&agent, serial);
+    }
+    rig.provider.unload().await;
+    let left = rig.registry.entries().len() + rig.store.sessions().len();
+    let all_disposed = rig.registry.list().is_empty() && h.agent.status() == Status::Disposed;
+    let own = vec![
+        (
+            left == 0,
+            Violation::new(
+                "D7",
+                format!("{left} registry entries/sessions left after provider unload"),
+            ),
+        ),
+        (
+            all_disposed,
+            Violation::new("D7", "an agent survived its provider's unload"),
+        ),
+        (
+            owner.is_active(),
+            Violation::new(
+                "D5",
+                "the provider's unload unloaded an unrelated owner scope",
+            ),
+        ),
+    ];
+    owner.unload().await;
+    rig.finish("all-disposed".into(), own)
+}
+
+/// `disposed-listener-panics`: `agent/disposed` and `session/disposed`
+/// listeners panic; disposing A still runs every step (D4), and B is
+/// untouched and still works (D5).
+pub async fn disposed_listener_panics<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    rig.registry
+        .on_disposed(Arc::new(|_| std::panic::panic_any(LISTENER_PANIC)));
+    rig.store
+        .on_disposed(Arc::new(|_| std::panic::panic_any(LISTENER_PANIC)));
+    let owner = rig.owner("owner");
+    let a = rig.provider.create("a", &owner).await.expect("create a");
+    let b = rig.provider.create("b", &owner).await.expect("create b");
+    rig.track(&a.agent, a.serial());
+    rig.track(&b.agent, b.serial());
+    a.agent.send(spec("A", 1)).expect("send A");
+    a.dispose().await;
+    let b_registered = rig.registry.entries() == vec![("b".to_string(), b.serial())];
+    let b_session = rig.store.sessions() == vec![("b".to_string(), b.serial())];
+    let b_prompt = b.agent.send(spec("B", 1)).expect("send B");
+    let b_idle = b.agent.when_idle().await;
+    let b_fate = fate(&b.agent.journal(), b_prompt);
+    let own = vec![
+        (
+            b_registered,
+            Violation::new(
+                "D5",
+                "disposing a changed b's registry entry (or a's is left)",
+            ),
+        ),
+        (
+            b_session,
+            Violation::new("D5", "disposing a changed b's session (or a's is left)"),
+        ),
+        (
+            b_idle == Idle::Quiescent && b_fate == "completed",
+            Violation::new(
+                "D5",
+                format!("b's prompt after a's disposal ended `{b_fate}`"),
+            ),
+        ),
+    ];
+    owner.unload().await;
+    rig.finish(format!("B:{b_fate}"), own)
+}

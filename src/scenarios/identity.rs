@@ -1,0 +1,192 @@
+//! Identity scenarios: `same-id-create-race`, `create-during-owner-unload`,
+//! `id-reuse-after-detach`.
+
+use super::cancel::fate;
+use super::rig::Rig;
+use super::Outcome;
+use crate::agent::core::{PromptSpec, Status};
+use crate::faults::Faults;
+use crate::oracle::Violation;
+use crate::provider::CreateError;
+use crate::rt::{self, Rt};
+use crate::store::durable::Durable;
+use crate::world::WorldEvent;
+use std::sync::Arc;
+
+fn one(text: &str) -> PromptSpec {
+    PromptSpec {
+        text: text.into(),
+        steps: 1,
+        step_ms: 10,
+    }
+}
+
+/// `same-id-create-race`: three concurrent creates of one id; exactly one
+/// publishes, the losers fail `already exists` and leave nothing (R1).
+pub async fn same_id_create_race<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    let spawn_create = |n: u32| {
+        let (p, o) = (rig.provider.clone(), owner.clone());
+        rt::spawn::<R, _>(
+            &format!("create-{n}"),
+            async move { p.create("x", &o).await },
+        )
+    };
+    let (t1, t2) = (spawn_create(1), spawn_create(2));
+    let r0 = rig.provider.create("x", &owner).await;
+    let results = vec![r0, t1.join().await, t2.join().await];
+    let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    for w in &winners {
+        rig.track(&w.agent, w.serial());
+    }
+    let losers_ok = results.iter().filter_map(|r| r.as_ref().err()).all(|e| {
+        matches!(e, CreateError::AlreadyExists(_)) && e.to_string().contains("already exists")
+    });
+    let registered = rig.registry.entries().len();
+    let sessions = rig.store.sessions().len();
+    let own = vec![
+        (
+            winners.len() == 1,
+            Violation::new(
+                "R1",
+                format!("{} of 3 same-id creates published", winners.len()),
+            ),
+        ),
+        (
+            losers_ok,
+            Violation::new("R1", "a loser did not fail with `already exists`"),
+        ),
+        (
+            registered == 1 && sessions == 1,
+            Violation::new(
+                "R1",
+                format!("{registered} agents / {sessions} sessions with id x after the race"),
+            ),
+        ),
+    ];
+    owner.unload().await;
+    rig.finish(format!("winners:{}", winners.len()), own)
+}
+
+/// `create-during-owner-unload`: the owner unloads while a creation awaits
+/// setup. The creation either fails and publishes nothing, or completes and
+/// is disposed by the unload; either way the id is free afterwards (R3).
+pub async fn create_during_owner_unload<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    let (p, o) = (rig.provider.clone(), owner.clone());
+    let creating = rt::spawn::<R, _>("create", async move { p.create("x", &o).await });
+    R::yield_now().await;
+    owner.unload().await;
+    let result = creating.join().await;
+    if let Ok(h) = &result {
+        rig.track(&h.agent, h.serial());
+    }
+    let left = rig.registry.entries().len() + rig.store.sessions().len();
+    let other = rig.owner("owner-2");
+    let again = rig.provider.create("x", &other).await;
+    let reusable = again.is_ok();
+    if let Ok(h) = &again {
+        rig.track(&h.agent, h.serial());
+    }
+    let own = vec![
+        (
+            left == 0,
+            Violation::new(
+                "R3",
+                format!("{left} registry entries/sessions of x left after the owner unloaded"),
+            ),
+        ),
+        (
+            reusable,
+            Violation::new(
+                "R3",
+                format!("id x not released: {:?}", again.as_ref().err()),
+            ),
+        ),
+        (
+            result
+                .as_ref()
+                .map_or(true, |h| h.agent.status() == Status::Disposed),
+            Violation::new("R3", "an agent whose owner unloaded is still running"),
+        ),
+    ];
+    other.unload().await;
+    let label = match &result {
+        Ok(_) => "created-then-disposed".to_string(),
+        Err(CreateError::OwnerUnloaded(_)) => "refused".to_string(),
+        Err(e) => format!("error:{e}"),
+    };
+    rig.finish(label, own)
+}
+
+/// `id-reuse-after-detach`: while agent A is being disposed, a new agent B
+/// takes A's id the moment A's registry entry detaches; A's later teardown
+/// steps do not remove B (R2).
+pub async fn id_reuse_after_detach<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    let a = rig.provider.create("x", &owner).await.expect("create A");
+    rig.track(&a.agent, a.serial());
+    a.agent.send(one("A")).expect("send A");
+    let a2 = a.clone();
+    let disposing = rt::spawn::<R, ()>("dispose-A", async move { a2.dispose().await });
+    rig.registry.until_absent("x", a.serial()).await;
+    let b = rig.provider.create("x", &owner).await;
+    disposing.join().await;
+    let mut own = vec![(
+        b.is_ok(),
+        Violation::new(
+            "R2",
+            format!(
+                "id x not reusable once A's entry detached: {:?}",
+                b.as_ref().err()
+            ),
+        ),
+    )];
+    let mut label = "B:not-created".to_string();
+    if let Ok(b) = &b {
+        rig.track(&b.agent, b.serial());
+        let b_entry = rig
+            .registry
+            .entries()
+            .contains(&("x".to_string(), b.serial()));
+        let b_session = rig
+            .store
+            .sessions()
+            .contains(&("x".to_string(), b.serial()));
+        own.push((
+            b_entry,
+            Violation::new("R2", "A's stale detach removed B's registry entry"),
+        ));
+        own.push((
+            b_session,
+            Violation::new("R2", "A's stale detach removed B's session"),
+        ));
+        let p = b.agent.send(one("B")).expect("send B");
+        b.agent.when_idle().await;
+        label = format!("B:{}", fate(&b.agent.journal(), p));
+        b.dispose().await;
+    }
+    let a_done_before_b = rig
+        .world
+        .events()
+        .iter()
+        .any(|e| matches!(e, WorldEvent::TeardownDone { serial, .. } if *serial == a.serial()));
+    own.push((
+        a_done_before_b,
+        Violation::new("D1", "A's teardown never finished"),
+    ));
+    owner.unload().await;
+    rig.finish(label, own)
+}

@@ -1,0 +1,113 @@
+//! The world a dispose/identity scenario runs in: a session store over a
+//! durable backend, a registry, a provider, journaled scopes, and the
+//! end-of-execution checks every such scenario shares.
+
+use super::Outcome;
+use crate::agent::Agent;
+use crate::faults::Faults;
+use crate::oracle::{check_durable, check_journal, Violation, ORACLE_RULES};
+use crate::oracle_world::{check_world, WORLD_RULES};
+use crate::provider::{scope_journaled, Provider};
+use crate::registry::Registry;
+use crate::rt::{Mutex, Rt};
+use crate::scope::Scope;
+use crate::store::durable::{Durable, MemoryDurable};
+use crate::store::SessionStore;
+use crate::world::{World, WorldEvent};
+use std::sync::Arc;
+
+/// The message of the deliberately panicking disposal listeners (D4).
+pub const LISTENER_PANIC: &str = "listener boom";
+
+/// Store, registry, provider and journal of one execution.
+pub struct Rig<R: Rt> {
+    /// The world journal.
+    pub world: Arc<World<R>>,
+    /// The session store.
+    pub store: Arc<SessionStore<R>>,
+    /// The registry.
+    pub registry: Arc<Registry<R>>,
+    /// The provider (factory).
+    pub provider: Arc<Provider<R>>,
+    tracked: Mutex<R, Vec<(Agent<R>, u64)>>,
+}
+
+impl<R: Rt> Rig<R> {
+    /// A rig over `durable`, or over an in-memory disk.
+    pub fn new(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Self {
+        let world = World::<R>::new();
+        let durable = durable.unwrap_or_else(|| Arc::new(MemoryDurable::<R>::default()));
+        let store = SessionStore::new(durable, world.clone(), faults);
+        let registry = Registry::new(world.clone());
+        let provider = Provider::new(
+            "provider",
+            registry.clone(),
+            store.clone(),
+            world.clone(),
+            faults,
+        );
+        Rig {
+            world,
+            store,
+            registry,
+            provider,
+            tracked: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A journaled owner scope.
+    pub fn owner(&self, name: &str) -> Scope<R> {
+        scope_journaled(name, &self.world)
+    }
+
+    /// Check this agent (journal and durable log) at the end.
+    pub fn track(&self, agent: &Agent<R>, serial: u64) {
+        self.tracked.with(|t| t.push((agent.clone(), serial)));
+    }
+
+    /// Run every shared check, add the scenario's own, and build the outcome.
+    pub fn finish(&self, label: String, own: Vec<(bool, Violation)>) -> Outcome {
+        let events = self.world.events();
+        let mut violations = check_world(&events);
+        let tracked = self.tracked.with(|t| t.clone());
+        for (agent, _) in &tracked {
+            let journal = agent.journal();
+            violations.extend(check_journal(&journal));
+            violations.extend(check_durable(&journal, &agent.durable_log()));
+        }
+        // D4: a finished teardown leaves neither a registry entry nor a
+        // session behind.
+        let (entries, sessions) = (self.registry.entries(), self.store.sessions());
+        for ev in &events {
+            if let WorldEvent::TeardownDone { id, serial } = ev {
+                if entries.iter().any(|(i, s)| i == id && s == serial) {
+                    violations.push(Violation::new(
+                        "D4",
+                        format!("agent {id}#{serial} still registered after its teardown"),
+                    ));
+                }
+                if sessions.iter().any(|(i, s)| i == id && s == serial) {
+                    violations.push(Violation::new(
+                        "D4",
+                        format!("session {id}#{serial} still in the store after its teardown"),
+                    ));
+                }
+            }
+        }
+        let invariants = WORLD_RULES.len() + 1 + tracked.len() * ORACLE_RULES.len() + own.len();
+        violations.extend(own.into_iter().filter(|(ok, _)| !ok).map(|(_, v)| v));
+        Outcome {
+            violations,
+            label,
+            invariants,
+            journal: tracked
+                .first()
+                .map(|(a, _)| a.journal())
+                .unwrap_or_default(),
+            world: events
+                .iter()
+                .map(|e| serde_json::to_string(e).unwrap_or_default())
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! Scopes and effects: who owns what, and in which order it is torn down.
+//!
+//! An [`Effect`] is set up with a list of disposers. Its teardown runs them
+//! in LIFO order, each awaited, and is memoized: every caller of
+//! [`Effect::dispose`] reaches the same single run and resolves only when it
+//! is over (D1). A failing disposer is logged and cannot skip a later one
+//! (D4).
+//!
+//! A [`Scope`] owns effects and child scopes. [`Scope::unload`] disposes its
+//! sibling effects and children concurrently: all started together, then
+//! joined (Promise.all). That concurrency is exactly why the session's
+//! lifecycle must live INSIDE the agent's composite effect and not beside it
+//! (SPEC M1).
+//!
+//! States: effect `Armed` → `Running` → `Done`; scope `Active` →
+//! `Unloading` → `Unloaded` (a scope that is not active refuses new effects,
+//! which is how a creation learns its owner is going away, R3).
+
+use crate::faults::{Fault, Faults};
+use crate::rt::{BoxFuture, Monitor, Rt};
+use std::sync::Arc;
+
+/// One teardown step: a name and the future that performs it.
+pub type Disposer = (
+    u8,
+    Box<dyn FnOnce() -> BoxFuture<Result<(), String>> + Send>,
+);
+
+enum EffectState {
+    Armed(Vec<Disposer>),
+    Running,
+    Done,
+}
+
+/// Told what happens to an effect (the world journal listens here).
+pub trait EffectObserver: Send + Sync {
+    /// `dispose(by)` was called.
+    fn called(&self, _by: &str) {}
+    /// `dispose(by)` returned.
+    fn returned(&self, _by: &str) {}
+    /// The chain started.
+    fn began(&self) {}
+    /// A step finished, with its error if it failed.
+    fn step(&self, _step: u8, _error: Option<&str>) {}
+    /// The chain stopped at `step` (fault M10 only).
+    fn aborted(&self, _step: u8) {}
+    /// The chain finished.
+    fn done(&self) {}
+}
+
+/// An observer that ignores everything.
+pub struct Unobserved;
+impl EffectObserver for Unobserved {}
+
+/// A composite effect: disposers run LIFO, once.
+pub struct Effect<R: Rt> {
+    name: String,
+    state: Monitor<R, EffectState>,
+    faults: Faults,
+    observer: Arc<dyn EffectObserver>,
+}
+
+impl<R: Rt> Effect<R> {
+    /// An effect whose teardown runs `disposers` in reverse order of this
+    /// list (the last set up is the first torn down). `on_step` is told of
+    /// each finished step and its error, if any.
+    pub fn new(
+        name: &str,
+        disposers: Vec<Disposer>,
+        faults: Faults,
+        observer: Arc<dyn EffectObserver>,
+    ) -> Arc<Self> {
+        Arc::new(Effect {
+            name: name.to_string(),
+            state: Monitor::new(EffectState::Armed(disposers)),
+            faults,
+            observer,
+        })
+    }
+
+    /// The effect's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether its teardown has finished.
+    pub fn is_done(&self) -> bool {
+        self.state.read(|s| matches!(s, EffectState::Done))
+    }
+
+    /// Tear down: the first caller runs the chain; every caller resolves
+    /// when it is over. `by` names the caller (a handle, a scope).
+    pub async fn dispose(&self, by: &str) {
+        self.observer.called(by);
+        self.run_once().await;
+        self.observer.returned(by);
+    }
+
+    async fn run_once(&self) {
+        let taken = self.state.update(|s| match s {
+            EffectState::Armed(_) => match std::mem::replace(s, EffectState::Running) {
+                EffectState::Armed(list) => Some(list),
+                _ => None,
+            },
+            _ => None,
+        });
+        let Some(mut list) = taken else {
+            if !self.faults.has(Fault::M6) {
+                self.state
+                    .wait_until("teardown (memoized)", |s| {
+                        matches!(s, EffectState::Done).then_some(())
+                    })
+                    .await;
+            }
+            // M6: not memoized; a second caller does not wait for the run.
+            return;
+        };
+        self.observer.began();
+        while let Some((step, disposer)) = list.pop() {
+            let result = disposer().await;
+            self.observer
+                .step(step, result.as_ref().err().map(String::as_str));
+            if let Err(e) = result {
+                tracing::warn!(effect = %self.name, step, error = %e, "teardown step failed; contained");
+                if self.faults.has(Fault::M10) {
+                    // M10: the failure rejects the chain; later steps are skipped.
+                    self.observer.aborted(step);
+                    break;
+                }
+            }
+        }
+        self.observer.done();
+        self.state.update(|s| *s = EffectState::Done);
+    }
+}
+
+enum ScopeState<R: Rt> {
+    Active {
+        effects: Vec<Arc<Effect<R>>>,
+        children: Vec<Scope<R>>,
+    },
+    Unloading,
+    Unloaded,
+}
+
+struct ScopeInner<R: Rt> {
+    name: String,
+    state: Monitor<R, ScopeState<R>>,
+    on_unload: Option<Arc<dyn Fn(&str, bool) + Send + Sync>>,
+}
+
+/// An owner of effects (the note's fiber). Cheap to clone.
+pub struct Scope<R: Rt> {
+    inner: Arc<ScopeInner<R>>,
+}
+
+impl<R: Rt> Clone for Scope<R> {
+    fn clone(&self) -> Self {
+        Scope {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<R: Rt> Scope<R> {
+    /// A root scope. `on_unload(name, done)` is told when it starts and ends
+    /// unloading.
+    pub fn new(name: &str, on_unload: Option<Arc<dyn Fn(&str, bool) + Send + Sync>>) -> Self {
+        Scope {
+            inner: Arc::new(ScopeInner {
+                name: name.to_string(),
+                state: Monitor::new(ScopeState::Active {
+                    effects: Vec::new(),
+                    children: Vec::new(),
+                }),
+                on_unload,
+            }),
+        }
+    }
+
+    /// The scope's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// A child scope, unloaded with this one. `None` if this one is not
+    /// active.
+    pub fn child(&self, name: &str) -> Option<Scope<R>> {
+        let child = Scope::new(name, self.inner.on_unload.clone());
+        let c = child.clone();
+        self.inner
+            .state
+            .update(|s| match s {
+                ScopeState::Active { children, .. } => {
+                    children.push(c);
+                    true
+                }
+                _ => false,
+            })
+            .then_some(child)
+    }
+
+    /// Whether `other` is this very scope.
+    pub fn same(&self, other: &Scope<R>) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Whether the scope still takes effects.
+    pub fn is_active(&self) -> bool {
+        self.inner
+            .state
+            .read(|s| matches!(s, ScopeState::Active { .. }))
+    }
+
+    /// Own `effect`; `false` if the scope is unloading or unloaded.
+    pub fn add(&self, effect: Arc<Effect<R>>) -> bool {
+        self.inner.state.update(|s| match s {
+            ScopeState::Active { effects, .. } => {
+                effects.retain(|e| !e.is_done());
+                effects.push(effect);
+                true
+            }
+            _ => false,
+        })
+    }
+
+    /// Unload: refuse new effects, then dispose every effect and child
+    /// concurrently and wait for all of them. Idempotent; a second caller
+    /// waits for the first.
+    pub fn unload(&self) -> BoxFuture<()> {
+        let this = self.clone();
+        Box::pin(async move {
+            let taken = this.inner.state.update(|s| match s {
+                ScopeState::Active { .. } => match std::mem::replace(s, ScopeState::Unloading) {
+                    ScopeState::Active { effects, children } => Some((effects, children)),
+                    _ => None,
+                },
+                _ => None,
+            });
+            let Some((effects, children)) = taken else {
+                this.inner
+                    .state
+                    .wait_until("scope unload", |s| {
+                        matches!(s, ScopeState::Unloaded).then_some(())
+                    })
+                    .await;
+                return;
+            };
+            if let Some(f) = &this.inner.on_unload {
+                f(&this.inner.name, false);
+            }
+            let mut all: Vec<BoxFuture<()>> = Vec::new();
+            for e in effects {
+                let by = format!("unload {}", this.inner.name);
+                all.push(Box::pin(async move {
+                    e.dispose(&by).await;
+                }));
+            }
+            for c in children {
+                all.push(c.unload());
+            }
+            futures::future::join_all(all).await;
+            this.inner.state.update(|s| *s = ScopeState::Unloaded);
+            if let Some(f) = &this.inner.on_unload {
+                f(&this.inner.name, true);
+            }
+        })
+    }
+}

@@ -1,0 +1,311 @@
+//! The session store: durable, append-only session logs with publication.
+//!
+//! A session's life: `prepare` (private: a serial, nothing visible) →
+//! `enter` (published, `Live`; rejects a second live session with the same
+//! id, R1) → `announce` (`session/created`) → appends through its
+//! publication hooks, `flush` makes them durable → `retire` (the id is free
+//! again; the session still takes its closing appends, R2) → `detach` (hooks
+//! removed, `session/disposed`). An append that arrives after `detach` is
+//! lost, and journaled as such (that is what D3 forbids).
+
+pub mod durable;
+
+use crate::bus::panic_message;
+use crate::faults::{Fault, Faults};
+use crate::rt::{BoxFuture, Monitor, Mutex, Rt};
+use crate::session_log::{Entry, SessionSink};
+use crate::world::{World, WorldEvent};
+use durable::{Durable, DurableRecord, Loaded};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// Store errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreError {
+    /// A live session already has this id (R1).
+    AlreadyExists(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::AlreadyExists(id) => write!(f, "session {id:?} already exists"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// A session prepared privately: not visible to anyone until `enter`.
+#[derive(Debug)]
+#[must_use = "a prepared session is published with `enter` or dropped"]
+pub struct Prepared {
+    id: String,
+    serial: u64,
+}
+
+impl Prepared {
+    /// The id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The serial the session will have.
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Live,
+    Retiring,
+}
+
+struct Session {
+    id: String,
+    serial: u64,
+    phase: Phase,
+    pending: Vec<Entry>,
+}
+
+#[derive(Default)]
+struct State {
+    sessions: Vec<Session>,
+    next_serial: u64,
+}
+
+/// A `session/disposed` listener.
+pub type Listener = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The session store.
+pub struct SessionStore<R: Rt> {
+    state: Monitor<R, State>,
+    durable: Arc<dyn Durable>,
+    world: Arc<World<R>>,
+    faults: Faults,
+    listeners: Mutex<R, Vec<Listener>>,
+}
+
+impl<R: Rt> SessionStore<R> {
+    /// A store over `durable`, journaling to `world`.
+    pub fn new(durable: Arc<dyn Durable>, world: Arc<World<R>>, faults: Faults) -> Arc<Self> {
+        Arc::new(SessionStore {
+            state: Monitor::new(State::default()),
+            durable,
+            world,
+            faults,
+            listeners: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Add a `session/disposed` listener.
+    pub fn on_disposed(&self, f: Listener) {
+        self.listeners.with(|l| l.push(f));
+    }
+
+    fn live_with_id(st: &State, id: &str) -> usize {
+        st.sessions
+            .iter()
+            .filter(|s| s.id == id && s.phase == Phase::Live)
+            .count()
+    }
+
+    /// Build private state for `id`. Fails fast if a live session has it
+    /// (the authoritative check is `enter`'s).
+    pub fn prepare(&self, id: &str) -> Result<Prepared, StoreError> {
+        self.state.update(|st| {
+            if Self::live_with_id(st, id) > 0 {
+                return Err(StoreError::AlreadyExists(id.to_string()));
+            }
+            st.next_serial += 1;
+            Ok(Prepared {
+                id: id.to_string(),
+                serial: st.next_serial,
+            })
+        })
+    }
+
+    /// Publish a prepared session: rechecks, under the lock, that no live
+    /// session has its id (R1; fault M9 skips the recheck).
+    pub fn enter(&self, p: Prepared) -> Result<(), StoreError> {
+        let entered = self.state.update(|st| {
+            if !self.faults.has(Fault::M9) && Self::live_with_id(st, &p.id) > 0 {
+                return None;
+            }
+            st.sessions.push(Session {
+                id: p.id.clone(),
+                serial: p.serial,
+                phase: Phase::Live,
+                pending: Vec::new(),
+            });
+            let live_with_id = Self::live_with_id(st, &p.id);
+            // Journaled under the store's lock: the count is exact.
+            self.world.record(WorldEvent::SessionEntered {
+                id: p.id.clone(),
+                serial: p.serial,
+                live_with_id,
+            });
+            Some(())
+        });
+        entered.ok_or(StoreError::AlreadyExists(p.id))
+    }
+
+    /// `session/created`.
+    pub fn announce(&self, id: &str, serial: u64) {
+        tracing::debug!(id, serial, "session/created");
+    }
+
+    /// Append through the session's publication hooks; lost (and journaled)
+    /// if they were removed.
+    pub fn append(&self, id: &str, serial: u64, entry: Entry) {
+        let lost =
+            self.state.update(
+                |st| match st.sessions.iter_mut().find(|s| s.serial == serial) {
+                    Some(s) => {
+                        s.pending.push(entry);
+                        None
+                    }
+                    None => Some(entry),
+                },
+            );
+        if let Some(entry) = lost {
+            self.world.record(WorldEvent::AppendDropped {
+                id: id.to_string(),
+                serial,
+                entry: serde_json::to_string(&entry).unwrap_or_default(),
+            });
+        }
+    }
+
+    /// Make the session's appended entries durable (awaits the write).
+    pub async fn flush(&self, id: &str, serial: u64) {
+        let batch: Vec<DurableRecord> = self.state.update(|st| {
+            st.sessions
+                .iter_mut()
+                .find(|s| s.serial == serial)
+                .map(|s| {
+                    s.pending
+                        .drain(..)
+                        .map(|entry| DurableRecord { serial, entry })
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        // The write is an I/O point.
+        R::yield_now().await;
+        if !batch.is_empty() {
+            if let Err(e) = self.durable.write(id, &batch) {
+                tracing::error!(id, serial, error = %e, "session flush failed");
+            }
+        }
+    }
+
+    /// The id becomes reusable: the session stops counting as live, but
+    /// still takes its closing appends (R2).
+    pub fn retire(&self, serial: u64) {
+        self.state.update(|st| {
+            if let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) {
+                s.phase = Phase::Retiring;
+            }
+        });
+    }
+
+    /// Remove the session's hooks and emit `session/disposed`. A panicking
+    /// listener is contained; it is reported as `Err` (D4 decides what the
+    /// chain does with it).
+    pub fn detach(&self, id: &str, serial: u64) -> Result<(), String> {
+        let pending = self.state.update(|st| {
+            let at = st.sessions.iter().position(|s| s.serial == serial)?;
+            Some(st.sessions.remove(at).pending)
+        });
+        for entry in pending.unwrap_or_default() {
+            self.world.record(WorldEvent::AppendDropped {
+                id: id.to_string(),
+                serial,
+                entry: serde_json::to_string(&entry).unwrap_or_default(),
+            });
+        }
+        emit(
+            &self.world,
+            "session/disposed",
+            id,
+            &self.listeners.with(|l| l.clone()),
+        )
+    }
+
+    /// Rebuild a session's log from durable storage (ACP `session/load`).
+    pub fn load(&self, id: &str) -> std::io::Result<Loaded> {
+        self.durable.load(id)
+    }
+
+    /// `(id, serial)` of every session not yet detached.
+    pub fn sessions(&self) -> Vec<(String, u64)> {
+        self.state.read(|st| {
+            st.sessions
+                .iter()
+                .map(|s| (s.id.clone(), s.serial))
+                .collect()
+        })
+    }
+
+    /// A sink that writes session `serial` of `id` through this store.
+    pub fn sink(self: &Arc<Self>, id: &str, serial: u64) -> Arc<dyn SessionSink> {
+        Arc::new(StoreSink {
+            store: self.clone(),
+            id: id.to_string(),
+            serial,
+        })
+    }
+}
+
+/// Deliver a disposal notification to listeners; panics are contained and
+/// journaled, and reported as `Err`.
+pub(crate) fn emit<R: Rt>(
+    world: &World<R>,
+    on: &str,
+    id: &str,
+    listeners: &[Arc<dyn Fn(&str) + Send + Sync>],
+) -> Result<(), String> {
+    let mut failed = None;
+    for l in listeners {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| l(id))) {
+            let message = panic_message(p.as_ref());
+            world.record(WorldEvent::ListenerPanicked {
+                on: on.to_string(),
+                message: message.clone(),
+            });
+            failed.get_or_insert(format!("{on} listener panicked: {message}"));
+        }
+    }
+    failed.map_or(Ok(()), Err)
+}
+
+struct StoreSink<R: Rt> {
+    store: Arc<SessionStore<R>>,
+    id: String,
+    serial: u64,
+}
+
+impl<R: Rt> SessionSink for StoreSink<R> {
+    fn append(&self, entry: Entry) {
+        self.store.append(&self.id, self.serial, entry);
+    }
+
+    fn flush(self: Arc<Self>) -> BoxFuture<()> {
+        Box::pin(async move { self.store.flush(&self.id, self.serial).await })
+    }
+
+    fn durable(&self) -> Vec<Entry> {
+        self.store
+            .load(&self.id)
+            .map(|l| {
+                l.records
+                    .into_iter()
+                    .filter(|r| r.serial == self.serial)
+                    .map(|r| r.entry)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,165 @@
+//! The world journal: lifecycle events of scopes, the registry, the session
+//! store and the provider, in one shared, ordered list. Each event is
+//! recorded by the task that caused it, under the journal's lock; events of
+//! one task are in program order, so orders such as "every `dispose` caller
+//! returned after its teardown finished" (D1) can be read off it.
+
+use crate::rt::{Mutex, Rt};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// One lifecycle event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum WorldEvent {
+    /// `create`/`resume` began (attempt numbers are per provider).
+    CreateBegan {
+        /// The id asked for.
+        id: String,
+        /// The attempt.
+        attempt: u64,
+    },
+    /// Setup finished; whether the owner scope was still active (R3).
+    CreateChecked {
+        /// The id.
+        id: String,
+        /// The attempt.
+        attempt: u64,
+        /// Whether the owner could still take the agent.
+        owner_active: bool,
+    },
+    /// The attempt failed and rolled back its private state.
+    CreateFailed {
+        /// The id.
+        id: String,
+        /// The attempt.
+        attempt: u64,
+        /// The error text.
+        reason: String,
+    },
+    /// `SessionStore::enter` published a session.
+    SessionEntered {
+        /// The id.
+        id: String,
+        /// The session's serial (unique per store).
+        serial: u64,
+        /// Live sessions with this id right after entering (R1: 1).
+        live_with_id: usize,
+    },
+    /// The registry published an agent.
+    AgentRegistered {
+        /// The id.
+        id: String,
+        /// The serial of its session.
+        serial: u64,
+        /// Registered agents with this id right after (R1: 1).
+        registered_with_id: usize,
+    },
+    /// `dispose()` was called (by a handle, a scope unload, a provider unload).
+    DisposeCalled {
+        /// The id.
+        id: String,
+        /// The serial.
+        serial: u64,
+        /// Which caller (`handle`, `owner-unload`, `provider-unload`, ...).
+        by: String,
+    },
+    /// A `dispose()` call returned.
+    DisposeReturned {
+        /// The id.
+        id: String,
+        /// The serial.
+        serial: u64,
+        /// Which caller.
+        by: String,
+    },
+    /// The teardown chain started.
+    TeardownBegan {
+        /// The id.
+        id: String,
+        /// The serial.
+        serial: u64,
+    },
+    /// One step of the teardown finished (D2: 1 stop loop, 2 await loop and
+    /// flushes, 3 detach agent, 4 detach session, 5 unwind scope).
+    TeardownStep {
+        /// The id.
+        id: String,
+        /// The serial.
+        serial: u64,
+        /// The step (1–5).
+        step: u8,
+        /// `Err` text if the step failed (contained, D4).
+        error: Option<String>,
+    },
+    /// The teardown stopped before its last step (never, unless a fault).
+    TeardownAborted {
+        /// The id.
+        id: String,
+        /// The serial.
+        serial: u64,
+        /// The step that stopped it.
+        at_step: u8,
+    },
+    /// The teardown chain finished.
+    TeardownDone {
+        /// The id.
+        id: String,
+        /// The serial.
+        serial: u64,
+    },
+    /// An append reached a session whose publication hooks were gone: lost.
+    AppendDropped {
+        /// The id.
+        id: String,
+        /// The serial.
+        serial: u64,
+        /// What was lost.
+        entry: String,
+    },
+    /// A listener panicked; contained.
+    ListenerPanicked {
+        /// `agent/disposed` or `session/disposed`.
+        on: String,
+        /// The message.
+        message: String,
+    },
+    /// A scope began to unload.
+    ScopeUnloading {
+        /// The scope's name.
+        scope: String,
+    },
+    /// A scope finished unloading.
+    ScopeUnloaded {
+        /// The scope's name.
+        scope: String,
+    },
+}
+
+/// The shared, ordered world journal.
+pub struct World<R: Rt> {
+    events: Mutex<R, Vec<WorldEvent>>,
+}
+
+impl<R: Rt> World<R> {
+    /// An empty journal.
+    pub fn new() -> Arc<Self> {
+        Arc::new(World {
+            events: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Record `event`.
+    pub fn record(&self, event: WorldEvent) {
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let json = serde_json::to_string(&event).unwrap_or_default();
+            tracing::debug!(target: "world", "{json}");
+        }
+        self.events.with(|e| e.push(event));
+    }
+
+    /// A copy of every event so far.
+    pub fn events(&self) -> Vec<WorldEvent> {
+        self.events.with(|e| e.clone())
+    }
+}
