@@ -7,6 +7,7 @@
 use crate::agent::Agent;
 use crate::rt::{Monitor, Mutex, Rt};
 use crate::store::emit;
+pub use crate::store::Listener;
 use crate::world::{World, WorldEvent};
 use std::sync::Arc;
 
@@ -15,9 +16,6 @@ struct RegEntry<R: Rt> {
     serial: u64,
     agent: Agent<R>,
 }
-
-/// An `agent/disposed` listener.
-pub type Listener = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Live agents by id.
 pub struct Registry<R: Rt> {

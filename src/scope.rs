@@ -143,10 +143,13 @@ enum ScopeState<R: Rt> {
     Unloaded,
 }
 
+/// Told when a scope starts (`false`) and finishes (`true`) unloading.
+pub type UnloadHook = Arc<dyn Fn(&str, bool) + Send + Sync>;
+
 struct ScopeInner<R: Rt> {
     name: String,
     state: Monitor<R, ScopeState<R>>,
-    on_unload: Option<Arc<dyn Fn(&str, bool) + Send + Sync>>,
+    on_unload: Option<UnloadHook>,
 }
 
 /// An owner of effects (the note's fiber). Cheap to clone.
@@ -165,7 +168,7 @@ impl<R: Rt> Clone for Scope<R> {
 impl<R: Rt> Scope<R> {
     /// A root scope. `on_unload(name, done)` is told when it starts and ends
     /// unloading.
-    pub fn new(name: &str, on_unload: Option<Arc<dyn Fn(&str, bool) + Send + Sync>>) -> Self {
+    pub fn new(name: &str, on_unload: Option<UnloadHook>) -> Self {
         Scope {
             inner: Arc::new(ScopeInner {
                 name: name.to_string(),

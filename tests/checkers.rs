@@ -50,6 +50,10 @@ fn cancel_before_claim_outcome_sets() {
 #[test]
 fn every_fault_is_killed_by_sim_and_shuttle_pct() {
     let plan = [
+        (Fault::M1, ScenarioId::DisposeMidTurn),
+        (Fault::M6, ScenarioId::ConcurrentDispose),
+        (Fault::M9, ScenarioId::SameIdCreateRace),
+        (Fault::M10, ScenarioId::DisposedListenerPanics),
         (Fault::M3, ScenarioId::CancelBeforeClaim),
         (Fault::M4, ScenarioId::IdleCancelThenPrompt),
         (Fault::M5, ScenarioId::CancelBeforeClaim),
@@ -181,7 +185,7 @@ fn bad_replay_lines_are_rejected() {
         "v1:nope:sim:none:seed=1",
         "v1:cancel-before-claim:nope:none:seed=1",
         "v1:cancel-before-claim:sim:M99:seed=1",
-        "v1:cancel-before-claim:sim:M1:seed=1",
+        "v1:cancel-before-claim:sim:M2:seed=1",
         "v1:cancel-before-claim:sim:none:seed=x",
         "v1:cancel-before-claim:loom:none:exec=1",
         "v1:cancel-before-claim:shuttle-pct:none:schedule=zz",

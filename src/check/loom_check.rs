@@ -250,11 +250,10 @@ fn run_worker(
 }
 
 fn rule_id(rule: &str) -> &'static str {
-    const KNOWN: [&str; 14] = [
-        "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "D3", "D6", "progress", "panic",
-        "loom",
-    ];
-    KNOWN.into_iter().find(|k| *k == rule).unwrap_or("unknown")
+    crate::oracle::RULE_IDS
+        .into_iter()
+        .find(|k| *k == rule)
+        .unwrap_or("unknown")
 }
 
 fn violations(pairs: Vec<(String, String)>) -> Vec<Violation> {

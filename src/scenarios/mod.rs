@@ -149,7 +149,7 @@ impl ScenarioId {
                 "same-id-create-race",
                 &["R1"],
                 "three concurrent creates with one id",
-                4,
+                3,
             ),
             ScenarioId::CreateDuringOwnerUnload => (
                 "create-during-owner-unload",

@@ -75,7 +75,7 @@ struct State {
     next_serial: u64,
 }
 
-/// A `session/disposed` listener.
+/// A disposal listener (`session/disposed`, `agent/disposed`); gets the id.
 pub type Listener = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The session store.
@@ -265,7 +265,7 @@ pub(crate) fn emit<R: Rt>(
     world: &World<R>,
     on: &str,
     id: &str,
-    listeners: &[Arc<dyn Fn(&str) + Send + Sync>],
+    listeners: &[Listener],
 ) -> Result<(), String> {
     let mut failed = None;
     for l in listeners {

@@ -1,0 +1,129 @@
+//! One test per dispose and identity rule (D1–D7, R1–R3), named after its
+//! ID: the scenario that exercises it passes on the simulator, and the
+//! fault that must break it is caught.
+
+mod common;
+
+use agent_lifecycle::check::Checker;
+use agent_lifecycle::faults::Fault;
+use agent_lifecycle::scenarios::ScenarioId;
+use common::{assert_killed, assert_pass, run};
+
+#[test]
+fn d1_dispose_is_memoized_and_every_caller_waits() {
+    assert_pass(&run(Checker::Sim, ScenarioId::ConcurrentDispose, None));
+    assert_pass(&run(
+        Checker::Sim,
+        ScenarioId::OwnerUnloadVsHandleDispose,
+        None,
+    ));
+    assert_killed(
+        &run(Checker::Sim, ScenarioId::ConcurrentDispose, Some(Fault::M6)),
+        Fault::M6,
+    );
+}
+
+#[test]
+fn d2_teardown_runs_its_five_steps_in_order() {
+    let r = run(Checker::Sim, ScenarioId::ConcurrentDispose, Some(Fault::M1));
+    assert!(
+        r.violations
+            .iter()
+            .any(|v| v.rule == "D2" || v.rule == "D3"),
+        "a sibling session effect must break the order or lose the closing turn/end: {:?}",
+        r.violations
+    );
+    assert_pass(&run(
+        Checker::ShuttlePct,
+        ScenarioId::ConcurrentDispose,
+        None,
+    ));
+}
+
+#[test]
+fn d3_closing_turn_end_is_durable_after_any_dispose_path() {
+    for s in [
+        ScenarioId::DisposeMidTurn,
+        ScenarioId::OwnerUnloadVsHandleDispose,
+    ] {
+        assert_pass(&run(Checker::Sim, s, None));
+    }
+    assert_killed(
+        &run(Checker::Sim, ScenarioId::DisposeMidTurn, Some(Fault::M1)),
+        Fault::M1,
+    );
+}
+
+#[test]
+fn d4_failing_disposed_listener_cannot_skip_a_step() {
+    assert_pass(&run(Checker::Sim, ScenarioId::DisposedListenerPanics, None));
+    assert_killed(
+        &run(
+            Checker::Sim,
+            ScenarioId::DisposedListenerPanics,
+            Some(Fault::M10),
+        ),
+        Fault::M10,
+    );
+}
+
+#[test]
+fn d5_disposing_one_agent_leaves_the_others_untouched() {
+    let r = run(Checker::Sim, ScenarioId::DisposedListenerPanics, None);
+    assert_pass(&r);
+    assert!(r.outcomes.contains_key("B:completed"), "{:?}", r.outcomes);
+}
+
+#[test]
+fn d6_no_queued_prompt_starts_after_dispose_began() {
+    let r = run(Checker::Sim, ScenarioId::DisposeMidTurn, None);
+    assert_pass(&r);
+    assert!(
+        r.outcomes
+            .keys()
+            .all(|k| k.ends_with("tail:cleared-by-dispose")),
+        "{:?}",
+        r.outcomes
+    );
+}
+
+#[test]
+fn d7_provider_unload_disposes_config_created_agents() {
+    for checker in [Checker::Sim, Checker::Loom, Checker::ShuttleRandom] {
+        assert_pass(&run(checker, ScenarioId::ProviderUnload, None));
+    }
+}
+
+#[test]
+fn r1_one_of_concurrent_same_id_creates_publishes() {
+    assert_pass(&run(Checker::Sim, ScenarioId::SameIdCreateRace, None));
+    for checker in [Checker::Sim, Checker::Loom, Checker::ShuttlePct] {
+        assert_killed(
+            &run(checker, ScenarioId::SameIdCreateRace, Some(Fault::M9)),
+            Fault::M9,
+        );
+    }
+}
+
+#[test]
+fn r2_stale_detach_never_removes_a_newer_entry() {
+    assert_pass(&run(Checker::Sim, ScenarioId::IdReuseAfterDetach, None));
+    assert_pass(&run(Checker::Loom, ScenarioId::IdReuseAfterDetach, None));
+}
+
+/// Both sides of the race are reached: the creation refused, and the
+/// creation completed then disposed by the unload.
+#[test]
+fn r3_creation_whose_owner_unloads_publishes_nothing() {
+    for checker in [Checker::Sim, Checker::Loom] {
+        let r = run(checker, ScenarioId::CreateDuringOwnerUnload, None);
+        assert_pass(&r);
+        for want in ["refused", "created-then-disposed"] {
+            assert!(
+                r.outcomes.contains_key(want),
+                "{checker} never reached {want}: {:?}",
+                r.outcomes
+            );
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The durable backends: crash recovery of the file backend (a torn last
+//! record), the in-memory disk's crash semantics, and tokio conformance of
+//! the dispose scenarios with sessions in real files.
+
+use agent_lifecycle::faults::Faults;
+use agent_lifecycle::journal::EndReason;
+use agent_lifecycle::rt::{SimRt, TokioRt};
+use agent_lifecycle::scenarios::{run_with, ScenarioId};
+use agent_lifecycle::session_log::Entry;
+use agent_lifecycle::store::durable::{Durable, DurableRecord, FileDurable, MemoryDurable};
+use agent_lifecycle::store::SessionStore;
+use agent_lifecycle::world::World;
+use std::io::Write;
+use std::sync::Arc;
+
+fn rec(serial: u64, prompt: u64) -> DurableRecord {
+    DurableRecord {
+        serial,
+        entry: Entry::TurnEnd {
+            prompt,
+            reason: EndReason::Completed,
+        },
+    }
+}
+
+#[test]
+fn file_backend_reports_a_torn_tail_and_keeps_earlier_records() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    d.write("s", &[rec(1, 0), rec(1, 1)]).expect("write");
+    d.write("s", &[rec(1, 2)]).expect("write");
+    let path = d.path("s");
+    let len = std::fs::metadata(&path).expect("meta").len();
+    // Cut the file inside its last record, as a crash mid-write would.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    f.set_len(len - 7).expect("truncate");
+    let loaded = d.load("s").expect("load");
+    assert_eq!(loaded.records, vec![rec(1, 0), rec(1, 1)]);
+    let torn = loaded.torn.expect("a torn tail is reported");
+    assert!(torn.reason.contains("cut short"), "{}", torn.reason);
+    assert_eq!(torn.bytes + torn.offset, len - 7);
+}
+
+#[test]
+fn file_backend_missing_newline_is_a_torn_tail() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    d.write("s", &[rec(1, 0)]).expect("write");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(d.path("s"))
+        .expect("open");
+    f.write_all(serde_json::to_string(&rec(1, 1)).expect("json").as_bytes())
+        .expect("write");
+    let loaded = d.load("s").expect("load");
+    assert_eq!(loaded.records, vec![rec(1, 0)]);
+    assert!(loaded.torn.expect("torn").reason.contains("newline"));
+}
+
+#[test]
+fn file_backend_corruption_before_the_tail_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    d.write("s", &[rec(1, 0)]).expect("write");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(d.path("s"))
+        .expect("open");
+    f.write_all(b"garbage\n").expect("write");
+    drop(f);
+    d.write("s", &[rec(1, 1)]).expect("write");
+    let err = d.load("s").expect_err("corrupt");
+    assert!(err.to_string().contains("corrupt record"), "{err}");
+}
+
+/// What was flushed survives a crash (a new store over the same disk);
+/// what was only appended is lost.
+#[test]
+fn memory_disk_keeps_flushed_and_loses_pending_on_crash() {
+    let disk: Arc<MemoryDurable<SimRt>> = Arc::new(MemoryDurable::default());
+    let d = disk.clone();
+    let mut sim = lifecycle_sim::Sim::with_seed(1);
+    sim.block_on(async move {
+        let store = SessionStore::<SimRt>::new(d.clone(), World::new(), Faults::none());
+        let p = store.prepare("s").expect("prepare");
+        let serial = p.serial();
+        store.enter(p).expect("enter");
+        store.append("s", serial, Entry::TurnStart { prompt: 0 });
+        store.flush("s", serial).await;
+        store.append("s", serial, Entry::TurnStart { prompt: 1 });
+        // Crash: the store (and its pending buffer) is gone.
+    })
+    .expect("sim");
+    let after = SessionStore::<SimRt>::new(disk, World::new(), Faults::none());
+    let loaded = after.load("s").expect("load");
+    let entries: Vec<Entry> = loaded.records.into_iter().map(|r| r.entry).collect();
+    assert_eq!(entries, vec![Entry::TurnStart { prompt: 0 }]);
+}
+
+/// Conformance: the dispose and identity scenarios on the production
+/// runtime with sessions in real files (JSON lines, fsync).
+#[test]
+fn tokio_conformance_with_file_backend() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .expect("runtime");
+    for scenario in [
+        ScenarioId::ConcurrentDispose,
+        ScenarioId::DisposeMidTurn,
+        ScenarioId::OwnerUnloadVsHandleDispose,
+        ScenarioId::ProviderUnload,
+        ScenarioId::SameIdCreateRace,
+        ScenarioId::CreateDuringOwnerUnload,
+        ScenarioId::IdReuseAfterDetach,
+        ScenarioId::DisposedListenerPanics,
+    ] {
+        for _ in 0..10 {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let durable: Arc<dyn Durable> = Arc::new(FileDurable::new(dir.path()).expect("dir"));
+            let fut = run_with::<TokioRt>(scenario, Faults::none(), Some(durable.clone()));
+            let outcome = rt
+                .block_on(async move { tokio::spawn(fut).await })
+                .expect("join");
+            assert!(
+                outcome.violations.is_empty(),
+                "{}: {:?}",
+                scenario.info().name,
+                outcome.violations
+            );
+            if scenario == ScenarioId::DisposeMidTurn {
+                let loaded = durable.load("a").expect("load");
+                assert!(loaded.torn.is_none());
+                assert!(
+                    loaded.records.iter().any(|r| matches!(
+                        r.entry,
+                        Entry::TurnEnd {
+                            reason: EndReason::Disposed,
+                            ..
+                        }
+                    )),
+                    "the file holds no turn/end {{disposed}}: {:?}",
+                    loaded.records
+                );
+            }
+        }
+    }
+}
