@@ -44,9 +44,10 @@
 //! ## Limits: what is NOT checked
 //! - loom and shuttle have no clock: a step's sleep is a yield there.
 //! - tokio runs are re-run, not replayed step by step.
-//! - Dispose here is steps 1–2 of D2 (stop and await the loop); the
-//!   registry, session store, scopes, tool-bash and the ACP bridge are later
-//!   parts (SPEC D, R, S, A rules; faults M1, M2, M6–M10).
+//! - Sibling effects are joined futures of the unloading task, so they
+//!   interleave at their awaits, not preemptively.
+//! - The shell seam, tool-bash and the ACP bridge are later parts (SPEC S
+//!   and A rules; faults M2, M7, M8).
 #![deny(missing_docs)]
 
 pub mod agent;
