@@ -30,6 +30,13 @@ enum Command {
     },
     /// Scenarios, rules, faults and checkers.
     List,
+    /// Serve the Agent Client Protocol on stdio (a scripted agent; see
+    /// `agent_lifecycle::acp::server`).
+    Acp {
+        /// Keep session logs as JSON-lines files here (default: in memory).
+        #[arg(long)]
+        sessions: Option<std::path::PathBuf>,
+    },
     /// Internal: runs loom in its own process (see `check::loom_check`).
     #[command(hide = true)]
     LoomWorker {
@@ -166,6 +173,25 @@ pub fn main() -> ExitCode {
             );
             ExitCode::SUCCESS
         }
+        Command::Acp { sessions } => {
+            let rt = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    eprintln!("error: cannot start tokio: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match rt.block_on(crate::acp::server::serve_stdio(sessions)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Command::List => {
             list();
             ExitCode::SUCCESS
@@ -192,7 +218,11 @@ fn print_table_header() {
 
 fn print_row(r: &Report) {
     let outcomes: Vec<String> = r.outcomes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let exhausted = if r.exhausted { " (exhausted)" } else { "" };
+    let exhausted = match (&r.skipped, r.exhausted) {
+        (Some(why), _) => format!(" ({why})"),
+        (None, true) => " (exhausted)".to_string(),
+        (None, false) => String::new(),
+    };
     println!(
         "{:<30} {:<15} {:>10} {:>12} {:<6} {:>8.2}  {}{}",
         r.scenario,
@@ -234,7 +264,7 @@ fn run_check(args: &CheckArgs, sel: &Selection) -> ExitCode {
             } else {
                 print_row(&report);
             }
-            if report.status != "pass" {
+            if report.status == "fail" {
                 failed.push(report);
             }
         }

@@ -56,12 +56,15 @@ impl Fault {
 
     /// The faults this build can switch on (the others belong to parts not
     /// built yet, see the README).
-    pub const IMPLEMENTED: [Fault; 9] = [
+    pub const IMPLEMENTED: [Fault; 12] = [
         Fault::M1,
+        Fault::M2,
         Fault::M3,
         Fault::M4,
         Fault::M5,
         Fault::M6,
+        Fault::M7,
+        Fault::M8,
         Fault::M9,
         Fault::M10,
         Fault::M11,

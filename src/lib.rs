@@ -50,6 +50,7 @@
 //!   and A rules; faults M2, M7, M8).
 #![deny(missing_docs)]
 
+pub mod acp;
 pub mod agent;
 pub mod bus;
 pub mod check;
@@ -64,5 +65,7 @@ pub mod rt;
 pub mod scenarios;
 pub mod scope;
 pub mod session_log;
+pub mod shell;
 pub mod store;
+pub mod tool_bash;
 pub mod world;

@@ -14,7 +14,7 @@
 //! private scope. The handle, the owner's unload and the provider's unload
 //! all reach it; it runs once (D1).
 
-use crate::agent::{Agent, AgentLoop};
+use crate::agent::{Agent, AgentLoop, StepRunner};
 use crate::faults::{Fault, Faults};
 use crate::registry::Registry;
 use crate::rt::{BoxFuture, Mutex, Rt};
@@ -158,6 +158,7 @@ pub struct Provider<R: Rt> {
     world: Arc<World<R>>,
     faults: Faults,
     attempts: Mutex<R, u64>,
+    runner: Mutex<R, Option<Arc<dyn StepRunner>>>,
 }
 
 impl<R: Rt> Provider<R> {
@@ -176,7 +177,13 @@ impl<R: Rt> Provider<R> {
             world,
             faults,
             attempts: Mutex::new(0),
+            runner: Mutex::new(None),
         })
+    }
+
+    /// Have every agent built from now on perform its steps with `runner`.
+    pub fn set_runner(&self, runner: Arc<dyn StepRunner>) {
+        self.runner.with(|r| *r = Some(runner));
     }
 
     /// The provider's scope.

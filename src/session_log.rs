@@ -52,6 +52,9 @@ pub enum Entry {
         prompt: PromptId,
         /// Step number.
         step: u32,
+        /// What the step produced (a tool's output), if anything.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
     },
     /// `turn/end {reason}`.
     TurnEnd {

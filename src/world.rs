@@ -124,6 +124,15 @@ pub enum WorldEvent {
         /// The message.
         message: String,
     },
+    /// tool-bash handled a job's completion notice (S6).
+    Notice {
+        /// The job.
+        job: String,
+        /// Its owner token.
+        owner: Option<String>,
+        /// The agent it went into (`None`: dropped).
+        delivered_to: Option<String>,
+    },
     /// A scope began to unload.
     ScopeUnloading {
         /// The scope's name.

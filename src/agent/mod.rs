@@ -61,11 +61,25 @@ pub enum Idle {
     Done,
 }
 
+/// Performs the steps of a turn (a model request, a tool call). Without
+/// one, a step just awaits the prompt's `step_ms`.
+pub trait StepRunner: Send + Sync + 'static {
+    /// Perform step `step` of agent `agent_id`'s turn on `prompt`; its
+    /// output, if any, goes to the session log.
+    fn run_step(
+        &self,
+        agent_id: &str,
+        prompt: &PromptSpec,
+        step: u32,
+    ) -> crate::rt::BoxFuture<Option<String>>;
+}
+
 struct Shared<R: Rt> {
     id: String,
     core: Monitor<R, AgentCore>,
     bus: Bus<R, Agent<R>>,
     log: Arc<dyn SessionSink>,
+    runner: Option<Arc<dyn StepRunner>>,
 }
 
 /// One conversation driver. Cheap to clone; clones share the agent.
@@ -105,12 +119,24 @@ impl<R: Rt> Agent<R> {
     /// Build an agent whose turns write to `sink`, without starting its
     /// loop (private state: nothing runs until [`AgentLoop::start`]).
     pub fn prepare(id: &str, faults: Faults, sink: Arc<dyn SessionSink>) -> AgentLoop<R> {
+        Self::prepare_with(id, faults, sink, None)
+    }
+
+    /// [`prepare`](Self::prepare), with the steps of every turn performed by
+    /// `runner`.
+    pub fn prepare_with(
+        id: &str,
+        faults: Faults,
+        sink: Arc<dyn SessionSink>,
+        runner: Option<Arc<dyn StepRunner>>,
+    ) -> AgentLoop<R> {
         let agent = Agent {
             shared: Arc::new(Shared {
                 id: id.to_string(),
                 core: Monitor::new(AgentCore::new(faults)),
                 bus: Bus::default(),
                 log: sink,
+                runner,
             }),
         };
         AgentLoop {
@@ -243,6 +269,56 @@ impl<R: Rt> Agent<R> {
             .await
     }
 
+    /// Wait until prompt `prompt`'s turn has started (`true`), or it is
+    /// certain it never will (`false`). Unlike waiting for `running`, this
+    /// cannot miss a turn that started and ended before the wait.
+    pub async fn started(&self, prompt: u64) -> bool {
+        use crate::journal::Event as E;
+        self.shared
+            .core
+            .wait_until("turn start", |c| {
+                c.journal().records().iter().find_map(|r| match &r.event {
+                    E::TurnStart { prompt: p } if *p == prompt => Some(true),
+                    E::Skipped { prompt: p } if *p == prompt => Some(false),
+                    E::Cleared { prompts, .. } | E::DisposeBegan { prompts }
+                        if prompts.contains(&prompt) =>
+                    {
+                        Some(false)
+                    }
+                    _ => None,
+                })
+            })
+            .await
+    }
+
+    /// How prompt `prompt` ended: `Some(reason)` once its turn ended, `None`
+    /// if it never started (cleared by a cancel or by disposal, or skipped
+    /// by the pre-run marker).
+    pub async fn outcome(&self, prompt: u64) -> Option<crate::journal::EndReason> {
+        use crate::journal::Event as E;
+        self.shared
+            .core
+            .wait_until("prompt outcome", |c| {
+                c.journal()
+                    .records()
+                    .iter()
+                    .rev()
+                    .find_map(|r| match &r.event {
+                        E::TurnEnd {
+                            prompt: p, reason, ..
+                        } if *p == prompt => Some(Some(*reason)),
+                        E::Skipped { prompt: p } if *p == prompt => Some(None),
+                        E::Cleared { prompts, .. } | E::DisposeBegan { prompts }
+                            if prompts.contains(&prompt) =>
+                        {
+                            Some(None)
+                        }
+                        _ => None,
+                    })
+            })
+            .await
+    }
+
     /// Resolves when the loop has exited (after disposal).
     pub async fn done(&self) {
         self.shared
@@ -303,10 +379,17 @@ impl<R: Rt> Agent<R> {
                 }
             }
             // The step itself: in-flight work is never abandoned mid-step.
-            R::sleep(prompt.spec.step_ms).await;
+            let output = match &self.shared.runner {
+                Some(runner) => runner.run_step(&self.shared.id, &prompt.spec, step).await,
+                None => {
+                    R::sleep(prompt.spec.step_ms).await;
+                    None
+                }
+            };
             log.append(Entry::Step {
                 prompt: prompt.id,
                 step,
+                output,
             });
             core.update(|c| c.step_done(R::now_ms(), step));
         }

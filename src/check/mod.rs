@@ -100,11 +100,14 @@ impl Budget {
 }
 
 /// loom's preemption bound for `scenario`: the budget's bound for two
-/// tasks, one less for each task beyond two (at least 1). Loom's space grows
+/// tasks, one less for each task beyond two, at most the scenario's
+/// `loom_cap`, at least 1. Loom's space grows
 /// steeply with threads: `provider-unload` (4 tasks) does not finish in two
 /// minutes at bound 2.
 pub fn loom_bound(scenario: ScenarioId, base: usize) -> usize {
-    base.saturating_sub(scenario.info().tasks.saturating_sub(2))
+    let info = scenario.info();
+    base.saturating_sub(info.tasks.saturating_sub(2))
+        .min(info.loom_cap)
         .max(1)
 }
 
@@ -144,6 +147,8 @@ pub struct Report {
     pub outcomes: BTreeMap<String, u64>,
     /// Why the checker could not run, if it could not.
     pub error: Option<String>,
+    /// Why the checker skipped this scenario (status `skip`).
+    pub skipped: Option<String>,
 }
 
 /// Accumulates executions into a [`Report`].
@@ -158,6 +163,7 @@ pub(crate) struct Tally {
     pub first_failure: Option<(Vec<Violation>, String)>,
     exhausted: bool,
     error: Option<String>,
+    skipped: Option<String>,
 }
 
 impl Tally {
@@ -173,6 +179,7 @@ impl Tally {
             first_failure: None,
             exhausted: false,
             error: None,
+            skipped: None,
         }
     }
 
@@ -213,6 +220,11 @@ impl Tally {
         }
     }
 
+    /// This checker cannot run this scenario.
+    pub fn skip(&mut self, why: String) {
+        self.skipped = Some(why);
+    }
+
     pub fn exhausted(&mut self) {
         self.exhausted = true;
     }
@@ -233,11 +245,13 @@ impl Tally {
                 .collect(),
             None => Vec::new(),
         };
-        let error = match (&self.error, self.executions) {
-            (None, 0) => Some("nothing was explored (0 executions)".to_string()),
-            (e, _) => e.clone(),
+        let error = match (&self.error, self.executions, &self.skipped) {
+            (None, 0, None) => Some("nothing was explored (0 executions)".to_string()),
+            (e, _, _) => e.clone(),
         };
-        let status = if violations.is_empty() && error.is_none() {
+        let status = if self.skipped.is_some() && violations.is_empty() && error.is_none() {
+            "skip"
+        } else if violations.is_empty() && error.is_none() {
             "pass"
         } else {
             "fail"
@@ -254,6 +268,7 @@ impl Tally {
             exhausted: self.exhausted,
             outcomes: self.outcomes,
             error,
+            skipped: self.skipped,
         }
     }
 }
@@ -270,6 +285,15 @@ pub fn run(
     quiet_panics();
     match checker {
         Checker::Sim => sim_check::explore(scenario, faults, budget.sim_seeds, stop_at_first),
+        Checker::Loom if scenario.info().tasks > loom::MAX_THREADS => {
+            let mut tally = Tally::new(scenario, checker, faults);
+            tally.skip(format!(
+                "needs {} threads; loom models at most {}",
+                scenario.info().tasks,
+                loom::MAX_THREADS
+            ));
+            tally.finish()
+        }
         Checker::Loom => loom_check::explore(
             scenario,
             faults,

@@ -2,7 +2,7 @@
 //! `observer-queues-during-cancel`.
 
 use super::Outcome;
-use crate::agent::core::{PromptSpec, Status};
+use crate::agent::core::PromptSpec;
 use crate::agent::{Agent, CancelOutcome};
 use crate::bus::PublicEvent;
 use crate::faults::Faults;
@@ -122,9 +122,7 @@ pub async fn cancel_mid_turn<R: Rt>(faults: Faults) -> Outcome {
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 3)).expect("send A");
     let tail = agent.send(spec("tail", 1)).expect("send tail");
-    agent
-        .until("turn A running", |c| c.status() == Status::Running)
-        .await;
+    agent.started(a).await;
     // Absorbed, or queued if A already ended; the oracle follows its fate (C8).
     let _steering = agent.steer(spec("steer", 1)).expect("steer");
     R::yield_now().await;
@@ -180,9 +178,7 @@ pub async fn observer_queues_during_cancel<R: Rt>(faults: Faults) -> Outcome {
     agent.observe(|_, _| std::panic::panic_any(super::OBSERVER_PANIC));
     let a = agent.send(spec("A", 2)).expect("send A");
     agent.send(spec("tail", 1)).expect("send tail");
-    agent
-        .until("turn A running", |c| c.status() == Status::Running)
-        .await;
+    agent.started(a).await;
     let cancelled = agent.cancel(Cause::User);
     agent.when_idle().await;
     h.stop().await;

@@ -35,9 +35,7 @@ pub async fn concurrent_dispose<R: Rt>(
     let h = rig.provider.create("a", &owner).await.expect("create a");
     rig.track(&h.agent, h.serial());
     h.agent.send(spec("A", 2)).expect("send");
-    h.agent
-        .until("turn running", |c| c.status() == Status::Running)
-        .await;
+    h.agent.started(0).await;
     let h2 = h.clone();
     let other = rt::spawn::<R, ()>("dispose-2", async move { h2.dispose_as("handle-2").await });
     futures::future::join(h.dispose_as("handle-1"), owner.unload()).await;
@@ -56,9 +54,7 @@ pub async fn dispose_mid_turn<R: Rt>(faults: Faults, durable: Option<Arc<dyn Dur
     rig.track(&h.agent, h.serial());
     let a = h.agent.send(spec("A", 3)).expect("send A");
     let tail = h.agent.send(spec("tail", 1)).expect("send tail");
-    h.agent
-        .until("turn running", |c| c.status() == Status::Running)
-        .await;
+    h.agent.started(0).await;
     h.dispose().await;
     let refused = h.agent.send(spec("late", 1)).is_err();
     let journal = h.agent.journal();
@@ -112,9 +108,7 @@ pub async fn owner_unload_vs_handle_dispose<R: Rt>(
     let h = rig.provider.create("a", &owner).await.expect("create a");
     rig.track(&h.agent, h.serial());
     h.agent.send(spec("A", 2)).expect("send");
-    h.agent
-        .until("turn running", |c| c.status() == Status::Running)
-        .await;
+    h.agent.started(0).await;
     let h2 = h.clone();
     let by_handle = rt::spawn::<R, ()>("handle-dispose", async move { h2.dispose().await });
     owner.unload().await;

@@ -2,11 +2,13 @@
 //! run unchanged by every checker, and checked after every execution by the
 //! rule oracles (`crate::oracle`) plus its own named invariants.
 
+mod acp;
 mod cancel;
 mod dispose;
 mod identity;
 mod idle;
 pub mod rig;
+mod shell;
 
 use crate::faults::{Fault, Faults};
 use crate::journal::Record;
@@ -53,6 +55,20 @@ pub enum ScenarioId {
     IdReuseAfterDetach,
     /// `disposed-listener-panics`.
     DisposedListenerPanics,
+    /// `disconnect-racing-new`.
+    DisconnectRacingNew,
+    /// `disconnect-during-load`.
+    DisconnectDuringLoad,
+    /// `disconnect-mid-prompt`.
+    DisconnectMidPrompt,
+    /// `session-cancel-before-start`.
+    SessionCancelBeforeStart,
+    /// `duplicate-load`.
+    DuplicateLoad,
+    /// `tool-bash-reload`.
+    ToolBashReload,
+    /// `completion-notice-routing`.
+    CompletionNoticeRouting,
 }
 
 /// What a scenario is.
@@ -66,13 +82,16 @@ pub struct ScenarioInfo {
     pub rules: &'static [&'static str],
     /// One line on what it does.
     pub about: &'static str,
-    /// Tasks it runs (loom needs a preemption bound above 3).
+    /// Tasks (threads under loom) it runs; loom models at most 5.
     pub tasks: usize,
+    /// The highest loom preemption bound whose exhaustive run stays within
+    /// the PR gate (about 30 s here).
+    pub loom_cap: usize,
 }
 
 impl ScenarioId {
     /// All scenarios, in `list` order.
-    pub const ALL: [ScenarioId; 13] = [
+    pub const ALL: [ScenarioId; 20] = [
         ScenarioId::CancelBeforeClaim,
         ScenarioId::IdleCancelThenPrompt,
         ScenarioId::CancelMidTurn,
@@ -86,6 +105,13 @@ impl ScenarioId {
         ScenarioId::CreateDuringOwnerUnload,
         ScenarioId::IdReuseAfterDetach,
         ScenarioId::DisposedListenerPanics,
+        ScenarioId::DisconnectRacingNew,
+        ScenarioId::DisconnectDuringLoad,
+        ScenarioId::DisconnectMidPrompt,
+        ScenarioId::SessionCancelBeforeStart,
+        ScenarioId::DuplicateLoad,
+        ScenarioId::ToolBashReload,
+        ScenarioId::CompletionNoticeRouting,
     ];
 
     /// Its description.
@@ -169,6 +195,55 @@ impl ScenarioId {
                 "agent/disposed and session/disposed listeners panic",
                 3,
             ),
+            ScenarioId::DisconnectRacingNew => (
+                "disconnect-racing-new",
+                &["A1", "A6", "A7"],
+                "the connection closes (disconnect racing unload) while session/new awaits creation",
+                3,
+            ),
+            ScenarioId::DisconnectDuringLoad => (
+                "disconnect-during-load",
+                &["A1"],
+                "a session/load whose resume finishes after the disconnect",
+                4,
+            ),
+            ScenarioId::DisconnectMidPrompt => (
+                "disconnect-mid-prompt",
+                &["A4", "A8", "D3"],
+                "a disconnect while a prompt runs; a second prompt meanwhile",
+                3,
+            ),
+            ScenarioId::SessionCancelBeforeStart => (
+                "session-cancel-before-start",
+                &["A2", "A3"],
+                "session/cancel races a queued prompt; a later prompt runs",
+                3,
+            ),
+            ScenarioId::DuplicateLoad => (
+                "duplicate-load",
+                &["A5"],
+                "two concurrent loads of one id, and a load of a live id",
+                5,
+            ),
+            ScenarioId::ToolBashReload => (
+                "tool-bash-reload",
+                &["S1", "S2", "S3", "S4", "S5"],
+                "tool-bash reloads while two sessions race bash_output/bash_kill on each other's jobs",
+                8,
+            ),
+            ScenarioId::CompletionNoticeRouting => (
+                "completion-notice-routing",
+                &["S6"],
+                "owner disposed, id reused, a completion in the reload gap",
+                8,
+            ),
+        };
+        let loom_cap = match self {
+            // 280,631 executions in 23 s at bound 1; bound 2 ran >13 min.
+            ScenarioId::DisconnectMidPrompt => 1,
+            // 64,578 executions in 5.4 s at bound 1; bound 2 ran >4 min.
+            ScenarioId::SessionCancelBeforeStart => 1,
+            _ => 3,
         };
         ScenarioInfo {
             id: self,
@@ -176,6 +251,7 @@ impl ScenarioId {
             rules,
             about,
             tasks,
+            loom_cap,
         }
     }
 
@@ -201,6 +277,13 @@ impl ScenarioId {
             ScenarioId::CreateDuringOwnerUnload => &[],
             ScenarioId::IdReuseAfterDetach => &[],
             ScenarioId::DisposedListenerPanics => &[Fault::M10],
+            ScenarioId::DisconnectRacingNew => &[Fault::M7],
+            ScenarioId::DisconnectDuringLoad => &[Fault::M8],
+            ScenarioId::DisconnectMidPrompt => &[],
+            ScenarioId::SessionCancelBeforeStart => &[],
+            ScenarioId::DuplicateLoad => &[],
+            ScenarioId::ToolBashReload => &[Fault::M2],
+            ScenarioId::CompletionNoticeRouting => &[],
         }
     }
 }
@@ -283,6 +366,17 @@ async fn body<R: Rt>(id: ScenarioId, faults: Faults, durable: Option<Arc<dyn Dur
         }
         ScenarioId::DisposedListenerPanics => {
             dispose::disposed_listener_panics::<R>(faults, durable).await
+        }
+        ScenarioId::DisconnectRacingNew => acp::disconnect_racing_new::<R>(faults, durable).await,
+        ScenarioId::DisconnectDuringLoad => acp::disconnect_during_load::<R>(faults, durable).await,
+        ScenarioId::DisconnectMidPrompt => acp::disconnect_mid_prompt::<R>(faults, durable).await,
+        ScenarioId::SessionCancelBeforeStart => {
+            acp::session_cancel_before_start::<R>(faults, durable).await
+        }
+        ScenarioId::DuplicateLoad => acp::duplicate_load::<R>(faults, durable).await,
+        ScenarioId::ToolBashReload => shell::tool_bash_reload::<R>(faults, durable).await,
+        ScenarioId::CompletionNoticeRouting => {
+            shell::completion_notice_routing::<R>(faults, durable).await
         }
     }
 }

@@ -29,6 +29,8 @@ pub struct Rig<R: Rt> {
     pub registry: Arc<Registry<R>>,
     /// The provider (factory).
     pub provider: Arc<Provider<R>>,
+    /// The faults switched on.
+    pub faults: Faults,
     tracked: Mutex<R, Vec<(Agent<R>, u64)>>,
 }
 
@@ -51,6 +53,20 @@ impl<R: Rt> Rig<R> {
             store,
             registry,
             provider,
+            faults,
+            tracked: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A second view of the same world (shares the store, registry,
+    /// provider and journal; tracks nothing).
+    pub fn clone_parts(&self) -> Rig<R> {
+        Rig {
+            world: self.world.clone(),
+            store: self.store.clone(),
+            registry: self.registry.clone(),
+            provider: self.provider.clone(),
+            faults: self.faults,
             tracked: Mutex::new(Vec::new()),
         }
     }
@@ -58,6 +74,21 @@ impl<R: Rt> Rig<R> {
     /// A journaled owner scope.
     pub fn owner(&self, name: &str) -> Scope<R> {
         scope_journaled(name, &self.world)
+    }
+
+    /// Registry entries and sessions left whose id `owned` says belongs to
+    /// someone (e.g. the ACP bridge), as `id#serial` strings.
+    pub fn leftovers(&self, owned: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut left: Vec<String> = self
+            .registry
+            .entries()
+            .into_iter()
+            .chain(self.store.sessions())
+            .filter(|(id, _)| owned(id))
+            .map(|(id, serial)| format!("{id}#{serial}"))
+            .collect();
+        left.dedup();
+        left
     }
 
     /// Check this agent (journal and durable log) at the end.

@@ -1,0 +1,293 @@
+//! The ACP bridge: serves `session/new`, `session/load`, `session/prompt`
+//! and `session/cancel` over a connection, keeping one [`SessionRecord`]
+//! (with its [`AgentHandle`]) per session, and tearing everything down on
+//! client disconnect or on its own unload through ONE memoized quiesce.
+//!
+//! States of the connection: `open` → `closed` (disconnect or unload; final).
+//! Quiesce: `idle` → `running` (every record disposed concurrently) →
+//! `done`. A `session/new` or `session/load` still awaiting its agent when
+//! the connection closes disposes what it got and fails (A1, A7); the
+//! check and the record's insertion happen under the lock quiesce takes
+//! the records under, so nothing slips between them.
+
+pub mod server;
+
+use crate::faults::{Fault, Faults};
+use crate::journal::{Cause, EndReason};
+use crate::provider::{AgentHandle, CreateError, Provider};
+use crate::rt::{Monitor, Rt};
+use crate::scope::Scope;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Bridge errors, with the texts of SPEC A5, A7, A8.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AcpError {
+    /// `session/new` after the bridge closed (A7).
+    Disposed,
+    /// The connection closed while `session/new` awaited creation (A7).
+    ClosedDuringNew,
+    /// The connection closed while `session/load` awaited resume (A1).
+    ClosedDuringLoad,
+    /// `session/load` of a live or loading id (A5).
+    AlreadyLoaded(String),
+    /// No such session.
+    UnknownSession(String),
+    /// A second prompt while one is in flight (A8).
+    PromptInFlight(String),
+    /// Creating the agent failed.
+    Create(CreateError),
+}
+
+impl std::fmt::Display for AcpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AcpError::Disposed => write!(f, "bridge has been disposed"),
+            AcpError::ClosedDuringNew => write!(f, "connection closed during session/new"),
+            AcpError::ClosedDuringLoad => write!(f, "connection closed during session/load"),
+            AcpError::AlreadyLoaded(id) => write!(f, "session {id} already loaded"),
+            AcpError::UnknownSession(id) => write!(f, "unknown session {id}"),
+            AcpError::PromptInFlight(id) => {
+                write!(f, "session {id} already has a prompt in flight")
+            }
+            AcpError::Create(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for AcpError {}
+
+/// How a `session/prompt` ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The turn completed.
+    EndTurn,
+    /// It was cancelled (never started, aborted, or disposed).
+    Cancelled,
+}
+
+/// One session of the bridge.
+pub struct SessionRecord<R: Rt> {
+    /// The session's handle: the bridge is its owner.
+    pub handle: AgentHandle<R>,
+    prompt_in_flight: bool,
+}
+
+#[derive(PartialEq, Eq)]
+enum Quiesce {
+    Idle,
+    Running,
+    Done,
+}
+
+struct State<R: Rt> {
+    closed: bool,
+    quiesce: Quiesce,
+    quiesces: u32,
+    sessions: BTreeMap<String, SessionRecord<R>>,
+    loading: BTreeSet<String>,
+    next: u64,
+}
+
+/// The bridge.
+pub struct Bridge<R: Rt> {
+    provider: Arc<Provider<R>>,
+    scope: Scope<R>,
+    state: Monitor<R, State<R>>,
+    faults: Faults,
+}
+
+impl<R: Rt> Bridge<R> {
+    /// A bridge creating agents through `provider`, owned by `scope` (the
+    /// bridge plugin's scope; it outlives a disconnect).
+    pub fn new(provider: Arc<Provider<R>>, scope: Scope<R>, faults: Faults) -> Arc<Self> {
+        Arc::new(Bridge {
+            provider,
+            scope,
+            state: Monitor::new(State {
+                closed: false,
+                quiesce: Quiesce::Idle,
+                quiesces: 0,
+                sessions: BTreeMap::new(),
+                loading: BTreeSet::new(),
+                next: 0,
+            }),
+            faults,
+        })
+    }
+
+    /// Ids of the sessions the bridge holds.
+    pub fn sessions(&self) -> Vec<String> {
+        self.state.read(|s| s.sessions.keys().cloned().collect())
+    }
+
+    /// How many times a quiesce actually ran (A6: at most once).
+    pub fn quiesce_runs(&self) -> u32 {
+        self.state.read(|s| s.quiesces)
+    }
+
+    /// `session/new`.
+    pub async fn new_session(&self) -> Result<String, AcpError> {
+        let id = self.state.update(|s| {
+            if s.closed {
+                return None;
+            }
+            s.next += 1;
+            Some(format!("sess-{}", s.next))
+        });
+        let id = id.ok_or(AcpError::Disposed)?;
+        let handle = match self.provider.create(&id, &self.scope).await {
+            Ok(h) => h,
+            Err(CreateError::OwnerUnloaded(_)) => return Err(AcpError::ClosedDuringNew),
+            Err(e) => return Err(AcpError::Create(e)),
+        };
+        self.publish(
+            id,
+            handle,
+            self.faults.has(Fault::M7),
+            AcpError::ClosedDuringNew,
+        )
+        .await
+    }
+
+    /// `session/load`: resume the session `id` from its durable log.
+    pub async fn load_session(&self, id: &str) -> Result<String, AcpError> {
+        let live = self.provider.registry().get(id).is_some();
+        let claimed = self.state.update(|s| {
+            if s.closed {
+                return Err(AcpError::Disposed);
+            }
+            if live || s.sessions.contains_key(id) || !s.loading.insert(id.to_string()) {
+                return Err(AcpError::AlreadyLoaded(id.to_string()));
+            }
+            Ok(())
+        });
+        claimed?;
+        let resumed = self.provider.resume(id, &self.scope).await;
+        self.state.update(|s| s.loading.remove(id));
+        let handle = match resumed {
+            Ok(h) => h,
+            Err(CreateError::AlreadyExists(_)) => {
+                return Err(AcpError::AlreadyLoaded(id.to_string()))
+            }
+            Err(CreateError::OwnerUnloaded(_)) => return Err(AcpError::ClosedDuringLoad),
+        };
+        self.publish(
+            id.to_string(),
+            handle,
+            self.faults.has(Fault::M8),
+            AcpError::ClosedDuringLoad,
+        )
+        .await
+    }
+
+    /// Keep `handle` in a record, unless the connection closed meanwhile:
+    /// then dispose it and fail (`ignore_close` is fault M7/M8).
+    async fn publish(
+        &self,
+        id: String,
+        handle: AgentHandle<R>,
+        ignore_close: bool,
+        err: AcpError,
+    ) -> Result<String, AcpError> {
+        let kept = self.state.update(|s| {
+            if s.closed && !ignore_close {
+                return false;
+            }
+            s.sessions.insert(
+                id.clone(),
+                SessionRecord {
+                    handle: handle.clone(),
+                    prompt_in_flight: false,
+                },
+            );
+            true
+        });
+        if kept {
+            Ok(id)
+        } else {
+            handle.dispose_as("acp-closed").await;
+            Err(err)
+        }
+    }
+
+    /// `session/prompt`: one prompt in flight per session (A8).
+    pub async fn prompt(
+        &self,
+        id: &str,
+        prompt: impl Into<crate::agent::core::PromptSpec>,
+    ) -> Result<StopReason, AcpError> {
+        let agent = self.state.update(|s| {
+            let rec = s
+                .sessions
+                .get_mut(id)
+                .ok_or_else(|| AcpError::UnknownSession(id.to_string()))?;
+            if rec.prompt_in_flight {
+                return Err(AcpError::PromptInFlight(id.to_string()));
+            }
+            rec.prompt_in_flight = true;
+            Ok(rec.handle.agent.clone())
+        })?;
+        let stop = match agent.send(prompt) {
+            Ok(p) => match agent.outcome(p).await {
+                Some(EndReason::Completed) => StopReason::EndTurn,
+                _ => StopReason::Cancelled,
+            },
+            Err(_) => StopReason::Cancelled,
+        };
+        self.state.update(|s| {
+            if let Some(rec) = s.sessions.get_mut(id) {
+                rec.prompt_in_flight = false;
+            }
+        });
+        Ok(stop)
+    }
+
+    /// `session/cancel` → `cancel(user)`; a no-op for an unknown session (A2, A3).
+    pub fn cancel(&self, id: &str) {
+        if let Some(agent) = self
+            .state
+            .read(|s| s.sessions.get(id).map(|r| r.handle.agent.clone()))
+        {
+            agent.cancel(Cause::User);
+        }
+    }
+
+    /// Client disconnect: quiesce.
+    pub async fn disconnect(&self) {
+        self.quiesce().await
+    }
+
+    /// The bridge's own unload: quiesce, then unload its scope.
+    pub async fn unload(&self) {
+        self.quiesce().await;
+        self.scope.unload().await;
+    }
+
+    /// Close the connection and dispose every session, once (A6).
+    async fn quiesce(&self) {
+        let records = self.state.update(|s| {
+            s.closed = true;
+            if s.quiesce != Quiesce::Idle {
+                return None;
+            }
+            s.quiesce = Quiesce::Running;
+            s.quiesces += 1;
+            Some(std::mem::take(&mut s.sessions))
+        });
+        let Some(records) = records else {
+            self.state
+                .wait_until("acp quiesce", |s| {
+                    (s.quiesce == Quiesce::Done).then_some(())
+                })
+                .await;
+            return;
+        };
+        let all: Vec<_> = records
+            .into_values()
+            .map(|r| async move { r.handle.dispose_as("acp-quiesce").await })
+            .collect();
+        futures::future::join_all(all).await;
+        self.state.update(|s| s.quiesce = Quiesce::Done);
+    }
+}

@@ -1,0 +1,297 @@
+//! `lifecycle acp`: the bridge served over stdio (JSON-RPC 2.0, the Agent
+//! Client Protocol) with the official `agent-client-protocol` crate, on
+//! tokio, with the real shell.
+//!
+//! There is no language model: the agent behind each session is a
+//! deterministic scripted responder. Each non-empty line of a prompt is one
+//! step of the turn:
+//!
+//! | line        | step |
+//! | ----------- | ---- |
+//! | `$ CMD`     | tool `bash`: runs `CMD` in the foreground, replies with its output |
+//! | `$& CMD`    | tool `bash` in the background: replies with the job id |
+//! | `? JOB`     | tool `bash_output` on a job |
+//! | `! JOB`     | tool `bash_kill` on a job |
+//! | `sleep N`   | a slow step: awaits N milliseconds |
+//! | anything else | replies `echo: <line>` |
+//!
+//! Each step's reply is sent as a `session/update` (`agent_message_chunk`).
+//! Cancellation is cooperative: a `session/cancel` stops the turn at its
+//! next step boundary. When the client disconnects (stdin reaches EOF) the
+//! bridge quiesces: every session is disposed, every background job killed,
+//! and the process exits 0. Malformed JSON-RPC gets a JSON-RPC error.
+
+use super::{AcpError, Bridge, StopReason as BridgeStop};
+use crate::agent::core::PromptSpec;
+use crate::agent::StepRunner;
+use crate::faults::Faults;
+use crate::provider::{scope_journaled, Provider};
+use crate::registry::Registry;
+use crate::rt::{BoxFuture, TokioRt};
+use crate::shell::real::RealShell;
+use crate::shell::ExecResult;
+use crate::store::durable::{Durable, FileDurable, MemoryDurable};
+use crate::store::SessionStore;
+use crate::tool_bash::ToolBash;
+use crate::world::World;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, ContentBlock,
+    ContentChunk, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    SessionId, SessionNotification, SessionUpdate, StopReason,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Agent, Client, Error, Stdio};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// One step of the scripted responder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScriptStep {
+    /// `$ CMD`.
+    Bash(String),
+    /// `$& CMD`.
+    BashBackground(String),
+    /// `? JOB`.
+    Output(String),
+    /// `! JOB`.
+    Kill(String),
+    /// `sleep N`.
+    Sleep(u64),
+    /// Anything else.
+    Echo(String),
+}
+
+/// Parse a prompt into its steps (one per non-empty line).
+pub fn script(text: &str) -> Vec<ScriptStep> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            if let Some(c) = l.strip_prefix("$& ") {
+                ScriptStep::BashBackground(c.to_string())
+            } else if let Some(c) = l.strip_prefix("$ ") {
+                ScriptStep::Bash(c.to_string())
+            } else if let Some(j) = l.strip_prefix("? ") {
+                ScriptStep::Output(j.to_string())
+            } else if let Some(j) = l.strip_prefix("! ") {
+                ScriptStep::Kill(j.to_string())
+            } else if let Some(n) = l.strip_prefix("sleep ").and_then(|n| n.parse().ok()) {
+                ScriptStep::Sleep(n)
+            } else {
+                ScriptStep::Echo(l.to_string())
+            }
+        })
+        .collect()
+}
+
+/// The scripted responder: performs steps with tool-bash and reports each
+/// step's reply to the client.
+struct Responder {
+    tools: Arc<ToolBash<TokioRt>>,
+    conn: Mutex<Option<ConnectionTo<Client>>>,
+}
+
+impl StepRunner for Responder {
+    fn run_step(
+        &self,
+        agent_id: &str,
+        prompt: &PromptSpec,
+        step: u32,
+    ) -> BoxFuture<Option<String>> {
+        let steps = script(&prompt.text);
+        let this_step = steps.get(step as usize).cloned();
+        let tools = self.tools.clone();
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let id = agent_id.to_string();
+        Box::pin(async move {
+            let reply = match this_step? {
+                ScriptStep::Bash(c) => match tools.bash(Some(&id), &c, false).await {
+                    Ok(ExecResult::Finished { output, exit }) => format!("{output}[exit {exit}]"),
+                    Ok(ExecResult::Started { job }) => job,
+                    Err(e) => format!("error: {e}"),
+                },
+                ScriptStep::BashBackground(c) => match tools.bash(Some(&id), &c, true).await {
+                    Ok(ExecResult::Started { job }) => format!("started {job}"),
+                    Ok(other) => format!("{other:?}"),
+                    Err(e) => format!("error: {e}"),
+                },
+                ScriptStep::Output(j) => tools
+                    .bash_output(Some(&id), &j)
+                    .unwrap_or_else(|e| format!("error: {e}")),
+                ScriptStep::Kill(j) => match tools.bash_kill(Some(&id), &j) {
+                    Ok(killed) => format!("killed: {killed}"),
+                    Err(e) => format!("error: {e}"),
+                },
+                ScriptStep::Sleep(ms) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                    format!("slept {ms} ms")
+                }
+                ScriptStep::Echo(l) => format!("echo: {l}"),
+            };
+            if let Some(conn) = conn {
+                let _ = conn.send_notification(SessionNotification::new(
+                    SessionId::new(id.clone()),
+                    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(
+                        reply.clone(),
+                    ))),
+                ));
+            }
+            Some(reply)
+        })
+    }
+}
+
+fn acp_error(e: AcpError) -> Error {
+    Error::internal_error().data(serde_json::json!(e.to_string()))
+}
+
+fn prompt_text(req: &PromptRequest) -> String {
+    req.prompt
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Serve the bridge on stdin/stdout until the client disconnects. Sessions
+/// are kept in `sessions` (JSON-lines files) or in memory.
+pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
+    let world = World::<TokioRt>::new();
+    let durable: Arc<dyn Durable> = match sessions {
+        Some(dir) => Arc::new(
+            FileDurable::new(dir)
+                .map_err(|e| Error::internal_error().data(serde_json::json!(e.to_string())))?,
+        ),
+        None => Arc::new(MemoryDurable::<TokioRt>::default()),
+    };
+    let store = SessionStore::new(durable, world.clone(), Faults::none());
+    let registry = Registry::new(world.clone());
+    let provider = Provider::new(
+        "agent-loop",
+        registry.clone(),
+        store.clone(),
+        world.clone(),
+        Faults::none(),
+    );
+    let shell = Arc::new(RealShell::new());
+    let tools = ToolBash::load(
+        shell.clone(),
+        registry.clone(),
+        world.clone(),
+        Faults::none(),
+    );
+    let responder = Arc::new(Responder {
+        tools: tools.clone(),
+        conn: Mutex::new(None),
+    });
+    provider.set_runner(responder.clone());
+    let bridge = Bridge::new(
+        provider.clone(),
+        scope_journaled("acp", &world),
+        Faults::none(),
+    );
+
+    let (b_new, b_load, b_prompt, b_cancel) = (
+        bridge.clone(),
+        bridge.clone(),
+        bridge.clone(),
+        bridge.clone(),
+    );
+    let r_init = responder.clone();
+    let result = Agent
+        .v1()
+        .name("agent-lifecycle")
+        .on_receive_request(
+            async move |req: InitializeRequest, responder, cx: ConnectionTo<Client>| {
+                *r_init.conn.lock().unwrap_or_else(|p| p.into_inner()) = Some(cx);
+                responder.respond(
+                    InitializeResponse::new(req.protocol_version)
+                        .agent_capabilities(AgentCapabilities::new().load_session(true))
+                        .agent_info(Implementation::new(
+                            "agent-lifecycle",
+                            env!("CARGO_PKG_VERSION"),
+                        )),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_req: AuthenticateRequest, responder, _cx: ConnectionTo<Client>| {
+                responder.respond(AuthenticateResponse::new())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_req: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
+                let bridge = b_new.clone();
+                cx.spawn(async move {
+                    match bridge.new_session().await {
+                        Ok(id) => responder.respond(NewSessionResponse::new(SessionId::new(id))),
+                        Err(e) => responder.respond_with_error(acp_error(e)),
+                    }
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
+                let bridge = b_load.clone();
+                cx.spawn(async move {
+                    match bridge.load_session(&req.session_id.0).await {
+                        Ok(_) => responder.respond(LoadSessionResponse::new()),
+                        Err(e) => responder.respond_with_error(acp_error(e)),
+                    }
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest, responder, cx: ConnectionTo<Client>| {
+                let bridge = b_prompt.clone();
+                let text = prompt_text(&req);
+                let spec = PromptSpec {
+                    steps: script(&text).len().max(1) as u32,
+                    text,
+                    step_ms: 0,
+                };
+                cx.spawn(async move {
+                    match bridge.prompt(&req.session_id.0, spec).await {
+                        Ok(BridgeStop::EndTurn) => {
+                            responder.respond(PromptResponse::new(StopReason::EndTurn))
+                        }
+                        Ok(BridgeStop::Cancelled) => {
+                            responder.respond(PromptResponse::new(StopReason::Cancelled))
+                        }
+                        Err(e) => responder.respond_with_error(acp_error(e)),
+                    }
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CancelNotification, _cx: ConnectionTo<Client>| {
+                b_cancel.cancel(&n.session_id.0);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await;
+
+    // The client is gone: quiesce (A1), then unload the bridge and tools.
+    bridge.disconnect().await;
+    bridge.unload().await;
+    tools.unload();
+    provider.unload().await;
+    let left = registry.entries().len() + store.sessions().len();
+    eprintln!(
+        "agent-lifecycle: connection closed; {left} agents/sessions left; {} jobs running",
+        shell.running_pids().len()
+    );
+    drop(shell);
+    result
+}

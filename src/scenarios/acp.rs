@@ -1,0 +1,266 @@
+//! ACP bridge scenarios: `disconnect-racing-new`, `disconnect-during-load`,
+//! `disconnect-mid-prompt`, `session-cancel-before-start`, `duplicate-load`.
+
+use super::rig::Rig;
+use super::Outcome;
+use crate::acp::{AcpError, Bridge, StopReason};
+use crate::agent::core::PromptSpec;
+use crate::faults::Faults;
+use crate::oracle::Violation;
+use crate::rt::{self, Rt};
+use crate::store::durable::Durable;
+use std::sync::Arc;
+
+fn spec(text: &str, steps: u32) -> PromptSpec {
+    PromptSpec {
+        text: text.into(),
+        steps,
+        step_ms: 10,
+    }
+}
+
+fn bridge<R: Rt>(rig: &Rig<R>) -> Arc<Bridge<R>> {
+    Bridge::new(rig.provider.clone(), rig.owner("acp"), rig.faults)
+}
+
+fn a1(rig: &Rig<impl Rt>, owned: impl Fn(&str) -> bool) -> (bool, Violation) {
+    let left = rig.leftovers(owned);
+    (
+        left.is_empty(),
+        Violation::new(
+            "A1",
+            format!("after close, bridge-owned sessions remain: {left:?}"),
+        ),
+    )
+}
+
+/// `disconnect-racing-new`: the connection closes (a disconnect and the
+/// bridge's unload, racing: A6) while `session/new` awaits creation.
+pub async fn disconnect_racing_new<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let b = bridge(&rig);
+    let b2 = b.clone();
+    let creating = rt::spawn::<R, _>("session/new", async move { b2.new_session().await });
+    R::yield_now().await;
+    futures::future::join(b.disconnect(), b.unload()).await;
+    let created = creating.join().await;
+    let after = b.new_session().await;
+    let own = vec![
+        a1(&rig, |id| id.starts_with("sess-")),
+        (
+            matches!(
+                after,
+                Err(AcpError::Disposed) | Err(AcpError::ClosedDuringNew)
+            ),
+            Violation::new("A7", format!("session/new after close answered {after:?}")),
+        ),
+        (
+            b.quiesce_runs() == 1,
+            Violation::new("A6", format!("quiesce ran {} times", b.quiesce_runs())),
+        ),
+    ];
+    let label = match &created {
+        Ok(_) => "new:won-before-close".to_string(),
+        Err(e) => format!("new:{e}"),
+    };
+    rig.finish(label, own)
+}
+
+/// `disconnect-during-load`: a `session/load` whose resume finishes after
+/// the disconnect disposes what it resumed (A1).
+pub async fn disconnect_during_load<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let setup = rig.owner("setup");
+    let old = rig
+        .provider
+        .create("old", &setup)
+        .await
+        .expect("create old");
+    old.agent.send(spec("history", 1)).expect("send");
+    old.agent.when_idle().await;
+    old.dispose().await;
+    let b = bridge(&rig);
+    let b2 = b.clone();
+    let loading = rt::spawn::<R, _>("session/load", async move { b2.load_session("old").await });
+    R::yield_now().await;
+    b.disconnect().await;
+    let loaded = loading.join().await;
+    let own = vec![a1(&rig, |id| id == "old")];
+    b.unload().await;
+    setup.unload().await;
+    let label = match &loaded {
+        Ok(_) => "load:won-before-close".to_string(),
+        Err(e) => format!("load:{e}"),
+    };
+    rig.finish(label, own)
+}
+
+/// `disconnect-mid-prompt`: a second prompt fails (A8); the disconnect
+/// answers the running prompt `cancelled` and disposes the session, whose
+/// `turn/end` is durable (A4, D3).
+pub async fn disconnect_mid_prompt<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let b = bridge(&rig);
+    let sid = b.new_session().await.expect("session/new");
+    let agent = rig.registry.get(&sid).expect("registered");
+    rig.track(&agent, rig.registry.entries()[0].1);
+    let (b2, s2) = (b.clone(), sid.clone());
+    let prompting = rt::spawn::<R, _>("session/prompt", async move {
+        b2.prompt(&s2, spec("long", 3)).await
+    });
+    agent.started(0).await;
+    let second = b.prompt(&sid, spec("second", 1)).await;
+    b.disconnect().await;
+    let first = prompting.join().await;
+    // On the model checkers a step is a yield: the long prompt may finish
+    // before the disconnect; A4/A8 apply when it was still in flight.
+    let completed = agent.journal().iter().any(|r| {
+        matches!(
+            r.event,
+            crate::journal::Event::TurnEnd {
+                prompt: 0,
+                reason: crate::journal::EndReason::Completed,
+                ..
+            }
+        )
+    });
+    let own = vec![
+        (
+            completed
+                || matches!(&second, Err(e @ AcpError::PromptInFlight(_)) if e.to_string().contains("in flight")),
+            Violation::new(
+                "A8",
+                format!("a second prompt in flight answered {second:?}"),
+            ),
+        ),
+        (
+            first
+                == Ok(if completed {
+                    StopReason::EndTurn
+                } else {
+                    StopReason::Cancelled
+                }),
+            Violation::new(
+                "A4",
+                format!("the prompt cut by the disconnect answered {first:?}"),
+            ),
+        ),
+        a1(&rig, |id| id.starts_with("sess-")),
+    ];
+    b.unload().await;
+    rig.finish(format!("first:{first:?}"), own)
+}
+
+/// `session-cancel-before-start`: `session/cancel` of an unknown session is
+/// a no-op (A3); sent before a queued prompt starts, that prompt never runs
+/// and answers `cancelled`; a later prompt runs (A2).
+pub async fn session_cancel_before_start<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let b = bridge(&rig);
+    b.cancel("no-such-session");
+    let sid = b.new_session().await.expect("session/new");
+    let agent = rig.registry.get(&sid).expect("registered");
+    rig.track(&agent, rig.registry.entries()[0].1);
+    let (b2, s2) = (b.clone(), sid.clone());
+    let prompting = rt::spawn::<R, _>("session/prompt A", async move {
+        b2.prompt(&s2, spec("A", 1)).await
+    });
+    R::yield_now().await;
+    b.cancel(&sid);
+    let a = prompting.join().await;
+    let b_stop = b.prompt(&sid, spec("B", 1)).await;
+    let journal = agent.journal();
+    let a_started = journal
+        .iter()
+        .any(|r| matches!(r.event, crate::journal::Event::TurnStart { prompt: 0 }));
+    let own = vec![
+        (
+            a == Ok(StopReason::EndTurn) || a == Ok(StopReason::Cancelled),
+            Violation::new("A2", format!("prompt A answered {a:?}")),
+        ),
+        (
+            a != Ok(StopReason::EndTurn) || a_started,
+            Violation::new("A2", "prompt A answered end_turn without running"),
+        ),
+        (
+            b_stop == Ok(StopReason::EndTurn),
+            Violation::new("A2", format!("the later prompt B answered {b_stop:?}")),
+        ),
+    ];
+    b.unload().await;
+    let label = format!(
+        "A:{}",
+        match a {
+            Ok(StopReason::EndTurn) => "end-turn",
+            Ok(StopReason::Cancelled) if a_started => "aborted",
+            Ok(StopReason::Cancelled) => "never-ran",
+            Err(_) => "error",
+        }
+    );
+    rig.finish(label, own)
+}
+
+/// `duplicate-load`: `session/load` of an id that is live or being loaded
+/// fails `already loaded` (A5).
+pub async fn duplicate_load<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let setup = rig.owner("setup");
+    let old = rig
+        .provider
+        .create("old", &setup)
+        .await
+        .expect("create old");
+    old.dispose().await;
+    let b = bridge(&rig);
+    let live = b.new_session().await.expect("session/new");
+    let b2 = b.clone();
+    let first = rt::spawn::<R, _>(
+        "session/load 1",
+        async move { b2.load_session("old").await },
+    );
+    let second = b.load_session("old").await;
+    let first = first.join().await;
+    let of_live = b.load_session(&live).await;
+    let oks = [&first, &second].iter().filter(|r| r.is_ok()).count();
+    let loser_ok = [&first, &second]
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .all(|e| e.to_string().contains("already loaded"));
+    let own = vec![
+        (
+            oks == 1 && loser_ok,
+            Violation::new(
+                "A5",
+                format!("two concurrent loads answered {first:?} and {second:?}"),
+            ),
+        ),
+        (
+            matches!(&of_live, Err(e) if e.to_string().contains("already loaded")),
+            Violation::new("A5", format!("load of a live session answered {of_live:?}")),
+        ),
+    ];
+    b.unload().await;
+    setup.unload().await;
+    let own2 = own;
+    let mut out = rig.finish(format!("loads-ok:{oks}"), own2);
+    let left = rig.leftovers(|id| id == "old" || id.starts_with("sess-"));
+    if !left.is_empty() {
+        out.violations.push(Violation::new(
+            "A1",
+            format!("after unload, sessions remain: {left:?}"),
+        ));
+    }
+    out
+}

@@ -1,0 +1,315 @@
+//! Shell ownership scenarios: `tool-bash-reload`, `completion-notice-routing`.
+
+use super::rig::Rig;
+use super::Outcome;
+use crate::faults::Faults;
+use crate::oracle::Violation;
+use crate::rt::{self, Mutex, Rt};
+use crate::shell::sim::{Script, SimShell};
+use crate::shell::{ExecResult, ShellExecutor};
+use crate::store::durable::Durable;
+use crate::tool_bash::ToolBash;
+use crate::world::WorldEvent;
+use std::sync::Arc;
+
+/// The tool-bash instance in use, and how many loads there were.
+struct Loaded<R: Rt> {
+    current: Mutex<R, (Arc<ToolBash<R>>, u32)>,
+    shell: Arc<SimShell<R>>,
+}
+
+impl<R: Rt> Loaded<R> {
+    fn load(rig: &Rig<R>, shell: Arc<SimShell<R>>) -> Arc<Self> {
+        let tb = ToolBash::load(
+            shell.clone(),
+            rig.registry.clone(),
+            rig.world.clone(),
+            rig.faults,
+        );
+        Arc::new(Loaded {
+            current: Mutex::new((tb, 1)),
+            shell,
+        })
+    }
+
+    fn get(&self) -> (Arc<ToolBash<R>>, u32) {
+        self.current.with(|c| c.clone())
+    }
+
+    fn unload(&self) {
+        self.get().0.unload();
+    }
+
+    fn reload(&self, rig: &Rig<R>) {
+        let tb = ToolBash::load(
+            self.shell.clone(),
+            rig.registry.clone(),
+            rig.world.clone(),
+            rig.faults,
+        );
+        self.current.with(|c| *c = (tb, c.1 + 1));
+    }
+}
+
+async fn start<R: Rt>(tb: &ToolBash<R>, caller: Option<&str>, cmd: &str) -> String {
+    match tb.bash(caller, cmd, true).await {
+        Ok(ExecResult::Started { job }) => job,
+        other => panic!("background bash answered {other:?}"),
+    }
+}
+
+/// Wait until tool-bash handled the completion of each of `jobs` (the
+/// executor marks a job finished before it signals).
+async fn until_noticed<R: Rt>(rig: &Rig<R>, jobs: &[&str]) {
+    let noticed = |job: &str| {
+        rig.world
+            .events()
+            .iter()
+            .any(|e| matches!(e, WorldEvent::Notice { job: j, .. } if j == job))
+    };
+    while !jobs.iter().all(|j| noticed(j)) {
+        R::sleep(5).await;
+    }
+}
+
+async fn until_finished<R: Rt>(shell: &SimShell<R>, jobs: &[&str]) {
+    while jobs.iter().any(|j| shell.job(j).is_some_and(|s| s.running)) {
+        R::sleep(5).await;
+    }
+}
+
+/// `tool-bash-reload`: two sessions race `bash_output`/`bash_kill` on each
+/// other's jobs while tool-bash is unloaded and loaded again at some point;
+/// the fences hold throughout (S1–S5).
+pub async fn tool_bash_reload<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    let shell = Arc::new(SimShell::<R>::default());
+    shell.script(
+        "long",
+        Script {
+            duration_ms: 40,
+            output: "out".into(),
+            exit: 0,
+        },
+    );
+    let tools = Loaded::load(&rig, shell.clone());
+    let a = rig.provider.create("a", &owner).await.expect("create a");
+    let b = rig.provider.create("b", &owner).await.expect("create b");
+    let (tb, _) = tools.get();
+    let ja = start(&tb, Some("a"), "long").await;
+    let jb = start(&tb, Some("b"), "long").await;
+    let ju = start(&tb, None, "long").await;
+    let je = start(&tb, Some(""), "long").await;
+    let (t2, r2) = (tools.clone(), Arc::new(Rig::<R>::clone_parts(&rig)));
+    let reloader = rt::spawn::<R, ()>("reload tool-bash", async move {
+        R::yield_now().await;
+        t2.unload();
+        R::yield_now().await;
+        t2.reload(&r2);
+    });
+    let mut own = Vec::new();
+    let mut check = |ok: bool, rule_before: &'static str, gen: u32, what: String| {
+        // A fence broken by an instance other than the one that started the
+        // job is a reload breaking ownership (S5).
+        let rule = if gen > 1 { "S5" } else { rule_before };
+        own.push((ok, Violation::new(rule, what)));
+    };
+    let belongs = |r: &Result<String, String>, job: &str| matches!(r, Err(e) if *e == format!("task {job} belongs to another session"));
+    let (tb, gen) = tools.get();
+    check(
+        belongs(&tb.bash_output(Some("b"), &ja), &ja),
+        "S2",
+        gen,
+        format!("b read a's job {ja} (gen {gen})"),
+    );
+    R::yield_now().await;
+    let (tb, gen) = tools.get();
+    check(
+        tb.bash_output(Some("a"), &ja).is_ok(),
+        "S2",
+        gen,
+        format!("a could not read its own job {ja} (gen {gen})"),
+    );
+    let killed = tb.bash_kill(Some("b"), &ja);
+    let still = shell.job(&ja).is_some_and(|s| s.exit != Some(137));
+    check(
+        matches!(&killed, Err(e) if *e == format!("task {ja} belongs to another session")) && still,
+        "S2",
+        gen,
+        format!("b's bash_kill of a's job {ja} answered {killed:?} (gen {gen})"),
+    );
+    R::yield_now().await;
+    let (tb, gen) = tools.get();
+    check(
+        belongs(&tb.bash_output(None, &jb), &jb),
+        "S2",
+        gen,
+        format!("a caller with no agent read owned job {jb} (gen {gen})"),
+    );
+    let unknown = tb.bash_output(Some("a"), "job-99");
+    check(
+        unknown == Err("unknown bash task \"job-99\"".to_string()),
+        "S2",
+        gen,
+        format!("unknown job answered {unknown:?}"),
+    );
+    check(
+        tb.bash_output(Some("b"), &ju).is_ok(),
+        "S3",
+        gen,
+        format!("unowned job {ju} was not open to b"),
+    );
+    check(
+        belongs(&tb.bash_output(Some("a"), &je), &je),
+        "S3",
+        gen,
+        format!("a read job {je} owned by the empty string (gen {gen})"),
+    );
+    check(
+        tb.bash_output(Some(""), &je).is_ok(),
+        "S3",
+        gen,
+        format!("the empty-string owner could not read {je}"),
+    );
+    check(
+        shell.owner_of(&ja) == Some("a".into()),
+        "S1",
+        1,
+        format!("owner_of({ja}) is {:?}", shell.owner_of(&ja)),
+    );
+    reloader.join().await;
+    until_finished(&shell, &[&ja, &jb, &ju, &je]).await;
+    let (tb, gen) = tools.get();
+    check(
+        tb.bash_output(Some("a"), &ja).is_ok(),
+        "S4",
+        gen,
+        format!("a lost access to its finished job {ja}"),
+    );
+    check(
+        belongs(&tb.bash_output(Some("b"), &ja), &ja),
+        "S4",
+        gen,
+        format!("b read a's finished job {ja} (gen {gen})"),
+    );
+    tools.unload();
+    rig.track(&a.agent, a.serial());
+    rig.track(&b.agent, b.serial());
+    owner.unload().await;
+    rig.finish("fenced".into(), own)
+}
+
+/// `completion-notice-routing`: a notice reaches only the live agent whose
+/// id equals the job's owner; with none it is dropped; one landing in the
+/// reload gap may be lost; nothing else is (S6).
+pub async fn completion_notice_routing<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    let shell = Arc::new(SimShell::<R>::default());
+    shell.script(
+        "short",
+        Script {
+            duration_ms: 5,
+            output: "s".into(),
+            exit: 0,
+        },
+    );
+    shell.script(
+        "slow",
+        Script {
+            duration_ms: 20,
+            output: "l".into(),
+            exit: 0,
+        },
+    );
+    let tools = Loaded::load(&rig, shell.clone());
+    let (tb, _) = tools.get();
+    let first = rig.provider.create("x", &owner).await.expect("create x");
+    let j1 = start(&tb, Some("x"), "short").await;
+    first.dispose().await;
+    until_noticed(&rig, &[&j1]).await;
+    let second = rig.provider.create("x", &owner).await.expect("re-create x");
+    rig.track(&first.agent, first.serial());
+    rig.track(&second.agent, second.serial());
+    // A completion in the reload gap: its notice may be lost (allowed).
+    let gap = start(&tb, Some("x"), "short").await;
+    tools.unload();
+    until_finished(&shell, &[&gap]).await;
+    tools.reload(&Rig::clone_parts(&rig));
+    let (tb, _) = tools.get();
+    let j2 = start(&tb, Some("x"), "slow").await;
+    let j3 = start(&tb, Some("y"), "slow").await;
+    until_noticed(&rig, &[&j2, &j3]).await;
+    second.agent.when_idle().await;
+    let notices: Vec<(String, Option<String>, Option<String>)> = rig
+        .world
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            WorldEvent::Notice {
+                job,
+                owner,
+                delivered_to,
+            } => Some((job, owner, delivered_to)),
+            _ => None,
+        })
+        .collect();
+    let to = |job: &str| notices.iter().find(|n| n.0 == job).map(|n| n.2.clone());
+    let texts = |h: &crate::provider::AgentHandle<R>| -> Vec<String> {
+        h.agent
+            .durable_log()
+            .into_iter()
+            .filter_map(|e| match e {
+                crate::session_log::Entry::UserMessage { text, .. } => Some(text),
+                _ => None,
+            })
+            .collect()
+    };
+    let mentions =
+        |texts: &[String], job: &str| texts.iter().any(|t| t.contains(&format!("{job} ")));
+    let (first_texts, second_texts) = (texts(&first), texts(&second));
+    let j1_ok = match to(&j1) {
+        // Finished while the first x was live: delivered to it, or it
+        // finished after its disposal: dropped.
+        Some(Some(_)) => !mentions(&second_texts, &j1),
+        Some(None) => !mentions(&first_texts, &j1) && !mentions(&second_texts, &j1),
+        None => false,
+    };
+    let own = vec![
+        (
+            j1_ok,
+            Violation::new(
+                "S6",
+                format!("{j1} of the first x was routed {:?}", to(&j1)),
+            ),
+        ),
+        (
+            to(&j2) == Some(Some("x".into())) && mentions(&second_texts, &j2),
+            Violation::new(
+                "S6",
+                format!(
+                    "{j2} of the live x was routed {:?}; x's log holds {second_texts:?}",
+                    to(&j2)
+                ),
+            ),
+        ),
+        (
+            !mentions(&first_texts, &j2),
+            Violation::new("S6", format!("{j2} reached the disposed x")),
+        ),
+        (
+            to(&j3) == Some(None),
+            Violation::new(
+                "S6",
+                format!("{j3} of an absent owner was routed {:?}", to(&j3)),
+            ),
+        ),
+    ];
+    tools.unload();
+    owner.unload().await;
+    rig.finish("routed".into(), own)
+}

@@ -1,0 +1,210 @@
+//! The real shell: `bash -c` through `tokio::process`. Output is captured,
+//! background jobs run as children the executor keeps, `kill` kills them,
+//! and dropping the executor kills every job still running (no process is
+//! left behind).
+
+use super::{DoneListener, ExecResult, JobStatus, ShellExecSpec, ShellExecutor};
+use crate::rt::BoxFuture;
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+
+struct Job {
+    owner: Option<String>,
+    status: JobStatus,
+    child: Option<Child>,
+}
+
+#[derive(Default)]
+struct State {
+    jobs: BTreeMap<u64, Job>,
+    next_job: u64,
+    listeners: Vec<(u64, DoneListener)>,
+    next_listener: u64,
+}
+
+/// The tokio shell executor. Must be used inside a tokio runtime.
+#[derive(Default)]
+pub struct RealShell {
+    state: Arc<Mutex<State>>,
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn command(line: &str) -> Command {
+    let mut c = Command::new("bash");
+    c.arg("-c")
+        .arg(line)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    c
+}
+
+impl RealShell {
+    /// A new executor.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Process ids of jobs still running (for tests that check nothing is
+    /// left behind).
+    pub fn running_pids(&self) -> Vec<u32> {
+        lock(&self.state)
+            .jobs
+            .values()
+            .filter_map(|j| j.child.as_ref().and_then(|c| c.id()))
+            .collect()
+    }
+
+    async fn watch(state: Arc<Mutex<State>>, id: u64, mut child: Child) {
+        let mut out = child.stdout.take();
+        let mut err = child.stderr.take();
+        let read_out = async {
+            let mut s = String::new();
+            if let Some(o) = out.as_mut() {
+                let _ = o.read_to_string(&mut s).await;
+            }
+            s
+        };
+        let read_err = async {
+            let mut s = String::new();
+            if let Some(e) = err.as_mut() {
+                let _ = e.read_to_string(&mut s).await;
+            }
+            s
+        };
+        // The child is parked in the state so `kill` and `Drop` reach it.
+        lock(&state).jobs.get_mut(&id).expect("job").child = Some(child);
+        let (o, e) = futures::future::join(read_out, read_err).await;
+        let status = loop {
+            let polled = {
+                let mut st = lock(&state);
+                match st.jobs.get_mut(&id).and_then(|j| j.child.as_mut()) {
+                    Some(c) => c.try_wait(),
+                    None => break None,
+                }
+            };
+            match polled {
+                Ok(Some(s)) => break Some(s),
+                Ok(None) => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
+                Err(_) => break None,
+            }
+        };
+        let exit = status.and_then(|s| s.code()).unwrap_or(137);
+        let listeners = {
+            let mut st = lock(&state);
+            if let Some(j) = st.jobs.get_mut(&id) {
+                j.child = None;
+                j.status = JobStatus {
+                    running: false,
+                    exit: Some(exit),
+                    output: format!("{o}{e}"),
+                };
+            }
+            st.listeners
+                .iter()
+                .map(|(_, l)| l.clone())
+                .collect::<Vec<_>>()
+        };
+        for l in listeners {
+            l(&format!("job-{id}"));
+        }
+    }
+}
+
+impl ShellExecutor for RealShell {
+    fn exec(&self, spec: ShellExecSpec) -> BoxFuture<Result<ExecResult, String>> {
+        let state = self.state.clone();
+        Box::pin(async move {
+            if !spec.background {
+                let out = command(&spec.command)
+                    .output()
+                    .await
+                    .map_err(|e| format!("cannot run bash: {e}"))?;
+                let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
+                output.push_str(&String::from_utf8_lossy(&out.stderr));
+                return Ok(ExecResult::Finished {
+                    exit: out.status.code().unwrap_or(137),
+                    output,
+                });
+            }
+            let child = command(&spec.command)
+                .spawn()
+                .map_err(|e| format!("cannot run bash: {e}"))?;
+            let id = {
+                let mut st = lock(&state);
+                st.next_job += 1;
+                let id = st.next_job;
+                st.jobs.insert(
+                    id,
+                    Job {
+                        owner: spec.owner.clone(),
+                        status: JobStatus {
+                            running: true,
+                            exit: None,
+                            output: String::new(),
+                        },
+                        child: None,
+                    },
+                );
+                id
+            };
+            tokio::spawn(Self::watch(state, id, child));
+            Ok(ExecResult::Started {
+                job: format!("job-{id}"),
+            })
+        })
+    }
+
+    fn owner_of(&self, job: &str) -> Option<String> {
+        let id: u64 = job.strip_prefix("job-")?.parse().ok()?;
+        lock(&self.state)
+            .jobs
+            .get(&id)
+            .and_then(|j| j.owner.clone())
+    }
+
+    fn job(&self, job: &str) -> Option<JobStatus> {
+        let id: u64 = job.strip_prefix("job-")?.parse().ok()?;
+        lock(&self.state).jobs.get(&id).map(|j| j.status.clone())
+    }
+
+    fn kill(&self, job: &str) -> bool {
+        let Some(id) = job.strip_prefix("job-").and_then(|n| n.parse::<u64>().ok()) else {
+            return false;
+        };
+        let mut st = lock(&self.state);
+        match st.jobs.get_mut(&id).and_then(|j| j.child.as_mut()) {
+            Some(c) => c.start_kill().is_ok(),
+            None => false,
+        }
+    }
+
+    fn on_done(&self, f: DoneListener) -> u64 {
+        let mut st = lock(&self.state);
+        st.next_listener += 1;
+        let key = st.next_listener;
+        st.listeners.push((key, f));
+        key
+    }
+
+    fn off_done(&self, key: u64) {
+        lock(&self.state).listeners.retain(|(k, _)| *k != key);
+    }
+}
+
+impl Drop for RealShell {
+    fn drop(&mut self) {
+        for job in lock(&self.state).jobs.values_mut() {
+            if let Some(c) = job.child.as_mut() {
+                let _ = c.start_kill();
+            }
+        }
+    }
+}

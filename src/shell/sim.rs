@@ -1,0 +1,166 @@
+//! A simulated shell for the harness: scripted jobs on the backend's time.
+
+use super::{DoneListener, ExecResult, JobId, JobStatus, ShellExecSpec, ShellExecutor};
+use crate::rt::{self, BoxFuture, Mutex, Rt};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// How a simulated command behaves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Script {
+    /// How long it runs, in (virtual) milliseconds.
+    pub duration_ms: u64,
+    /// What it prints.
+    pub output: String,
+    /// Its exit code.
+    pub exit: i32,
+}
+
+struct Job {
+    owner: Option<String>,
+    status: JobStatus,
+}
+
+#[derive(Default)]
+struct State {
+    jobs: BTreeMap<u64, Job>,
+    next_job: u64,
+    scripts: BTreeMap<String, Script>,
+    listeners: Vec<(u64, DoneListener)>,
+    next_listener: u64,
+}
+
+/// The simulated executor. Unknown commands run 10 ms, print their own
+/// text and exit 0.
+pub struct SimShell<R: Rt> {
+    state: Arc<Mutex<R, State>>,
+}
+
+impl<R: Rt> Default for SimShell<R> {
+    fn default() -> Self {
+        SimShell {
+            state: Arc::new(Mutex::new(State::default())),
+        }
+    }
+}
+
+fn parse(job: &str) -> Option<u64> {
+    job.strip_prefix("job-")?.parse().ok()
+}
+
+impl<R: Rt> SimShell<R> {
+    /// Script `command`.
+    pub fn script(&self, command: &str, script: Script) {
+        self.state
+            .with(|s| s.scripts.insert(command.to_string(), script));
+    }
+
+    fn finish(state: &Mutex<R, State>, id: u64, exit: i32) -> bool {
+        let listeners = state.with(|s| {
+            let job = s.jobs.get_mut(&id)?;
+            if !job.status.running {
+                return None;
+            }
+            job.status.running = false;
+            job.status.exit = Some(exit);
+            Some(
+                s.listeners
+                    .iter()
+                    .map(|(_, l)| l.clone())
+                    .collect::<Vec<_>>(),
+            )
+        });
+        let Some(listeners) = listeners else {
+            return false;
+        };
+        let job = format!("job-{id}");
+        for l in listeners {
+            l(&job);
+        }
+        true
+    }
+}
+
+impl<R: Rt> ShellExecutor for SimShell<R> {
+    fn exec(&self, spec: ShellExecSpec) -> BoxFuture<Result<ExecResult, String>> {
+        let state = self.state.clone();
+        Box::pin(async move {
+            let script = state
+                .with(|s| s.scripts.get(&spec.command).cloned())
+                .unwrap_or(Script {
+                    duration_ms: 10,
+                    output: spec.command.clone(),
+                    exit: 0,
+                });
+            if !spec.background {
+                R::sleep(script.duration_ms).await;
+                return Ok(ExecResult::Finished {
+                    exit: script.exit,
+                    output: script.output,
+                });
+            }
+            let id = state.with(|s| {
+                s.next_job += 1;
+                let id = s.next_job;
+                s.jobs.insert(
+                    id,
+                    Job {
+                        owner: spec.owner.clone(),
+                        status: JobStatus {
+                            running: true,
+                            exit: None,
+                            output: String::new(),
+                        },
+                    },
+                );
+                id
+            });
+            let st = state.clone();
+            drop(rt::spawn::<R, ()>(&format!("job-{id}"), async move {
+                R::sleep(script.duration_ms).await;
+                st.with(|s| {
+                    if let Some(j) = s.jobs.get_mut(&id).filter(|j| j.status.running) {
+                        j.status.output = script.output.clone();
+                    }
+                });
+                Self::finish(&st, id, script.exit);
+            }));
+            Ok(ExecResult::Started {
+                job: format!("job-{id}"),
+            })
+        })
+    }
+
+    fn owner_of(&self, job: &str) -> Option<String> {
+        let id = parse(job)?;
+        self.state
+            .with(|s| s.jobs.get(&id).and_then(|j| j.owner.clone()))
+    }
+
+    fn job(&self, job: &str) -> Option<JobStatus> {
+        let id = parse(job)?;
+        self.state
+            .with(|s| s.jobs.get(&id).map(|j| j.status.clone()))
+    }
+
+    fn kill(&self, job: &str) -> bool {
+        parse(job).is_some_and(|id| Self::finish(&self.state, id, 137))
+    }
+
+    fn on_done(&self, f: DoneListener) -> u64 {
+        self.state.with(|s| {
+            s.next_listener += 1;
+            s.listeners.push((s.next_listener, f));
+            s.next_listener
+        })
+    }
+
+    fn off_done(&self, key: u64) {
+        self.state.with(|s| s.listeners.retain(|(k, _)| *k != key));
+    }
+}
+
+/// The id of a job, for callers that build one.
+pub fn job_id(n: u64) -> JobId {
+    format!("job-{n}")
+}

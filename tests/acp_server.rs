@@ -1,0 +1,213 @@
+//! The real ACP server (`lifecycle acp`) driven by the official
+//! `agent-client-protocol` client over pipes: initialize, new, prompt
+//! (with a bash tool call), cancel, prompt, a background job, one prompt in
+//! flight, disconnect. Asserts A2, A4 and A8 on the real runtime, and that
+//! the process exits with nothing left running (A1).
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, Implementation, InitializeRequest, NewSessionRequest,
+    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SessionNotification, SessionUpdate, StopReason,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Agent, ByteStreams, Client};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+/// A marker no other process on the machine has on its command line.
+const JOB: &str = "sleep 31.4159";
+
+fn texts(updates: &Mutex<Vec<SessionNotification>>) -> Vec<String> {
+    updates
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|n| match &n.update {
+            SessionUpdate::AgentMessageChunk(c) => match &c.content {
+                ContentBlock::Text(t) => Some(t.text.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+fn job_processes() -> usize {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+                .filter(|c| String::from_utf8_lossy(c).replace('\0', " ").contains(JOB))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_server_lifecycle_over_pipes() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+        .arg("acp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn lifecycle acp");
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let mut stderr = child.stderr.take().unwrap();
+    let updates: Arc<Mutex<Vec<SessionNotification>>> = Arc::default();
+    let seen = updates.clone();
+
+    let client = Client
+        .v1()
+        .name("lifecycle-test-client")
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx: ConnectionTo<Agent>| {
+                seen.lock().unwrap().push(n);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |_r: RequestPermissionRequest, responder, _cx: ConnectionTo<Agent>| {
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Cancelled,
+                ))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async |cx: ConnectionTo<Agent>| {
+            let init = cx
+                .send_request(
+                    InitializeRequest::new(ProtocolVersion::V1)
+                        .client_info(Implementation::new("test", "0")),
+                )
+                .block_task()
+                .await?;
+            assert!(init.agent_capabilities.load_session);
+            let sid = cx
+                .send_request(NewSessionRequest::new("/tmp"))
+                .block_task()
+                .await?
+                .session_id;
+            let prompt = |text: &str| {
+                PromptRequest::new(sid.clone(), vec![ContentBlock::from(text.to_string())])
+            };
+
+            // A prompt with a bash tool call.
+            let r = cx
+                .send_request(prompt("hello\n$ echo hi-from-bash"))
+                .block_task()
+                .await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+
+            // session/cancel maps to cancel(user): the turn stops at its next
+            // step boundary and answers cancelled; its second step never runs.
+            let t = Instant::now();
+            let pending = cx.send_request(prompt("sleep 3000\nnever-echoed"));
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            cx.send_notification(CancelNotification::new(sid.clone()))?;
+            let r = pending.block_task().await?;
+            assert_eq!(r.stop_reason, StopReason::Cancelled, "A2");
+            assert!(t.elapsed() < Duration::from_millis(3500));
+
+            // A later prompt runs (A2), and may start a background job.
+            let r = cx
+                .send_request(prompt(&format!("after-cancel\n$& {JOB}")))
+                .block_task()
+                .await?;
+            assert_eq!(
+                r.stop_reason,
+                StopReason::EndTurn,
+                "A2: a later prompt runs"
+            );
+
+            // One prompt in flight per session (A8).
+            let long = cx.send_request(prompt("sleep 5000"));
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let second = cx.send_request(prompt("second")).block_task().await;
+            let err = second.expect_err("A8: a second prompt in flight must fail");
+            assert!(format!("{err:?}").contains("in flight"), "A8: {err:?}");
+            // Disconnect with that prompt in flight (A4): returning drops the
+            // transport and closes the server's stdin.
+            long.detach();
+            Ok(())
+        });
+    tokio::time::timeout(Duration::from_secs(20), client)
+        .await
+        .expect("client timed out")
+        .expect("client failed");
+
+    let got = texts(&updates);
+    assert!(got.iter().any(|t| t == "echo: hello"), "{got:?}");
+    assert!(got.iter().any(|t| t.contains("hi-from-bash")), "{got:?}");
+    assert!(
+        !got.iter().any(|t| t.contains("never-echoed")),
+        "a cancelled turn ran on: {got:?}"
+    );
+    assert!(got.iter().any(|t| t.starts_with("started job-")), "{got:?}");
+    assert_eq!(
+        job_processes(),
+        1,
+        "the background job should run until the disconnect"
+    );
+
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("the server did not exit after the disconnect")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+    let mut err = String::new();
+    stderr.read_to_string(&mut err).await.unwrap();
+    assert!(
+        err.contains("0 agents/sessions left; 0 jobs running"),
+        "A1: {err}"
+    );
+    // kill_on_drop reaps asynchronously: give the kernel a moment.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while job_processes() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(job_processes(), 0, "a background job outlived the server");
+}
+
+#[tokio::test]
+async fn malformed_json_rpc_gets_an_error_not_a_crash() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+        .arg("acp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for (line, code) in [("not json", -32700), (r#"{"foo":1}"#, -32600)] {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        let reply = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(v["error"]["code"], code, "{reply}");
+    }
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+}

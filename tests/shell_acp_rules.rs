@@ -1,0 +1,100 @@
+//! One test per shell-ownership and ACP rule (S1–S6, A1–A8), named after
+//! its ID, on the scenarios that exercise them; faults M2, M7, M8 caught.
+
+mod common;
+
+use agent_lifecycle::check::Checker;
+use agent_lifecycle::faults::Fault;
+use agent_lifecycle::scenarios::ScenarioId;
+use common::{assert_killed, assert_pass, run};
+
+#[test]
+fn s1_s2_s3_s4_fences_hold_on_every_call() {
+    for checker in [Checker::Sim, Checker::ShuttleRandom, Checker::ShuttlePct] {
+        assert_pass(&run(checker, ScenarioId::ToolBashReload, None));
+    }
+}
+
+#[test]
+fn s5_reload_does_not_change_ownership() {
+    for checker in [Checker::Sim, Checker::ShuttlePct] {
+        assert_killed(
+            &run(checker, ScenarioId::ToolBashReload, Some(Fault::M2)),
+            Fault::M2,
+        );
+    }
+}
+
+#[test]
+fn s6_notice_reaches_only_the_live_owner() {
+    for checker in [Checker::Sim, Checker::ShuttleRandom] {
+        assert_pass(&run(checker, ScenarioId::CompletionNoticeRouting, None));
+    }
+}
+
+#[test]
+fn loom_skips_scenarios_with_more_than_five_threads() {
+    let r = run(Checker::Loom, ScenarioId::ToolBashReload, None);
+    assert_eq!(r.status, "skip");
+    assert!(
+        r.skipped.as_deref().unwrap_or("").contains("at most 5"),
+        "{:?}",
+        r.skipped
+    );
+}
+
+#[test]
+fn a1_a7_nothing_survives_a_close_racing_session_new() {
+    for checker in [Checker::Sim, Checker::Loom] {
+        assert_pass(&run(checker, ScenarioId::DisconnectRacingNew, None));
+    }
+    assert_killed(
+        &run(
+            Checker::Sim,
+            ScenarioId::DisconnectRacingNew,
+            Some(Fault::M7),
+        ),
+        Fault::M7,
+    );
+}
+
+#[test]
+fn a1_nothing_survives_a_close_during_session_load() {
+    assert_pass(&run(Checker::Sim, ScenarioId::DisconnectDuringLoad, None));
+    assert_killed(
+        &run(
+            Checker::Sim,
+            ScenarioId::DisconnectDuringLoad,
+            Some(Fault::M8),
+        ),
+        Fault::M8,
+    );
+}
+
+#[test]
+fn a2_a3_cancel_before_start_and_unknown_session() {
+    let r = run(Checker::Sim, ScenarioId::SessionCancelBeforeStart, None);
+    assert_pass(&r);
+    assert!(r.outcomes.contains_key("A:never-ran"), "{:?}", r.outcomes);
+}
+
+#[test]
+fn a4_a8_disconnect_mid_prompt() {
+    assert_pass(&run(Checker::Sim, ScenarioId::DisconnectMidPrompt, None));
+}
+
+#[test]
+fn a5_duplicate_load_fails_already_loaded() {
+    for checker in [Checker::Sim, Checker::Loom, Checker::ShuttleRandom] {
+        assert_pass(&run(checker, ScenarioId::DuplicateLoad, None));
+    }
+}
+
+#[test]
+fn a6_disconnect_and_unload_share_one_teardown() {
+    assert_pass(&run(
+        Checker::ShuttlePct,
+        ScenarioId::DisconnectRacingNew,
+        None,
+    ));
+}
