@@ -46,8 +46,8 @@
 //! - tokio runs are re-run, not replayed step by step.
 //! - Sibling effects are joined futures of the unloading task, so they
 //!   interleave at their awaits, not preemptively.
-//! - The shell seam, tool-bash and the ACP bridge are later parts (SPEC S
-//!   and A rules; faults M2, M7, M8).
+//! - loom models at most 5 threads; scenarios that need more are skipped
+//!   under loom (the other checkers run them).
 #![deny(missing_docs)]
 
 pub mod acp;

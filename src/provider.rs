@@ -250,10 +250,12 @@ impl<R: Rt> Provider<R> {
             Err(_) => return fail(CreateError::AlreadyExists(id.to_string())),
         };
         let serial = prepared.serial();
-        let lp = Arc::new(Agent::<R>::prepare(
+        let runner = self.runner.with(|r| r.clone());
+        let lp = Arc::new(Agent::<R>::prepare_with(
             id,
             self.faults,
             self.store.sink(id, serial),
+            runner,
         ));
         let private = Scope::new(&format!("agent {id}#{serial}"), None);
         // Setup awaits (plugins, config): the window for races (R1, R3).

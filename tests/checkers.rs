@@ -14,6 +14,10 @@ fn every_scenario_passes_on_every_checker() {
     for scenario in ScenarioId::ALL {
         for checker in Checker::ALL {
             let r = run(checker, scenario, None);
+            if checker == Checker::Loom && scenario.info().tasks > 5 {
+                assert_eq!(r.status, "skip", "{}", scenario.info().name);
+                continue;
+            }
             assert_pass(&r);
         }
     }
@@ -185,7 +189,6 @@ fn bad_replay_lines_are_rejected() {
         "v1:nope:sim:none:seed=1",
         "v1:cancel-before-claim:nope:none:seed=1",
         "v1:cancel-before-claim:sim:M99:seed=1",
-        "v1:cancel-before-claim:sim:M2:seed=1",
         "v1:cancel-before-claim:sim:none:seed=x",
         "v1:cancel-before-claim:loom:none:exec=1",
         "v1:cancel-before-claim:shuttle-pct:none:schedule=zz",

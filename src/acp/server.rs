@@ -287,6 +287,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     bridge.unload().await;
     tools.unload();
     provider.unload().await;
+    shell.shutdown().await;
     let left = registry.entries().len() + store.sessions().len();
     eprintln!(
         "agent-lifecycle: connection closed; {left} agents/sessions left; {} jobs running",

@@ -34,8 +34,10 @@ fn a1(rig: &Rig<impl Rt>, owned: impl Fn(&str) -> bool) -> (bool, Violation) {
     )
 }
 
-/// `disconnect-racing-new`: the connection closes (a disconnect and the
-/// bridge's unload, racing: A6) while `session/new` awaits creation.
+/// `disconnect-racing-new`: the client disconnects while `session/new`
+/// awaits creation; nothing of it survives (A1) and later `session/new`s
+/// fail (A7). Then, on a second bridge with a session, a disconnect and the
+/// bridge's unload race and share one teardown (A6).
 pub async fn disconnect_racing_new<R: Rt>(
     faults: Faults,
     durable: Option<Arc<dyn Durable>>,
@@ -45,23 +47,27 @@ pub async fn disconnect_racing_new<R: Rt>(
     let b2 = b.clone();
     let creating = rt::spawn::<R, _>("session/new", async move { b2.new_session().await });
     R::yield_now().await;
-    futures::future::join(b.disconnect(), b.unload()).await;
+    b.disconnect().await;
     let created = creating.join().await;
+    // Checked before the bridge unloads: the disconnect alone must clean up.
+    let mut own = vec![a1(&rig, |id| id.starts_with("sess-"))];
     let after = b.new_session().await;
-    let own = vec![
-        a1(&rig, |id| id.starts_with("sess-")),
-        (
-            matches!(
-                after,
-                Err(AcpError::Disposed) | Err(AcpError::ClosedDuringNew)
-            ),
-            Violation::new("A7", format!("session/new after close answered {after:?}")),
+    own.push((
+        matches!(
+            after,
+            Err(AcpError::Disposed) | Err(AcpError::ClosedDuringNew)
         ),
-        (
-            b.quiesce_runs() == 1,
-            Violation::new("A6", format!("quiesce ran {} times", b.quiesce_runs())),
-        ),
-    ];
+        Violation::new("A7", format!("session/new after close answered {after:?}")),
+    ));
+    b.unload().await;
+    let other = bridge(&rig);
+    other.new_session().await.expect("session/new");
+    futures::future::join(other.disconnect(), other.unload()).await;
+    own.push((
+        other.quiesce_runs() == 1,
+        Violation::new("A6", format!("quiesce ran {} times", other.quiesce_runs())),
+    ));
+    own.push(a1(&rig, |id| id.starts_with("sess-")));
     let label = match &created {
         Ok(_) => "new:won-before-close".to_string(),
         Err(e) => format!("new:{e}"),

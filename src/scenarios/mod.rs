@@ -198,8 +198,8 @@ impl ScenarioId {
             ScenarioId::DisconnectRacingNew => (
                 "disconnect-racing-new",
                 &["A1", "A6", "A7"],
-                "the connection closes (disconnect racing unload) while session/new awaits creation",
-                3,
+                "the client disconnects while session/new awaits creation; then disconnect races unload",
+                4,
             ),
             ScenarioId::DisconnectDuringLoad => (
                 "disconnect-during-load",

@@ -62,6 +62,19 @@ impl RealShell {
             .collect()
     }
 
+    /// Kill every running job and wait (up to 5 s) until they are reaped.
+    pub async fn shutdown(&self) {
+        for job in lock(&self.state).jobs.values_mut() {
+            if let Some(c) = job.child.as_mut() {
+                let _ = c.start_kill();
+            }
+        }
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !self.running_pids().is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
     async fn watch(state: Arc<Mutex<State>>, id: u64, mut child: Child) {
         let mut out = child.stdout.take();
         let mut err = child.stderr.take();
