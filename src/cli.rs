@@ -448,6 +448,12 @@ fn run_replay(line: &str) -> ExitCode {
     for r in &replayed.journal {
         println!("  {r}");
     }
+    if !replayed.outcome.world.is_empty() {
+        println!("\nworld journal (registry, store, scopes, tool-bash):");
+        for (i, e) in replayed.outcome.world.iter().enumerate() {
+            println!("  #{i:<3} {e}");
+        }
+    }
     if let Some(h) = replayed.trace_hash {
         println!("\ntrace hash: {h:016x}");
     }

@@ -12,6 +12,9 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client};
+use agent_lifecycle::journal::EndReason;
+use agent_lifecycle::session_log::Entry;
+use agent_lifecycle::store::durable::{Durable, FileDurable};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -49,8 +52,11 @@ fn job_processes() -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acp_server_lifecycle_over_pipes() {
+    let sessions = tempfile::tempdir().expect("tempdir");
     let mut child = Command::new(env!("CARGO_BIN_EXE_lifecycle"))
         .arg("acp")
+        .arg("--sessions")
+        .arg(sessions.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -169,6 +175,30 @@ async fn acp_server_lifecycle_over_pipes() {
     assert!(
         err.contains("0 agents/sessions left; 0 jobs running"),
         "A1: {err}"
+    );
+    // A4 with D3: the turn the disconnect cut is durable, ended `disposed`.
+    let log = FileDurable::new(sessions.path())
+        .unwrap()
+        .load("sess-1")
+        .unwrap();
+    assert!(log.torn.is_none());
+    let ends: Vec<EndReason> = log
+        .records
+        .iter()
+        .filter_map(|r| match r.entry {
+            Entry::TurnEnd { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        vec![
+            EndReason::Completed,
+            EndReason::Aborted,
+            EndReason::Completed,
+            EndReason::Disposed
+        ],
+        "turn/end of each prompt, durable"
     );
     // kill_on_drop reaps asynchronously: give the kernel a moment.
     let deadline = Instant::now() + Duration::from_secs(5);

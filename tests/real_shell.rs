@@ -1,0 +1,118 @@
+//! The real shell executor (`bash -c` on tokio): output capture, owners on
+//! background jobs, kill, the job-done signal, and no process left behind
+//! when the executor is dropped.
+
+use agent_lifecycle::shell::real::RealShell;
+use agent_lifecycle::shell::{ExecResult, ShellExecRequest, ShellExecutor};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn req(command: &str, background: bool, owner: Option<&str>) -> ShellExecRequest {
+    ShellExecRequest {
+        command: command.into(),
+        background,
+        owner: owner.map(str::to_string),
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.split_whitespace()
+                .nth(2)
+                .is_some_and(|state| state == "Z")
+        })
+        .unwrap_or(false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreground_captures_output_and_exit_code() {
+    let shell = RealShell::new();
+    let r = shell
+        .exec(req("echo out; echo err >&2; exit 3", false, None).into())
+        .await
+        .unwrap();
+    assert_eq!(
+        r,
+        ExecResult::Finished {
+            exit: 3,
+            output: "out\nerr\n".into()
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_job_owner_output_and_done_signal() {
+    let shell = RealShell::new();
+    let done: Arc<Mutex<Vec<String>>> = Arc::default();
+    let d = done.clone();
+    shell.on_done(Arc::new(move |job: &str| {
+        d.lock().unwrap().push(job.to_string())
+    }));
+    let ExecResult::Started { job } = shell
+        .exec(req("echo bg", true, Some("")).into())
+        .await
+        .unwrap()
+    else {
+        panic!("not started")
+    };
+    assert_eq!(
+        shell.owner_of(&job),
+        Some(String::new()),
+        "an empty-string owner is kept as is"
+    );
+    for _ in 0..200 {
+        if !done.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(*done.lock().unwrap(), vec![job.clone()]);
+    let status = shell.job(&job).unwrap();
+    assert_eq!(
+        (status.running, status.exit, status.output.as_str()),
+        (false, Some(0), "bg\n")
+    );
+    assert!(shell.job("job-99").is_none());
+    assert_eq!(shell.owner_of("job-99"), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_and_drop_leave_no_process() {
+    let shell = RealShell::new();
+    let ExecResult::Started { job } = shell
+        .exec(req("sleep 30", true, Some("a")).into())
+        .await
+        .unwrap()
+    else {
+        panic!("not started")
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let pids = shell.running_pids();
+    assert_eq!(pids.len(), 1);
+    assert!(shell.kill(&job));
+    shell.shutdown().await;
+    assert!(shell.job(&job).unwrap().exit.is_some());
+    assert!(!alive(pids[0]));
+
+    let ExecResult::Started { .. } = shell
+        .exec(req("sleep 30", true, None).into())
+        .await
+        .unwrap()
+    else {
+        panic!("not started")
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let pid = shell.running_pids()[0];
+    drop(shell);
+    for _ in 0..100 {
+        if !alive(pid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !alive(pid),
+        "dropping the executor left process {pid} running"
+    );
+}
