@@ -17,11 +17,7 @@ fn req(command: &str, background: bool, owner: Option<&str>) -> ShellExecRequest
 
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.split_whitespace()
-                .nth(2)
-                .is_some_and(|state| state == "Z")
-        })
+        .map(|s| s.split_whitespace().nth(2).is_none_or(|state| state != "Z"))
         .unwrap_or(false)
 }
 
