@@ -2,22 +2,13 @@
 //! `disconnect-mid-prompt`, `session-cancel-before-start`, `duplicate-load`.
 
 use super::rig::Rig;
-use super::Outcome;
+use super::{spec, Outcome};
 use crate::acp::{AcpError, Bridge, StopReason};
-use crate::agent::core::PromptSpec;
 use crate::faults::Faults;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::store::durable::Durable;
 use std::sync::Arc;
-
-fn spec(text: &str, steps: u32) -> PromptSpec {
-    PromptSpec {
-        text: text.into(),
-        steps,
-        step_ms: 10,
-    }
-}
 
 fn bridge<R: Rt>(rig: &Rig<R>) -> Arc<Bridge<R>> {
     Bridge::new(rig.provider.clone(), rig.owner("acp"), rig.faults)

@@ -1,8 +1,7 @@
 //! Scenarios about `cancel`: `cancel-before-claim`, `cancel-mid-turn`,
 //! `observer-queues-during-cancel`.
 
-use super::Outcome;
-use crate::agent::core::PromptSpec;
+use super::{spec, Outcome};
 use crate::agent::{Agent, CancelOutcome};
 use crate::bus::PublicEvent;
 use crate::faults::Faults;
@@ -10,14 +9,6 @@ use crate::journal::{Cause, EndReason, Event, PromptId, Record};
 use crate::oracle::Violation;
 use crate::rt::{Mutex, Rt};
 use std::sync::Arc;
-
-fn spec(text: &str, steps: u32) -> PromptSpec {
-    PromptSpec {
-        text: text.into(),
-        steps,
-        step_ms: 10,
-    }
-}
 
 /// What became of prompt `p`: `started`, `ended(reason)`, `skipped`,
 /// `cleared` or `pending`.

@@ -4,8 +4,8 @@
 
 use super::cancel::fate;
 use super::rig::{Rig, LISTENER_PANIC};
-use super::Outcome;
-use crate::agent::core::{PromptSpec, Status};
+use super::{spec, Outcome};
+use crate::agent::core::Status;
 use crate::agent::Idle;
 use crate::faults::Faults;
 use crate::journal::{EndReason, Event};
@@ -14,14 +14,6 @@ use crate::rt::{self, Rt};
 use crate::session_log::Entry;
 use crate::store::durable::Durable;
 use std::sync::Arc;
-
-fn spec(text: &str, steps: u32) -> PromptSpec {
-    PromptSpec {
-        text: text.into(),
-        steps,
-        step_ms: 10,
-    }
-}
 
 /// `concurrent-dispose`: two `dispose()` calls and the owner scope's unload
 /// race while the turn's closing flush is open. One teardown, run once, in

@@ -3,8 +3,8 @@
 
 use super::cancel::fate;
 use super::rig::Rig;
-use super::Outcome;
-use crate::agent::core::{PromptSpec, Status};
+use super::{spec, Outcome};
+use crate::agent::core::Status;
 use crate::faults::Faults;
 use crate::oracle::Violation;
 use crate::provider::CreateError;
@@ -12,14 +12,6 @@ use crate::rt::{self, Rt};
 use crate::store::durable::Durable;
 use crate::world::WorldEvent;
 use std::sync::Arc;
-
-fn one(text: &str) -> PromptSpec {
-    PromptSpec {
-        text: text.into(),
-        steps: 1,
-        step_ms: 10,
-    }
-}
 
 /// `same-id-create-race`: three concurrent creates of one id; exactly one
 /// publishes, the losers fail `already exists` and leave nothing (R1).
@@ -139,7 +131,7 @@ pub async fn id_reuse_after_detach<R: Rt>(
     let owner = rig.owner("owner");
     let a = rig.provider.create("x", &owner).await.expect("create A");
     rig.track(&a.agent, a.serial());
-    a.agent.send(one("A")).expect("send A");
+    a.agent.send(spec("A", 1)).expect("send A");
     let a2 = a.clone();
     let disposing = rt::spawn::<R, ()>("dispose-A", async move { a2.dispose().await });
     rig.registry.until_absent("x", a.serial()).await;
@@ -174,7 +166,7 @@ pub async fn id_reuse_after_detach<R: Rt>(
             b_session,
             Violation::new("R2", "A's stale detach removed B's session"),
         ));
-        let p = b.agent.send(one("B")).expect("send B");
+        let p = b.agent.send(spec("B", 1)).expect("send B");
         b.agent.when_idle().await;
         label = format!("B:{}", fate(&b.agent.journal(), p));
         b.dispose().await;

@@ -1,31 +1,22 @@
 //! Scenarios about idleness: `idle-cancel-then-prompt`, `when-idle-waiters`.
 
 use super::cancel::fate;
-use super::Outcome;
-use crate::agent::core::PromptSpec;
+use super::{spec, Outcome};
 use crate::agent::{Agent, CancelOutcome, Idle};
 use crate::faults::Faults;
 use crate::journal::{Cause, Event};
 use crate::oracle::Violation;
 use crate::rt::Rt;
 
-fn one_step(text: &str) -> PromptSpec {
-    PromptSpec {
-        text: text.into(),
-        steps: 1,
-        step_ms: 10,
-    }
-}
-
 /// `idle-cancel-then-prompt`: A completes; a cancel with no turn and an
 /// empty inbox emits nothing and sets no marker; B then runs (C6).
 pub async fn idle_cancel_then_prompt<R: Rt>(faults: Faults) -> Outcome {
     let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
-    let a = agent.send(one_step("A")).expect("send A");
+    let a = agent.send(spec("A", 1)).expect("send A");
     agent.when_idle().await;
     let cancelled = agent.cancel(Cause::User);
-    let b = agent.send(one_step("B")).expect("send B");
+    let b = agent.send(spec("B", 1)).expect("send B");
     agent.when_idle().await;
     h.stop().await;
     let journal = agent.journal();
@@ -59,11 +50,11 @@ pub async fn idle_cancel_then_prompt<R: Rt>(faults: Faults) -> Outcome {
 pub async fn when_idle_waiters<R: Rt>(faults: Faults) -> Outcome {
     let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
-    agent.send(one_step("A")).expect("send A");
+    agent.send(spec("A", 1)).expect("send A");
     // Registered now, before the cancel; polled together with `late`.
     let early = agent.when_idle();
     agent.cancel(Cause::User);
-    let b = agent.send(one_step("B")).expect("send B");
+    let b = agent.send(spec("B", 1)).expect("send B");
     let late = agent.when_idle();
     let (early_result, late) = futures::future::join(early, late).await;
     let b_done_at_late = fate(&agent.journal(), b);

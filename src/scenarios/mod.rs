@@ -288,6 +288,15 @@ impl ScenarioId {
     }
 }
 
+/// A prompt of `steps` steps of 10 ms each.
+pub(crate) fn spec(text: &str, steps: u32) -> crate::agent::core::PromptSpec {
+    crate::agent::core::PromptSpec {
+        text: text.into(),
+        steps,
+        step_ms: 10,
+    }
+}
+
 /// The result of one execution of a scenario.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {

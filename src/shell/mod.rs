@@ -18,6 +18,11 @@ use std::sync::Arc;
 /// A job id (`job-1`, `job-2`, ...).
 pub type JobId = String;
 
+/// The number in a job id; `None` if `job` is not one.
+pub fn job_number(job: &str) -> Option<u64> {
+    job.strip_prefix("job-")?.parse().ok()
+}
+
 /// What a caller asks for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ShellExecRequest {

@@ -176,7 +176,7 @@ impl ShellExecutor for RealShell {
     }
 
     fn owner_of(&self, job: &str) -> Option<String> {
-        let id: u64 = job.strip_prefix("job-")?.parse().ok()?;
+        let id = super::job_number(job)?;
         lock(&self.state)
             .jobs
             .get(&id)
@@ -184,12 +184,12 @@ impl ShellExecutor for RealShell {
     }
 
     fn job(&self, job: &str) -> Option<JobStatus> {
-        let id: u64 = job.strip_prefix("job-")?.parse().ok()?;
+        let id = super::job_number(job)?;
         lock(&self.state).jobs.get(&id).map(|j| j.status.clone())
     }
 
     fn kill(&self, job: &str) -> bool {
-        let Some(id) = job.strip_prefix("job-").and_then(|n| n.parse::<u64>().ok()) else {
+        let Some(id) = super::job_number(job) else {
             return false;
         };
         let mut st = lock(&self.state);

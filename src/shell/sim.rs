@@ -44,10 +44,6 @@ impl<R: Rt> Default for SimShell<R> {
     }
 }
 
-fn parse(job: &str) -> Option<u64> {
-    job.strip_prefix("job-")?.parse().ok()
-}
-
 impl<R: Rt> SimShell<R> {
     /// Script `command`.
     pub fn script(&self, command: &str, script: Script) {
@@ -132,19 +128,19 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
     }
 
     fn owner_of(&self, job: &str) -> Option<String> {
-        let id = parse(job)?;
+        let id = super::job_number(job)?;
         self.state
             .with(|s| s.jobs.get(&id).and_then(|j| j.owner.clone()))
     }
 
     fn job(&self, job: &str) -> Option<JobStatus> {
-        let id = parse(job)?;
+        let id = super::job_number(job)?;
         self.state
             .with(|s| s.jobs.get(&id).map(|j| j.status.clone()))
     }
 
     fn kill(&self, job: &str) -> bool {
-        parse(job).is_some_and(|id| Self::finish(&self.state, id, 137))
+        super::job_number(job).is_some_and(|id| Self::finish(&self.state, id, 137))
     }
 
     fn on_done(&self, f: DoneListener) -> u64 {
