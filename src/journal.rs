@@ -193,7 +193,7 @@ impl Journal {
     /// Append `event` at time `at_ms`.
     pub fn push(&mut self, at_ms: u64, event: Event) {
         let seq = self.records.len() as u64;
-        if tracing::enabled!(tracing::Level::DEBUG) {
+        if tracing::enabled!(target: "journal", tracing::Level::DEBUG) {
             let json = serde_json::to_string(&event).unwrap_or_default();
             tracing::debug!(target: "journal", seq, at_ms, "{json}");
         }

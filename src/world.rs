@@ -4,7 +4,7 @@
 //! one task are in program order, so orders such as "every `dispose` caller
 //! returned after its teardown finished" (D1) can be read off it.
 
-use crate::rt::{Mutex, Rt};
+use crate::rt::{Monitor, Rt};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -147,28 +147,45 @@ pub enum WorldEvent {
 
 /// The shared, ordered world journal.
 pub struct World<R: Rt> {
-    events: Mutex<R, Vec<WorldEvent>>,
+    events: Monitor<R, Vec<WorldEvent>>,
 }
 
 impl<R: Rt> World<R> {
     /// An empty journal.
     pub fn new() -> Arc<Self> {
         Arc::new(World {
-            events: Mutex::new(Vec::new()),
+            events: Monitor::new(Vec::new()),
         })
     }
 
     /// Record `event`.
     pub fn record(&self, event: WorldEvent) {
-        if tracing::enabled!(tracing::Level::DEBUG) {
+        if tracing::enabled!(target: "world", tracing::Level::DEBUG) {
             let json = serde_json::to_string(&event).unwrap_or_default();
             tracing::debug!(target: "world", "{json}");
         }
-        self.events.with(|e| e.push(event));
+        self.events.update(|e| e.push(event));
     }
 
     /// A copy of every event so far.
     pub fn events(&self) -> Vec<WorldEvent> {
-        self.events.with(|e| e.clone())
+        self.events.read(|e| e.clone())
+    }
+
+    /// Wait until some event satisfies `pred` for each of `keys` (e.g. a
+    /// completion notice per job): a wake-up, not a polling loop.
+    pub async fn until_all(
+        &self,
+        label: &'static str,
+        keys: &[&str],
+        pred: impl Fn(&WorldEvent, &str) -> bool,
+    ) {
+        self.events
+            .wait_until(label, |events| {
+                keys.iter()
+                    .all(|k| events.iter().any(|e| pred(e, k)))
+                    .then_some(())
+            })
+            .await;
     }
 }

@@ -79,7 +79,7 @@ fn loom_deadlock_is_reported_not_fatal() {
     assert_eq!(r.status, "fail");
     let v = r.violations.first().expect("a violation");
     assert!(
-        v.replay.starts_with("v1:cancel-mid-turn:loom:M4:exec="),
+        v.replay.starts_with("v2:cancel-mid-turn:loom:M4:"),
         "{}",
         v.replay
     );
@@ -133,15 +133,18 @@ fn replay_round_trip_loom_and_shuttle() {
 
 #[test]
 fn determinism_same_seed_same_trace_hash() {
-    use agent_lifecycle::check::sim_check::run_seed;
+    use agent_lifecycle::check::sim_check::{portfolio_scheduler, run_scheduled};
     use agent_lifecycle::faults::Faults;
     let mut hashes = std::collections::BTreeSet::new();
     for seed in 0..20 {
-        let (o1, s1) = run_seed(ScenarioId::CancelMidTurn, Faults::none(), seed);
-        let (o2, s2) = run_seed(ScenarioId::CancelMidTurn, Faults::none(), seed);
-        assert_eq!(s1.trace_hash(), s2.trace_hash(), "seed {seed}");
-        assert_eq!(o1.journal, o2.journal, "seed {seed}");
-        hashes.insert(s1.trace_hash());
+        let run = |seed| {
+            let (s, untimed) = portfolio_scheduler(seed, 3, [10, 20]);
+            run_scheduled(ScenarioId::CancelMidTurn, Faults::none(), s, untimed, false)
+        };
+        let (r1, r2) = (run(seed), run(seed));
+        assert_eq!(r1.sim.trace_hash(), r2.sim.trace_hash(), "seed {seed}");
+        assert_eq!(r1.outcome.journal, r2.outcome.journal, "seed {seed}");
+        hashes.insert(r1.sim.trace_hash());
     }
     assert!(
         hashes.len() > 1,
@@ -185,13 +188,18 @@ fn malformed_replay_line_is_an_error() {
 #[test]
 fn bad_replay_lines_are_rejected() {
     for bad in [
-        "v2:cancel-before-claim:sim:none:seed=1",
-        "v1:nope:sim:none:seed=1",
-        "v1:cancel-before-claim:nope:none:seed=1",
-        "v1:cancel-before-claim:sim:M99:seed=1",
-        "v1:cancel-before-claim:sim:none:seed=x",
-        "v1:cancel-before-claim:loom:none:exec=1",
-        "v1:cancel-before-claim:shuttle-pct:none:schedule=zz",
+        "v1:cancel-before-claim:sim:none:seed=1",
+        "v2:cancel-before-claim:sim:none:seed=1;time=free;plan=",
+        "v2:nope:sim:none:00000000:seed=1;time=free;plan=",
+        "v2:cancel-before-claim:nope:none:00000000:seed=1;time=free;plan=",
+        "v2:cancel-before-claim:sim:M99:00000000:seed=1;time=free;plan=",
+        "v2:cancel-before-claim:sim:none:0000000g:seed=1;time=free;plan=",
+        "v2:cancel-before-claim:sim:none:00000000:seed=x;time=free;plan=",
+        "v2:cancel-before-claim:sim:none:00000000:seed=1;time=slow;plan=",
+        "v2:cancel-before-claim:sim:none:00000000:seed=1;time=free;plan=A",
+        "v2:cancel-before-claim:sim:none:00000000:seed=1;time=free;plan={9",
+        "v2:cancel-before-claim:loom:none:00000000:exec=1",
+        "v2:cancel-before-claim:shuttle-pct:none:00000000:schedule=zz",
     ] {
         assert!(ReplayLine::parse(bad).is_err(), "accepted {bad}");
     }

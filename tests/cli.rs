@@ -34,15 +34,36 @@ fn unknown_command_exits_2() {
     assert_eq!(code, 2);
 }
 
+/// The replay line of the first failure `explore` finds.
+fn found_line(scenario: &str, checker: &str, fault: &str) -> String {
+    let (code, out, err) = lifecycle(&[
+        "explore",
+        scenario,
+        "--checker",
+        checker,
+        "--fault",
+        fault,
+        "--stop-at-first",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
+    v["violations"][0]["replay"]
+        .as_str()
+        .expect("a replay line")
+        .to_string()
+}
+
 #[test]
 fn replay_of_a_fault_exits_1_and_names_the_rule() {
-    let (code, out, _) = lifecycle(&["replay", "v1:when-idle-waiters:sim:M12:seed=0"]);
+    let line = found_line("when-idle-waiters", "sim", "M12");
+    let (code, out, _) = lifecycle(&["replay", &line]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("C7 violated in when-idle-waiters"), "{out}");
+    assert!(out.contains("violating step:"), "{out}");
     assert!(
-        out.trim_end().ends_with(
-            "replay: cargo run --release -- replay 'v1:when-idle-waiters:sim:M12:seed=0'"
-        ),
+        out.trim_end()
+            .ends_with(&format!("replay: cargo run --release -- replay '{line}'")),
         "{out}"
     );
 }

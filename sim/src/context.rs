@@ -96,8 +96,19 @@ pub fn now_ms() -> u64 {
 /// If no simulation is running on this thread.
 pub fn random_u64() -> u64 {
     let shared = current();
+    if shared.current.get().is_some() {
+        shared.footprint.borrow_mut().push(crate::resource::RANDOM);
+    }
     let mut scheduler = shared.scheduler.borrow_mut();
     scheduler.next_u64()
+}
+
+/// The executor's step counter at the current poll (`None` outside a
+/// task); it matches [`TraceEntry::step`](crate::TraceEntry::step).
+pub fn current_step() -> Option<u64> {
+    let shared = try_current()?;
+    shared.current.get()?;
+    Some(shared.step.get())
 }
 
 /// Whether a simulation is running (or being torn down) on this thread.

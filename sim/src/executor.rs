@@ -53,6 +53,9 @@ pub struct Sim {
     trace: Vec<TraceEntry>,
     hash: Fnv64,
     ready_buf: Vec<TaskId>,
+    choices: Vec<TaskId>,
+    last: Option<TaskId>,
+    preemptions: u32,
 }
 
 impl fmt::Debug for Sim {
@@ -80,6 +83,9 @@ impl Sim {
             trace: Vec::new(),
             hash: Fnv64::new(),
             ready_buf: Vec::new(),
+            choices: Vec::new(),
+            last: None,
+            preemptions: 0,
         }
     }
 
@@ -109,6 +115,16 @@ impl Sim {
     /// Changes the step limit.
     pub fn set_max_steps(&mut self, max_steps: u64) {
         self.max_steps = max_steps;
+    }
+
+    /// Untimed mode: every [`sleep`](crate::sleep) is a single scheduling
+    /// point instead of a timer, so a sleeping task may resume before or
+    /// after any other work (an arbitrary delay, as under loom or shuttle)
+    /// and virtual time stays 0. Exhaustive search uses it: with exact
+    /// virtual time most orders are ruled out by the clock, without it every
+    /// order of the program's awaits is explored.
+    pub fn set_untimed(&mut self, untimed: bool) {
+        self.shared.untimed.set(untimed);
     }
 
     /// Turns the trace vector on or off (on by default). Decisions and the
@@ -147,6 +163,7 @@ impl Sim {
                 message,
             },
             Err(SimError::Stalled(report)) => Step::Stalled(report),
+            Err(SimError::Abandoned { .. }) => Step::Abandoned,
             Err(SimError::StepLimit { .. }) => unreachable!("step_inner has no step limit"),
         }
     }
@@ -209,6 +226,20 @@ impl Sim {
     /// poll.
     pub fn decisions(&self) -> &[u32] {
         &self.decisions
+    }
+
+    /// The task chosen at every decision where more than one task was ready:
+    /// the run's *plan*, replayable with a
+    /// [`GuidedScheduler`](crate::GuidedScheduler). Shorter than
+    /// [`Sim::decisions`] and meaningful across builds that keep task ids.
+    pub fn choices(&self) -> &[TaskId] {
+        &self.choices
+    }
+
+    /// Preemptions so far: decisions that did not pick the task polled just
+    /// before although it was still ready.
+    pub fn preemptions(&self) -> u32 {
+        self.preemptions
     }
 
     /// The trace so far (empty if turned off with [`Sim::set_trace`]).
@@ -283,9 +314,23 @@ impl Sim {
         } else {
             0
         };
+        if shared.scheduler.borrow().should_stop() {
+            return Err(SimError::Abandoned { steps: self.steps });
+        }
         let task = self.ready_buf[chosen];
-        self.record(step, task, chosen);
+        let preempted = match self.last {
+            Some(l) if l != task && self.ready_buf.binary_search(&l).is_ok() => Some(l),
+            _ => None,
+        };
+        if preempted.is_some() {
+            self.preemptions += 1;
+        }
+        if self.ready_buf.len() > 1 {
+            self.choices.push(task);
+        }
+        self.record(step, task, chosen, preempted);
         self.steps += 1;
+        self.last = Some(task);
 
         lock(&shared.ready).ready.remove(&task);
         let taken = shared
@@ -304,7 +349,33 @@ impl Sim {
         let mut cx = Context::from_waker(&waker);
 
         shared.current.set(Some(task));
+        shared.step.set(step);
+        shared.footprint.borrow_mut().clear();
+        let span = self.trace_on.then(|| {
+            tracing::info_span!(
+                "step",
+                n = step,
+                t_ms = shared.now.get(),
+                task = %self.shared.name(task)
+            )
+        });
+        let entered = span.as_ref().map(|s| s.enter());
+        if let (Some(l), true) = (preempted, self.trace_on) {
+            tracing::info!(target: "sim", "preempts task {l} `{}`", self.shared.name(l));
+        }
         let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
+        drop(entered);
+        {
+            let mut fp = shared.footprint.borrow_mut();
+            fp.sort_unstable();
+            fp.dedup();
+            if self.trace_on {
+                if let Some(entry) = self.trace.last_mut() {
+                    entry.footprint.clone_from(&fp);
+                }
+            }
+            shared.scheduler.borrow_mut().observe(task, &fp);
+        }
         let result = match polled {
             Ok(Poll::Pending) => {
                 shared.tasks.borrow_mut()[task] = Some(fut);
@@ -332,7 +403,7 @@ impl Sim {
     }
 
     /// Records one pick: decision, hash, and (optionally) the trace.
-    fn record(&mut self, step: u64, task: TaskId, chosen: usize) {
+    fn record(&mut self, step: u64, task: TaskId, chosen: usize, preempted: Option<TaskId>) {
         let now = self.shared.now.get();
         let ready = self.ready_buf.len();
         self.decisions.push(chosen as u32);
@@ -353,6 +424,9 @@ impl Sim {
                 name: self.shared.name(task),
                 ready,
                 chosen: chosen as u32,
+                ready_ids: self.ready_buf.clone(),
+                preempted,
+                footprint: Vec::new(),
             });
         }
     }

@@ -96,19 +96,29 @@
 #![deny(missing_docs)]
 
 mod context;
+mod dfs;
 mod executor;
+mod pct;
 mod report;
+mod resource;
 mod scheduler;
 mod task;
 mod time;
 
 pub use context::{
-    current_task, is_running, note_wait, now_ms, random_u64, spawn, yield_now, YieldNow,
+    current_step, current_task, is_running, note_wait, now_ms, random_u64, spawn, yield_now,
+    YieldNow,
 };
+pub use dfs::{Dfs, DfsConfig, DfsStats, ExecKind, Shard};
 pub use executor::{Sim, DEFAULT_MAX_STEPS};
+pub use pct::PctScheduler;
 pub use report::{
     BlockedTask, RunReport, SimError, StallReport, Step, TraceEntry, UNLABELLED_WAIT,
 };
-pub use scheduler::{RandomScheduler, ReplayScheduler, Scheduler};
+pub use resource::{describe as describe_resource, independent, new_object, touch};
+pub use scheduler::{
+    is_preemption, GuidedScheduler, NonPreemptiveScheduler, RandomScheduler, ReplayScheduler,
+    Scheduler,
+};
 pub use task::TaskId;
 pub use time::{sleep, Sleep};

@@ -32,6 +32,8 @@ pub enum Step {
     },
     /// Every task has finished; nothing was done.
     Finished,
+    /// The scheduler ended the run ([`Scheduler::should_stop`](crate::Scheduler::should_stop)).
+    Abandoned,
     /// Unfinished tasks exist, none is ready, no timer is pending.
     Stalled(StallReport),
     /// The polled task panicked; the task is gone and the run is over.
@@ -60,6 +62,13 @@ pub struct TraceEntry {
     pub ready: usize,
     /// Index of `task` in the ready slice (the recorded decision).
     pub chosen: u32,
+    /// The ready tasks, ascending.
+    pub ready_ids: Vec<TaskId>,
+    /// The task this poll preempted (polled just before, still ready, not
+    /// chosen).
+    pub preempted: Option<TaskId>,
+    /// The resources the poll touched (see [`touch`](crate::touch)).
+    pub footprint: Vec<u64>,
 }
 
 impl fmt::Display for TraceEntry {
@@ -149,6 +158,12 @@ impl fmt::Display for StallReport {
 pub enum SimError {
     /// Every unfinished task is blocked and no timer is pending.
     Stalled(StallReport),
+    /// The scheduler ended the run before it finished (a search abandoning
+    /// a redundant run); not a failure of the program.
+    Abandoned {
+        /// Steps taken.
+        steps: u64,
+    },
     /// `max_steps` steps were taken and tasks remain (livelock?).
     StepLimit {
         /// Steps taken.
@@ -170,6 +185,9 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::Stalled(report) => report.fmt(f),
+            SimError::Abandoned { steps } => {
+                write!(f, "abandoned by the scheduler after {steps} steps")
+            }
             SimError::StepLimit { steps } => write!(
                 f,
                 "step limit: {steps} steps taken and tasks remain unfinished (livelock?)"

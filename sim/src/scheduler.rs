@@ -47,17 +47,38 @@ pub trait Scheduler {
     fn finish(&mut self, steps: u64) {
         let _ = steps;
     }
+
+    /// Called after every poll with the task polled and its footprint: the
+    /// sorted, deduplicated resources it touched (see [`touch`](crate::touch)).
+    /// Depth-first search uses it for its sleep sets; others may ignore it.
+    fn observe(&mut self, task: TaskId, footprint: &[u64]) {
+        let _ = (task, footprint);
+    }
+
+    /// Asked after every pick: `true` ends the run before the picked task is
+    /// polled, with [`SimError::Abandoned`](crate::SimError::Abandoned) (a
+    /// search that knows the rest of this run is redundant).
+    fn should_stop(&self) -> bool {
+        false
+    }
+}
+
+/// Whether the pick `chosen` at a decision with `ready` tasks preempts
+/// `last` (the task polled just before): `last` could have gone on and was
+/// not chosen.
+pub fn is_preemption(ready: &[TaskId], last: Option<TaskId>, chosen: TaskId) -> bool {
+    matches!(last, Some(l) if l != chosen && ready.binary_search(&l).is_ok())
 }
 
 /// Maps a random `u64` uniformly enough onto `0..len` (multiply-shift,
 /// version-stable).
-fn bounded(x: u64, len: usize) -> usize {
+pub(crate) fn bounded(x: u64, len: usize) -> usize {
     ((u128::from(x) * len as u128) >> 64) as usize
 }
 
 /// The value stream for a seed, shared by [`RandomScheduler`] and
 /// [`ReplayScheduler`] so both serve the same `random_u64` sequence.
-fn value_stream(seed: u64) -> Pcg64Mcg {
+pub(crate) fn value_stream(seed: u64) -> Pcg64Mcg {
     Pcg64Mcg::seed_from_u64(seed ^ VALUE_STREAM)
 }
 
@@ -172,6 +193,126 @@ impl Scheduler for ReplayScheduler {
     }
 }
 
+/// Never preempts: keeps running the task polled last while it is ready,
+/// otherwise picks the lowest ready id. Used to continue a run after a
+/// shortened plan (shrinking), where every extra preemption counts against
+/// the result.
+#[derive(Debug, Clone, Default)]
+pub struct NonPreemptiveScheduler {
+    last: Option<TaskId>,
+}
+
+impl Scheduler for NonPreemptiveScheduler {
+    fn pick(&mut self, ready: &[TaskId], _step: u64) -> usize {
+        self.last
+            .and_then(|l| ready.binary_search(&l).ok())
+            .unwrap_or(0)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        0
+    }
+
+    fn observe(&mut self, task: TaskId, _footprint: &[u64]) {
+        self.last = Some(task);
+    }
+}
+
+/// Follows a *plan*: the task chosen at each decision where more than one
+/// task was ready (a run's [`choices`](crate::Sim::choices)). Decisions with
+/// one ready task consume nothing.
+///
+/// When the plan names a task that is not ready, the guided run has
+/// *diverged* ([`Scheduler::diverged_at`]); from then on, and after the plan
+/// runs out, the `fallback` scheduler decides. With `strict`, running out of
+/// plan, or finishing with plan left over, also counts as divergence (a
+/// replay); without it, a short plan is a prefix to be continued (shrinking).
+/// `random_u64` serves the value stream of `seed`, as the original run did.
+pub struct GuidedScheduler {
+    plan: Vec<TaskId>,
+    pos: usize,
+    strict: bool,
+    fallback: Box<dyn Scheduler>,
+    diverged_at: Option<u64>,
+    followed: usize,
+    values: Pcg64Mcg,
+}
+
+impl std::fmt::Debug for GuidedScheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuidedScheduler")
+            .field("plan", &self.plan.len())
+            .field("pos", &self.pos)
+            .field("diverged_at", &self.diverged_at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GuidedScheduler {
+    /// Follows `plan`, then `fallback`; see the type's docs for `strict`.
+    pub fn new(
+        plan: Vec<TaskId>,
+        seed: u64,
+        strict: bool,
+        fallback: Box<dyn Scheduler>,
+    ) -> GuidedScheduler {
+        GuidedScheduler {
+            plan,
+            pos: 0,
+            strict,
+            fallback,
+            diverged_at: None,
+            followed: 0,
+            values: value_stream(seed),
+        }
+    }
+
+    fn diverge(&mut self, step: u64) {
+        if self.diverged_at.is_none() {
+            self.diverged_at = Some(step);
+        }
+    }
+}
+
+impl Scheduler for GuidedScheduler {
+    fn pick(&mut self, ready: &[TaskId], step: u64) -> usize {
+        if ready.len() <= 1 {
+            return 0;
+        }
+        if self.diverged_at.is_none() {
+            if let Some(&task) = self.plan.get(self.pos) {
+                self.pos += 1;
+                if let Ok(i) = ready.binary_search(&task) {
+                    self.followed += 1;
+                    return i;
+                }
+                self.diverge(step);
+            } else if self.strict {
+                self.diverge(step);
+            }
+        }
+        self.fallback.pick(ready, step)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.values.next_u64()
+    }
+
+    fn diverged_at(&self) -> Option<u64> {
+        self.diverged_at
+    }
+
+    fn finish(&mut self, steps: u64) {
+        if self.strict && self.pos < self.plan.len() {
+            self.diverge(steps);
+        }
+    }
+
+    fn observe(&mut self, task: TaskId, footprint: &[u64]) {
+        self.fallback.observe(task, footprint);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,5 +366,49 @@ mod tests {
         r.pick(&[0], 0);
         r.finish(1);
         assert_eq!(r.diverged_at(), Some(1));
+    }
+}
+
+#[cfg(test)]
+mod guided_tests {
+    use super::*;
+
+    #[test]
+    fn guided_follows_then_falls_back() {
+        let mut g = GuidedScheduler::new(
+            vec![2, 1],
+            0,
+            true,
+            Box::new(NonPreemptiveScheduler::default()),
+        );
+        assert_eq!(g.pick(&[5], 0), 0, "a single ready task consumes no plan");
+        assert_eq!(g.pick(&[1, 2], 1), 1);
+        g.observe(2, &[]);
+        assert_eq!(g.pick(&[1, 2, 3], 2), 0);
+        assert_eq!(g.diverged_at(), None);
+        g.observe(1, &[]);
+        // Plan exhausted: strict diverges, the fallback keeps task 1.
+        assert_eq!(g.pick(&[1, 3], 3), 0);
+        assert_eq!(g.diverged_at(), Some(3));
+    }
+
+    #[test]
+    fn guided_diverges_on_missing_task() {
+        let mut g = GuidedScheduler::new(
+            vec![7],
+            0,
+            false,
+            Box::new(NonPreemptiveScheduler::default()),
+        );
+        assert_eq!(g.pick(&[1, 2], 4), 0);
+        assert_eq!(g.diverged_at(), Some(4));
+    }
+
+    #[test]
+    fn preemption_needs_last_ready() {
+        assert!(is_preemption(&[1, 2], Some(1), 2));
+        assert!(!is_preemption(&[1, 2], Some(1), 1));
+        assert!(!is_preemption(&[2, 3], Some(1), 2));
+        assert!(!is_preemption(&[2, 3], None, 2));
     }
 }

@@ -96,6 +96,16 @@ pub(crate) struct Shared {
     pub(crate) timers: RefCell<Timers>,
     /// The scheduler (also the source of `random_u64`).
     pub(crate) scheduler: RefCell<Box<dyn Scheduler>>,
+    /// Resources touched by the current poll (see `resource`).
+    pub(crate) footprint: RefCell<Vec<u64>>,
+    /// Objects created so far, by creating task.
+    pub(crate) created: RefCell<Vec<u32>>,
+    /// Objects created outside any task.
+    pub(crate) created_outside: Cell<u32>,
+    /// The executor's step counter at the current poll.
+    pub(crate) step: Cell<u64>,
+    /// Untimed mode: a sleep is one yield (an arbitrary delay).
+    pub(crate) untimed: Cell<bool>,
 }
 
 impl Shared {
@@ -112,11 +122,20 @@ impl Shared {
             now: Cell::new(0),
             timers: RefCell::new(Timers::default()),
             scheduler: RefCell::new(scheduler),
+            footprint: RefCell::new(Vec::new()),
+            created: RefCell::new(Vec::new()),
+            created_outside: Cell::new(0),
+            step: Cell::new(0),
+            untimed: Cell::new(false),
         }
     }
 
     /// Registers a new task, ready to run, and returns its id.
     pub(crate) fn spawn(&self, name: &str, fut: TaskFuture) -> TaskId {
+        // Task ids follow spawn order: spawns never commute.
+        if self.current.get().is_some() {
+            self.footprint.borrow_mut().push(crate::resource::SPAWN);
+        }
         let id = {
             let mut ready = lock(&self.ready);
             let id = ready.finished.len();

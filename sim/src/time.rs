@@ -87,6 +87,7 @@ impl Timers {
 pub struct Sleep {
     deadline: u64,
     key: Option<TimerKey>,
+    yielded: bool,
 }
 
 impl Sleep {
@@ -111,6 +112,16 @@ impl Future for Sleep {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
         let shared = context::current();
+        if shared.untimed.get() {
+            // Untimed: the sleep is an arbitrary delay, i.e. one scheduling
+            // point; whether other tasks run first is the scheduler's choice.
+            if this.yielded {
+                return Poll::Ready(());
+            }
+            this.yielded = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         if shared.now.get() >= this.deadline {
             if let Some(key) = this.key.take() {
                 let stale = shared.timers.borrow_mut().remove(key);
@@ -125,6 +136,8 @@ impl Future for Sleep {
         };
         if !still_pending {
             this.key = Some(timers.insert(this.deadline, cx.waker().clone()));
+            // Equal deadlines fire in registration order.
+            crate::resource::touch(crate::resource::TIMER | this.deadline);
         }
         Poll::Pending
     }
@@ -159,5 +172,6 @@ pub fn sleep(ms: u64) -> Sleep {
     Sleep {
         deadline,
         key: None,
+        yielded: false,
     }
 }

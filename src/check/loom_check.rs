@@ -91,6 +91,12 @@ pub enum WorkerLine {
         exhausted: bool,
         /// Outcome label counts.
         outcomes: Vec<(String, u64)>,
+        /// Reachability goal hits.
+        #[serde(default)]
+        goals: Vec<(String, u64)>,
+        /// Distinct terminal outcomes.
+        #[serde(default)]
+        distinct: u64,
     },
 }
 
@@ -189,6 +195,8 @@ pub fn worker_main(
         0u64,
         0u64,
         std::collections::BTreeMap::<String, u64>::new(),
+        super::GoalTally::new(scenario),
+        std::collections::BTreeSet::<String>::new(),
     )));
     let s = stats.clone();
     let exhausted = each_execution(scenario, faults, preemptions, move |i, outcome| {
@@ -196,6 +204,8 @@ pub fn worker_main(
         st.0 += 1;
         st.1 += outcome.invariants as u64;
         *st.2.entry(outcome.label.clone()).or_default() += 1;
+        st.3.add(&outcome);
+        st.4.insert(super::sim_check::outcome_key(&outcome));
         if outcome.violations.is_empty() {
             return true;
         }
@@ -211,6 +221,13 @@ pub fn worker_main(
         invariants: st.1,
         exhausted,
         outcomes: st.2.clone().into_iter().collect(),
+        goals: st
+            .3
+            .hits()
+            .into_iter()
+            .map(|g| (g.goal.to_string(), g.hits))
+            .collect(),
+        distinct: st.4.len() as u64,
     });
 }
 
@@ -329,7 +346,10 @@ pub fn explore(
                 invariants,
                 exhausted,
                 outcomes,
+                goals,
+                distinct,
             } => {
+                tally.merge_goals(&goals, distinct);
                 done = Some((executions, invariants, exhausted, outcomes));
             }
             WorkerLine::Replayed { .. } => {}

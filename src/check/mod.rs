@@ -3,16 +3,20 @@
 //!
 //! | checker          | explores                                   | replay payload      |
 //! | ---------------- | ------------------------------------------ | ------------------- |
-//! | `sim`            | one seeded random schedule per seed        | `seed=N`            |
+//! | `sim`            | portfolio: seeded random walk + PCT        | `seed=N;plan=P`     |
+//! | `sim-dfs`        | every schedule, sleep-set reduced          | `seed=0;plan=P`     |
 //! | `loom`           | every interleaving (preemption-bounded)    | `exec=N,pb=B`       |
 //! | `shuttle-random` | shuttle's random scheduler                 | `schedule=HEX`      |
 //! | `shuttle-pct`    | shuttle's PCT scheduler (depth d)          | `schedule=HEX`      |
 //! | `tokio`          | the production runtime, many runs          | `runs=N` (re-run)   |
 
+pub mod goals;
 pub mod loom_check;
 pub mod replay;
+pub mod shrink;
 pub mod shuttle_check;
 pub mod sim_check;
+pub mod swimlane;
 pub mod tokio_check;
 
 use crate::faults::{Fault, Faults};
@@ -23,13 +27,18 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Instant;
 
+pub use goals::{GoalHit, GoalTally};
+use lifecycle_sim::{DfsConfig, DfsStats, Shard};
 pub use replay::ReplayLine;
+pub use sim_check::{DfsOptions, PortfolioOptions};
 
 /// A checker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Checker {
-    /// The seeded simulator, random scheduler.
+    /// The seeded simulator: random walk and PCT portfolio.
     Sim,
+    /// The simulator's exhaustive search (sleep sets).
+    SimDfs,
     /// loom, exhaustive up to a preemption bound.
     Loom,
     /// shuttle, random scheduler.
@@ -42,8 +51,9 @@ pub enum Checker {
 
 impl Checker {
     /// Every checker, in table order.
-    pub const ALL: [Checker; 5] = [
+    pub const ALL: [Checker; 6] = [
         Checker::Sim,
+        Checker::SimDfs,
         Checker::Loom,
         Checker::ShuttleRandom,
         Checker::ShuttlePct,
@@ -54,6 +64,7 @@ impl Checker {
     pub fn name(self) -> &'static str {
         match self {
             Checker::Sim => "sim",
+            Checker::SimDfs => "sim-dfs",
             Checker::Loom => "loom",
             Checker::ShuttleRandom => "shuttle-random",
             Checker::ShuttlePct => "shuttle-pct",
@@ -65,6 +76,12 @@ impl Checker {
     pub fn parse(s: &str) -> Option<Checker> {
         Checker::ALL.into_iter().find(|c| c.name() == s)
     }
+
+    /// Whether this checker controls the schedule, so an unreached goal
+    /// means it explored too little (tokio does not: the OS schedules it).
+    pub fn requires_goals(self) -> bool {
+        !matches!(self, Checker::Tokio)
+    }
 }
 
 impl fmt::Display for Checker {
@@ -74,29 +91,77 @@ impl fmt::Display for Checker {
 }
 
 /// How much each checker explores.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Budget {
-    /// Seeds for `sim` (0..n).
+    /// Seeds for the `sim` portfolio (0..n).
     pub sim_seeds: u64,
+    /// Executions `sim-dfs` may run before it stops unexhausted.
+    pub dfs_executions: u64,
+    /// `sim-dfs` preemption bound (`None`: unbounded).
+    pub dfs_preemptions: Option<u32>,
     /// Iterations for each shuttle scheduler.
     pub shuttle_iterations: usize,
-    /// PCT depth.
+    /// PCT depth (the `sim` portfolio cycles through 1..=depth).
     pub pct_depth: usize,
     /// loom's preemption bound.
     pub loom_preemptions: usize,
     /// Runs on tokio.
     pub tokio_runs: u64,
+    /// The part of the search this process runs.
+    pub shard: Shard,
+    /// Shrink failures found on the simulator.
+    pub shrink: bool,
+    /// Only failures breaking one of these rules stop a search (empty: any
+    /// failure); `mutants` sets the fault's rules.
+    pub stop_on: &'static [&'static str],
 }
 
 impl Budget {
-    /// The PR-gate budget.
+    /// The PR-gate tier.
     pub const PR: Budget = Budget {
         sim_seeds: 20_000,
+        dfs_executions: 2_000_000,
+        dfs_preemptions: None,
         shuttle_iterations: 5_000,
         pct_depth: 3,
         loom_preemptions: 3,
         tokio_runs: 200,
+        shard: Shard::ALL,
+        shrink: true,
+        stop_on: &[],
     };
+
+    /// The nightly tier: 50x the sampling, loom one bound deeper.
+    pub const NIGHTLY: Budget = Budget {
+        sim_seeds: 1_000_000,
+        dfs_executions: 50_000_000,
+        dfs_preemptions: None,
+        shuttle_iterations: 250_000,
+        pct_depth: 4,
+        loom_preemptions: 4,
+        tokio_runs: 5_000,
+        shard: Shard::ALL,
+        shrink: true,
+        stop_on: &[],
+    };
+
+    /// A tier by name (`pr`, `nightly`).
+    pub fn tier(name: &str) -> Option<Budget> {
+        match name {
+            "pr" => Some(Budget::PR),
+            "nightly" => Some(Budget::NIGHTLY),
+            _ => None,
+        }
+    }
+
+    /// Every sampling checker's executions set to `n` (`--budget`).
+    pub fn with_executions(mut self, n: u64) -> Budget {
+        self.sim_seeds = n;
+        self.dfs_executions = n;
+        self.shuttle_iterations = n as usize;
+        self.tokio_runs = n;
+        self
+    }
 }
 
 /// loom's preemption bound for `scenario`: the budget's bound for two
@@ -120,6 +185,10 @@ pub struct Found {
     pub message: String,
     /// The self-contained replay line.
     pub replay: String,
+    /// The shrunk replay line (simulator failures).
+    pub shrunk: Option<String>,
+    /// Preemptions of the original and the shrunk run.
+    pub preemptions: Option<(u32, u32)>,
 }
 
 /// What one checker found on one scenario.
@@ -141,10 +210,20 @@ pub struct Report {
     pub violations: Vec<Found>,
     /// Wall-clock seconds.
     pub seconds: f64,
-    /// Whether the space was exhausted (loom only).
+    /// Whether the space was exhausted (loom, sim-dfs).
     pub exhausted: bool,
+    /// What bounded the search (seeds, preemption bound, reduction, shard).
+    pub bound: Option<String>,
+    /// The exhaustive search's counters (sim-dfs).
+    pub dfs: Option<DfsStats>,
     /// How often each outcome label was reached.
     pub outcomes: BTreeMap<String, u64>,
+    /// Distinct terminal outcomes (label, broken rules, journals).
+    pub distinct_outcomes: u64,
+    /// Hits of each of the scenario's reachability goals.
+    pub goals: Vec<GoalHit>,
+    /// Goals this checker had to reach and did not.
+    pub unreached: Vec<&'static str>,
     /// Why the checker could not run, if it could not.
     pub error: Option<String>,
     /// Why the checker skipped this scenario (status `skip`).
@@ -161,7 +240,15 @@ pub(crate) struct Tally {
     invariants: u64,
     outcomes: BTreeMap<String, u64>,
     pub first_failure: Option<(Vec<Violation>, String)>,
+    other_failure: Option<(Vec<Violation>, String)>,
+    want: &'static [&'static str],
+    shrunk: Option<(String, u32, u32)>,
     exhausted: bool,
+    bound: Option<String>,
+    dfs: Option<DfsStats>,
+    distinct: std::collections::BTreeSet<String>,
+    distinct_count: Option<u64>,
+    goals: GoalTally,
     error: Option<String>,
     skipped: Option<String>,
 }
@@ -177,7 +264,15 @@ impl Tally {
             invariants: 0,
             outcomes: BTreeMap::new(),
             first_failure: None,
+            other_failure: None,
+            want: &[],
+            shrunk: None,
             exhausted: false,
+            bound: None,
+            dfs: None,
+            distinct: std::collections::BTreeSet::new(),
+            distinct_count: None,
+            goals: GoalTally::new(scenario),
             error: None,
             skipped: None,
         }
@@ -186,15 +281,49 @@ impl Tally {
     /// Record one execution; returns `true` if it failed.
     pub fn add(&mut self, outcome: &Outcome, replay: impl FnOnce() -> String) -> bool {
         self.executions += 1;
+        self.goals.add(outcome);
+        self.distinct.insert(sim_check::outcome_key(outcome));
         self.invariants += outcome.invariants as u64;
         *self.outcomes.entry(outcome.label.clone()).or_default() += 1;
         if outcome.violations.is_empty() {
+            return false;
+        }
+        let wanted = self.want.is_empty()
+            || outcome
+                .violations
+                .iter()
+                .any(|v| self.want.contains(&v.rule));
+        if !wanted {
+            if self.other_failure.is_none() {
+                self.other_failure = Some((outcome.violations.clone(), replay()));
+            }
             return false;
         }
         if self.first_failure.is_none() {
             self.first_failure = Some((outcome.violations.clone(), replay()));
         }
         true
+    }
+
+    /// The rule of `outcome` a search was after: the first wanted one.
+    pub fn wanted_rule(&self, outcome: &Outcome) -> &'static str {
+        outcome
+            .violations
+            .iter()
+            .find(|v| self.want.contains(&v.rule))
+            .or(outcome.violations.first())
+            .map_or("none", |v| v.rule)
+    }
+
+    /// Only failures breaking one of `rules` count as *the* failure (and
+    /// stop a `stop_at_first` run); others are kept in case none does.
+    pub fn want(&mut self, rules: &'static [&'static str]) {
+        self.want = rules;
+    }
+
+    /// Replace the first failure (once its line and checks are known).
+    pub fn replace_failure(&mut self, outcome: &Outcome, replay: String) {
+        self.first_failure = Some((outcome.violations.clone(), replay));
     }
 
     /// Record a failure found elsewhere (a worker process).
@@ -220,6 +349,37 @@ impl Tally {
         }
     }
 
+    /// The shrunk line of the first failure and the preemptions before and
+    /// after.
+    pub fn set_shrunk(&mut self, line: String, before: u32, after: u32) {
+        self.shrunk = Some((line, before, after));
+    }
+
+    /// Add goal hits and distinct outcomes counted elsewhere (a worker).
+    pub fn merge_goals(&mut self, goals: &[(String, u64)], distinct: u64) {
+        for (name, hits) in goals {
+            self.goals.merge(name, *hits);
+        }
+        self.distinct_count = Some(self.distinct_count.unwrap_or(0) + distinct);
+    }
+
+    /// Replace the counts (a resumed search carries earlier ones).
+    pub fn set_counts(&mut self, executions: u64, outcomes: BTreeMap<String, u64>, distinct: u64) {
+        self.executions = executions;
+        self.outcomes = outcomes;
+        self.distinct_count = Some(distinct);
+    }
+
+    /// What bounded the search.
+    pub fn bound(&mut self, bound: String) {
+        self.bound = Some(bound);
+    }
+
+    /// The exhaustive search's counters.
+    pub fn dfs(&mut self, stats: DfsStats) {
+        self.dfs = Some(stats);
+    }
+
     /// This checker cannot run this scenario.
     pub fn skip(&mut self, why: String) {
         self.skipped = Some(why);
@@ -233,7 +393,11 @@ impl Tally {
         self.error = Some(e);
     }
 
-    pub fn finish(self) -> Report {
+    pub fn finish(mut self) -> Report {
+        if self.first_failure.is_none() {
+            self.first_failure = self.other_failure.take();
+            self.shrunk = None;
+        }
         let violations = match &self.first_failure {
             Some((vs, replay)) => vs
                 .iter()
@@ -241,6 +405,8 @@ impl Tally {
                     rule: v.rule,
                     message: v.message.clone(),
                     replay: replay.clone(),
+                    shrunk: self.shrunk.as_ref().map(|s| s.0.clone()),
+                    preemptions: self.shrunk.as_ref().map(|s| (s.1, s.2)),
                 })
                 .collect(),
             None => Vec::new(),
@@ -248,6 +414,26 @@ impl Tally {
         let error = match (&self.error, self.executions, &self.skipped) {
             (None, 0, None) => Some("nothing was explored (0 executions)".to_string()),
             (e, _, _) => e.clone(),
+        };
+        let goals = self.goals.hits();
+        let unreached: Vec<&'static str> = if self.checker.requires_goals()
+            && self.skipped.is_none()
+            && self.faults.iter().next().is_none()
+        {
+            goals
+                .iter()
+                .filter(|g| g.hits == 0)
+                .map(|g| g.goal)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let error = match (error, unreached.is_empty()) {
+            (None, false) => Some(format!(
+                "reachability goals never hit: {} (explored too little to pass)",
+                unreached.join(", ")
+            )),
+            (e, _) => e,
         };
         let status = if self.skipped.is_some() && violations.is_empty() && error.is_none() {
             "skip"
@@ -266,6 +452,11 @@ impl Tally {
             violations,
             seconds: self.start.elapsed().as_secs_f64(),
             exhausted: self.exhausted,
+            bound: self.bound,
+            dfs: self.dfs,
+            distinct_outcomes: self.distinct_count.unwrap_or(self.distinct.len() as u64),
+            goals,
+            unreached,
             outcomes: self.outcomes,
             error,
             skipped: self.skipped,
@@ -282,9 +473,51 @@ pub fn run(
     budget: &Budget,
     stop_at_first: bool,
 ) -> Report {
+    run_with_progress(checker, scenario, faults, budget, stop_at_first, &|_| {})
+}
+
+/// [`run`], calling `progress` with the executions so far now and then.
+pub fn run_with_progress(
+    checker: Checker,
+    scenario: ScenarioId,
+    faults: Faults,
+    budget: &Budget,
+    stop_at_first: bool,
+    progress: &dyn Fn(u64),
+) -> Report {
     quiet_panics();
     match checker {
-        Checker::Sim => sim_check::explore(scenario, faults, budget.sim_seeds, stop_at_first),
+        Checker::Sim => sim_check::explore(
+            scenario,
+            faults,
+            &PortfolioOptions {
+                seeds: budget.sim_seeds,
+                pct_depth: budget.pct_depth,
+                shard: budget.shard,
+                shrink: budget.shrink,
+                stop_on: budget.stop_on,
+            },
+            stop_at_first,
+            progress,
+        ),
+        Checker::SimDfs => sim_check::explore_dfs(
+            scenario,
+            faults,
+            &DfsOptions {
+                config: DfsConfig {
+                    preemption_bound: budget.dfs_preemptions,
+                    shard: budget.shard,
+                    ..DfsConfig::default()
+                },
+                max_executions: budget.dfs_executions,
+                checkpoint: None,
+                resume: false,
+                shrink: budget.shrink,
+                stop_on: budget.stop_on,
+            },
+            stop_at_first,
+            progress,
+        ),
         Checker::Loom if scenario.info().tasks > loom::MAX_THREADS => {
             let mut tally = Tally::new(scenario, checker, faults);
             tally.skip(format!(

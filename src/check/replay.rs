@@ -1,13 +1,45 @@
 //! Replay lines: one self-contained, copy-pasteable line per failure, and
 //! the code that replays it.
 //!
-//! Format: `v1:<scenario>:<checker>:<fault or none>:<payload>`, e.g.
-//! `v1:cancel-before-claim:sim:M3:seed=17`.
+//! Format: `v2:<scenario>:<checker>:<fault or none>:<fingerprint>:<payload>`,
+//! e.g. `v2:cancel-before-claim:sim:M3:1f2e3d4c:seed=17;time=free;plan=1210`.
+//!
+//! The fingerprint hashes the scenario with the scheduling-relevant source of
+//! the build that recorded the line (see `build.rs`). A line from another
+//! build is still replayed as far as it fits (the simulator follows the
+//! longest valid prefix of the plan, then its seeded scheduler), but `replay`
+//! says so, reports where it diverged and exits 2.
+//!
+//! Simulator payloads (`sim`, `sim-dfs`): `seed=N;time=T;plan=P` where `P`
+//! is the task chosen at each decision with more than one ready task, one
+//! base-36 digit per task id (`{N}` for ids of 36 and above), `T` is
+//! `virtual` (sleeps are timers) or `free` (untimed: sleeps are arbitrary
+//! delays), and `N` seeds the value stream and the scheduler that continues
+//! after a divergence.
 
 use super::{loom_check, shuttle_check, sim_check, tokio_check, Checker};
 use crate::faults::{Fault, Faults};
 use crate::scenarios::{Outcome, ScenarioId};
+use lifecycle_sim::{TaskId, TraceEntry};
 use std::fmt;
+
+/// The scheduling fingerprint of this build (see `build.rs`).
+pub const BUILD_FINGERPRINT: &str = env!("LIFECYCLE_SCHED_FINGERPRINT");
+
+/// The fingerprint of `scenario` in this build: 8 hex digits.
+pub fn fingerprint(scenario: ScenarioId) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let info = scenario.info();
+    for b in BUILD_FINGERPRINT
+        .bytes()
+        .chain(info.name.bytes())
+        .chain(info.tasks.to_le_bytes())
+    {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{:08x}", (h >> 32) ^ (h & 0xffff_ffff))
+}
 
 /// A parsed replay line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,7 +50,10 @@ pub struct ReplayLine {
     pub checker: Checker,
     /// The fault switched on, if any.
     pub fault: Option<Fault>,
-    /// Checker-specific payload (`seed=…`, `exec=…,pb=…`, `schedule=…`, `runs=…`).
+    /// The fingerprint of the build that recorded it.
+    pub fingerprint: String,
+    /// Checker-specific payload (`seed=…;plan=…`, `exec=…,pb=…`,
+    /// `schedule=…`, `runs=…`).
     pub payload: String,
 }
 
@@ -34,31 +69,86 @@ impl fmt::Display for ReplayError {
 
 impl std::error::Error for ReplayError {}
 
+/// Encode a plan: one base-36 digit per task id, `{N}` for larger ids.
+pub fn encode_plan(plan: &[TaskId]) -> String {
+    let mut out = String::with_capacity(plan.len());
+    for &t in plan {
+        match char::from_digit(t as u32, 36) {
+            Some(c) if t < 36 => out.push(c),
+            _ => out.push_str(&format!("{{{t}}}")),
+        }
+    }
+    out
+}
+
+/// Decode [`encode_plan`]'s output.
+pub fn decode_plan(s: &str) -> Option<Vec<TaskId>> {
+    let mut out = Vec::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '{' {
+            let mut n = String::new();
+            loop {
+                match chars.next()? {
+                    '}' => break,
+                    d => n.push(d),
+                }
+            }
+            out.push(n.parse().ok()?);
+        } else if c.is_ascii_uppercase() {
+            return None;
+        } else {
+            out.push(c.to_digit(36)? as TaskId);
+        }
+    }
+    Some(out)
+}
+
 impl ReplayLine {
-    /// A line for `faults` (at most one fault is named).
+    /// A line for `faults` (at most one fault is named), fingerprinted by
+    /// this build.
     pub fn new(scenario: ScenarioId, checker: Checker, faults: Faults, payload: String) -> Self {
         ReplayLine {
             scenario,
             checker,
             fault: faults.iter().next(),
+            fingerprint: fingerprint(scenario),
             payload,
         }
+    }
+
+    /// A simulator line: the run's value-stream seed and plan.
+    pub fn sim(
+        scenario: ScenarioId,
+        checker: Checker,
+        faults: Faults,
+        seed: u64,
+        untimed: bool,
+        plan: &[TaskId],
+    ) -> Self {
+        let time = if untimed { "free" } else { "virtual" };
+        ReplayLine::new(
+            scenario,
+            checker,
+            faults,
+            format!("seed={seed};time={time};plan={}", encode_plan(plan)),
+        )
     }
 
     /// Parse a line; every part is validated.
     pub fn parse(line: &str) -> Result<ReplayLine, ReplayError> {
         let err = |m: String| Err(ReplayError(m));
         let line = line.trim();
-        let parts: Vec<&str> = line.splitn(5, ':').collect();
-        if parts.len() != 5 {
+        let parts: Vec<&str> = line.splitn(6, ':').collect();
+        if parts.first().is_some_and(|v| *v != "v2") {
             return err(format!(
-                "malformed replay line {line:?}: expected v1:<scenario>:<checker>:<fault|none>:<payload>"
+                "replay line version {:?} is not supported by this build (v2); re-run the check that printed it",
+                parts[0]
             ));
         }
-        if parts[0] != "v1" {
+        if parts.len() != 6 {
             return err(format!(
-                "replay line version {:?} is not supported by this build (v1)",
-                parts[0]
+                "malformed replay line {line:?}: expected v2:<scenario>:<checker>:<fault|none>:<fingerprint>:<payload>"
             ));
         }
         let Some(scenario) = ScenarioId::parse(parts[1]) else {
@@ -78,14 +168,26 @@ impl ReplayLine {
                 None => return err(format!("unknown fault {f:?}")),
             },
         };
+        let fp = parts[4];
+        if fp.len() != 8 || !fp.chars().all(|c| c.is_ascii_hexdigit()) {
+            return err(format!(
+                "malformed fingerprint {fp:?}: expected 8 hex digits"
+            ));
+        }
         let line = ReplayLine {
             scenario,
             checker,
             fault,
-            payload: parts[4].to_string(),
+            fingerprint: fp.to_string(),
+            payload: parts[5].to_string(),
         };
         line.validate_payload()?;
         Ok(line)
+    }
+
+    /// Whether this build recorded the line (same scenario fingerprint).
+    pub fn same_build(&self) -> bool {
+        self.fingerprint == fingerprint(self.scenario)
     }
 
     fn validate_payload(&self) -> Result<(), ReplayError> {
@@ -96,9 +198,9 @@ impl ReplayLine {
             )))
         };
         match self.checker {
-            Checker::Sim => match self.seed() {
+            Checker::Sim | Checker::SimDfs => match self.sim_payload() {
                 Some(_) => Ok(()),
-                None => bad("seed=<u64>"),
+                None => bad("seed=<u64>;time=<virtual|free>;plan=<base-36 task ids>"),
             },
             Checker::Loom => match self.loom() {
                 Some(_) => Ok(()),
@@ -123,8 +225,17 @@ impl ReplayLine {
         }
     }
 
-    fn seed(&self) -> Option<u64> {
-        self.payload.strip_prefix("seed=")?.parse().ok()
+    /// The seed, time mode (`true`: untimed) and plan of a simulator line.
+    pub fn sim_payload(&self) -> Option<(u64, bool, Vec<TaskId>)> {
+        let rest = self.payload.strip_prefix("seed=")?;
+        let (seed, rest) = rest.split_once(";time=")?;
+        let (time, plan) = rest.split_once(";plan=")?;
+        let untimed = match time {
+            "free" => true,
+            "virtual" => false,
+            _ => return None,
+        };
+        Some((seed.parse().ok()?, untimed, decode_plan(plan)?))
     }
 
     fn loom(&self) -> Option<(u64, usize)> {
@@ -138,53 +249,50 @@ impl ReplayLine {
         Faults::from(self.fault)
     }
 
-    /// Run the execution this line names.
+    /// Run the execution this line names. `trace` keeps the simulator's full
+    /// trace (and its `tracing` spans).
     pub fn replay(&self) -> Result<Replayed, ReplayError> {
         let faults = self.faults();
+        let mut replayed = Replayed {
+            outcome: Outcome::default(),
+            journal: Vec::new(),
+            trace: Vec::new(),
+            trace_hash: None,
+            diverged_at: None,
+            plan_followed: None,
+        };
         match self.checker {
-            Checker::Sim => {
-                let seed = self.seed().expect("validated");
-                let (outcome, sim) = sim_check::run_seed(self.scenario, faults, seed);
-                let schedule = sim
-                    .trace()
-                    .iter()
-                    .map(|t| {
-                        format!(
-                            "step {:>4} t={:>5}ms {} (of {} ready)",
-                            t.step, t.now_ms, t.name, t.ready
-                        )
-                    })
-                    .collect();
-                let journal = outcome.journal.iter().map(|r| r.to_string()).collect();
-                Ok(Replayed {
-                    outcome,
-                    schedule,
-                    journal,
-                    trace_hash: Some(sim.trace_hash()),
-                })
+            Checker::Sim | Checker::SimDfs => {
+                let (seed, untimed, plan) = self.sim_payload().expect("validated");
+                let run = sim_check::run_plan(self.scenario, faults, seed, untimed, &plan, true);
+                replayed.trace = run.sim.trace().to_vec();
+                replayed.trace_hash = Some(run.sim.trace_hash());
+                replayed.diverged_at = run.sim.diverged_at();
+                let followed = match run.sim.diverged_at() {
+                    None => plan.len(),
+                    Some(step) => run
+                        .sim
+                        .trace()
+                        .iter()
+                        .filter(|t| t.step < step && t.ready > 1)
+                        .count()
+                        .min(plan.len()),
+                };
+                replayed.plan_followed = Some((followed, plan.len()));
+                replayed.outcome = run.outcome;
             }
             Checker::Loom => {
                 let (exec, pb) = self.loom().expect("validated");
                 let (outcome, journal) =
                     loom_check::replay(self.scenario, faults, exec, pb).map_err(ReplayError)?;
-                Ok(Replayed {
-                    outcome,
-                    schedule: Vec::new(),
-                    journal,
-                    trace_hash: None,
-                })
+                replayed.outcome = outcome;
+                replayed.journal = journal;
+                return Ok(replayed);
             }
             Checker::ShuttleRandom | Checker::ShuttlePct => {
                 let hex = self.payload.trim_start_matches("schedule=");
-                let outcome =
+                replayed.outcome =
                     shuttle_check::replay(self.scenario, faults, hex).map_err(ReplayError)?;
-                let journal = outcome.journal.iter().map(|r| r.to_string()).collect();
-                Ok(Replayed {
-                    outcome,
-                    journal,
-                    schedule: Vec::new(),
-                    trace_hash: None,
-                })
             }
             Checker::Tokio => {
                 let runs = self
@@ -192,16 +300,16 @@ impl ReplayLine {
                     .trim_start_matches("runs=")
                     .parse()
                     .expect("validated");
-                let outcome = tokio_check::rerun(self.scenario, faults, runs);
-                let journal = outcome.journal.iter().map(|r| r.to_string()).collect();
-                Ok(Replayed {
-                    outcome,
-                    journal,
-                    schedule: Vec::new(),
-                    trace_hash: None,
-                })
+                replayed.outcome = tokio_check::rerun(self.scenario, faults, runs);
             }
         }
+        replayed.journal = replayed
+            .outcome
+            .journal
+            .iter()
+            .map(|r| r.to_string())
+            .collect();
+        Ok(replayed)
     }
 }
 
@@ -210,10 +318,11 @@ impl fmt::Display for ReplayLine {
         let fault = self.fault.map_or("none".to_string(), |f| f.to_string());
         write!(
             f,
-            "v1:{}:{}:{}:{}",
+            "v2:{}:{}:{}:{}:{}",
             self.scenario.info().name,
             self.checker,
             fault,
+            self.fingerprint,
             self.payload
         )
     }
@@ -226,8 +335,28 @@ pub struct Replayed {
     pub outcome: Outcome,
     /// The agent's journal, rendered.
     pub journal: Vec<String>,
-    /// The simulator's scheduling trace (sim only).
-    pub schedule: Vec<String>,
-    /// The simulator's trace hash (sim only).
+    /// The simulator's trace (simulator lines only).
+    pub trace: Vec<TraceEntry>,
+    /// The simulator's trace hash (simulator lines only).
     pub trace_hash: Option<u64>,
+    /// The step where the run stopped following the plan.
+    pub diverged_at: Option<u64>,
+    /// Plan entries followed, of the plan's length.
+    pub plan_followed: Option<(usize, usize)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_round_trip() {
+        let plan = vec![0, 1, 35, 36, 100, 2];
+        let s = encode_plan(&plan);
+        assert_eq!(s, "01z{36}{100}2");
+        assert_eq!(decode_plan(&s), Some(plan));
+        assert_eq!(decode_plan("{12"), None);
+        assert_eq!(decode_plan("A"), None);
+        assert_eq!(decode_plan("!"), None);
+    }
 }

@@ -1,34 +1,87 @@
-//! The simulator checker: one seeded random schedule per seed.
+//! The simulator checkers.
+//!
+//! - `sim`: a budgeted portfolio. Even seeds run the seeded random walk,
+//!   odd seeds run PCT with depth cycling through `1..=pct_depth`; PCT's
+//!   change points are spread over the scenario's usual number of
+//!   branching decisions (measured once, from seed 0).
+//! - `sim-dfs`: exhaustive depth-first search over the simulator's
+//!   scheduling decisions with sleep-set reduction (`lifecycle_sim::Dfs`),
+//!   optionally preemption-bounded, sharded and checkpointed.
+//!
+//! Both record a failing run as its *plan* (the task chosen at each decision
+//! with more than one ready task) plus the seed of its value stream; that is
+//! what the replay line carries. A failure is replayed twice before it is
+//! reported (determinism self-check) and then shrunk (`super::shrink`).
 
-use super::{Checker, ReplayLine, Report, Tally};
+use super::{shrink, Checker, ReplayLine, Report, Tally};
 use crate::faults::Faults;
 use crate::oracle::Violation;
 use crate::rt::SimRt;
 use crate::scenarios::{self, Outcome, ScenarioId};
-use lifecycle_sim::{Sim, SimError};
+use lifecycle_sim::{
+    Dfs, DfsConfig, ExecKind, GuidedScheduler, PctScheduler, RandomScheduler, Scheduler, Shard,
+    Sim, SimError, TaskId, DEFAULT_MAX_STEPS,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
-/// Run one execution with `seed`, keeping the scheduling trace. A stall or
-/// a panic becomes a violation.
-pub fn run_seed(scenario: ScenarioId, faults: Faults, seed: u64) -> (Outcome, Sim) {
-    run(scenario, faults, seed, true)
+/// One execution on the simulator.
+pub struct SimRun {
+    /// Its outcome (empty if abandoned).
+    pub outcome: Outcome,
+    /// The simulator after the run (decisions, plan, trace, hash).
+    pub sim: Sim,
+    /// The scheduler abandoned the run (a search pruning it).
+    pub abandoned: bool,
 }
 
-fn run(scenario: ScenarioId, faults: Faults, seed: u64, trace: bool) -> (Outcome, Sim) {
-    let mut sim = Sim::with_seed(seed);
+/// Run `scenario` once under `scheduler`; with `trace`, keep the full trace
+/// and emit `tracing` spans per poll. A stall or a panic becomes a violation.
+pub fn run_scheduled(
+    scenario: ScenarioId,
+    faults: Faults,
+    scheduler: Box<dyn Scheduler>,
+    untimed: bool,
+    trace: bool,
+) -> SimRun {
+    let mut sim = Sim::new(scheduler, DEFAULT_MAX_STEPS);
     sim.set_trace(trace);
-    let outcome = match sim.block_on(scenarios::run::<SimRt>(scenario, faults)) {
-        Ok(outcome) => outcome,
-        Err(e) => sim_error_outcome(&e),
+    sim.set_untimed(untimed);
+    let (outcome, abandoned) = match sim.block_on(scenarios::run::<SimRt>(scenario, faults)) {
+        Ok(outcome) => (outcome, false),
+        Err(SimError::Abandoned { .. }) => (Outcome::default(), true),
+        Err(e) => (sim_error_outcome(&e), false),
     };
-    (outcome, sim)
+    SimRun {
+        outcome,
+        sim,
+        abandoned,
+    }
+}
+
+/// Follow `plan` exactly (strict): the replay of a recorded run. After a
+/// divergence the seeded random scheduler of `seed` continues.
+pub fn run_plan(
+    scenario: ScenarioId,
+    faults: Faults,
+    seed: u64,
+    untimed: bool,
+    plan: &[TaskId],
+    trace: bool,
+) -> SimRun {
+    let fallback = Box::new(RandomScheduler::new(seed));
+    let guided = GuidedScheduler::new(plan.to_vec(), seed, true, fallback);
+    run_scheduled(scenario, faults, Box::new(guided), untimed, trace)
 }
 
 /// A simulator error as a failed outcome.
 pub fn sim_error_outcome(e: &SimError) -> Outcome {
     let rule = match e {
         SimError::Stalled(report) if report.to_string().contains("when_idle") => "C7",
-        SimError::Stalled(_) => "progress",
-        SimError::StepLimit { .. } => "progress",
+        SimError::Stalled(_) | SimError::StepLimit { .. } | SimError::Abandoned { .. } => {
+            "progress"
+        }
         SimError::TaskPanicked { .. } => "panic",
     };
     Outcome {
@@ -40,17 +93,376 @@ pub fn sim_error_outcome(e: &SimError) -> Outcome {
     }
 }
 
-/// Explore seeds `0..seeds`.
-pub fn explore(scenario: ScenarioId, faults: Faults, seeds: u64, stop_at_first: bool) -> Report {
+/// The portfolio's run for `seed`: even seeds random, odd seeds PCT with
+/// depth `1 + (seed / 4) % pct_depth` and change points over `expected`
+/// branching decisions; seeds `4k, 4k+1` keep virtual time, seeds
+/// `4k+2, 4k+3` run untimed (every sleep an arbitrary delay). Returns the
+/// scheduler and whether the run is untimed.
+pub fn portfolio_scheduler(
+    seed: u64,
+    pct_depth: usize,
+    expected: [u64; 2],
+) -> (Box<dyn Scheduler>, bool) {
+    let untimed = seed % 4 >= 2;
+    let scheduler: Box<dyn Scheduler> = if seed % 2 == 0 {
+        Box::new(RandomScheduler::new(seed))
+    } else {
+        let depth = 1 + (seed / 4) % pct_depth.max(1) as u64;
+        Box::new(PctScheduler::new(
+            seed,
+            depth as u32,
+            expected[usize::from(untimed)],
+        ))
+    };
+    (scheduler, untimed)
+}
+
+/// Branching decisions of one random run of `scenario` (PCT's `k`), timed
+/// and untimed.
+pub fn expected_branches(scenario: ScenarioId, faults: Faults) -> [u64; 2] {
+    [false, true].map(|untimed| {
+        let run = run_scheduled(
+            scenario,
+            faults,
+            Box::new(RandomScheduler::new(0)),
+            untimed,
+            false,
+        );
+        run.sim.choices().len().max(1) as u64
+    })
+}
+
+/// The key two runs share when they reach the same terminal state: the
+/// label, the broken rules and a hash of both journals.
+pub fn outcome_key(outcome: &Outcome) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |s: &str| {
+        for b in s.bytes().chain([0xff]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    for r in &outcome.journal {
+        eat(&r.to_string());
+    }
+    for w in &outcome.world {
+        eat(w);
+    }
+    let rules: BTreeSet<&str> = outcome.violations.iter().map(|v| v.rule).collect();
+    format!(
+        "{}|{}|{h:016x}",
+        outcome.label,
+        rules.into_iter().collect::<Vec<_>>().join(",")
+    )
+}
+
+/// A failure found on the simulator (its line, its run), checked and
+/// shrunk, ready to report.
+fn report_failure(tally: &mut Tally, line: ReplayLine, run: &SimRun, shrink_it: bool) {
+    let (scenario, checker, faults) = (line.scenario, line.checker, line.faults());
+    let (seed, untimed, plan) = line.sim_payload().expect("a simulator line");
+    let mut outcome = run.outcome.clone();
+    if let Err(m) = shrink::self_check(scenario, faults, seed, untimed, &plan, run.sim.trace_hash())
+    {
+        outcome
+            .violations
+            .insert(0, Violation::new("determinism", m));
+    }
+    tally.replace_failure(&outcome, line.to_string());
+    if shrink_it {
+        let rule = tally.wanted_rule(&outcome);
+        if rule != "determinism" {
+            let s = shrink::shrink(scenario, faults, seed, untimed, &plan, rule);
+            let minimal =
+                ReplayLine::sim(scenario, checker, faults, seed, untimed, &s.minimal.plan);
+            tally.set_shrunk(
+                minimal.to_string(),
+                s.original.preemptions,
+                s.minimal.preemptions,
+            );
+        }
+    }
+}
+
+/// Options of the portfolio.
+#[derive(Clone, Debug)]
+pub struct PortfolioOptions {
+    /// Seeds to run.
+    pub seeds: u64,
+    /// Highest PCT depth.
+    pub pct_depth: usize,
+    /// The part of `0..seeds` this process runs.
+    pub shard: Shard,
+    /// Shrink the first failure.
+    pub shrink: bool,
+    /// Only failures of these rules count (empty: any).
+    pub stop_on: &'static [&'static str],
+}
+
+/// The `sim` checker: the random + PCT portfolio over this shard's seeds.
+pub fn explore(
+    scenario: ScenarioId,
+    faults: Faults,
+    opts: &PortfolioOptions,
+    stop_at_first: bool,
+    progress: &dyn Fn(u64),
+) -> Report {
     let mut tally = Tally::new(scenario, Checker::Sim, faults);
-    for seed in 0..seeds {
-        let (outcome, _) = run(scenario, faults, seed, false);
-        let failed = tally.add(&outcome, || {
-            ReplayLine::new(scenario, Checker::Sim, faults, format!("seed={seed}")).to_string()
+    tally.want(opts.stop_on);
+    let expected = expected_branches(scenario, faults);
+    for seed in opts.shard.range(opts.seeds) {
+        let (scheduler, untimed) = portfolio_scheduler(seed, opts.pct_depth, expected);
+        let run = run_scheduled(scenario, faults, scheduler, untimed, false);
+        let fresh = tally.first_failure.is_none();
+        let failed = tally.add(&run.outcome, || {
+            ReplayLine::sim(
+                scenario,
+                Checker::Sim,
+                faults,
+                seed,
+                untimed,
+                run.sim.choices(),
+            )
+            .to_string()
         });
+        if failed && fresh {
+            let line = ReplayLine::sim(
+                scenario,
+                Checker::Sim,
+                faults,
+                seed,
+                untimed,
+                run.sim.choices(),
+            );
+            report_failure(&mut tally, line, &run, opts.shrink);
+        }
+        if tally.executions % 1024 == 0 {
+            progress(tally.executions);
+        }
         if failed && stop_at_first {
             break;
         }
     }
+    tally.bound(format!(
+        "seeds {} of 0..{}, pct depth 1..={}",
+        opts.shard, opts.seeds, opts.pct_depth
+    ));
     tally.finish()
+}
+
+/// Options of the exhaustive search.
+#[derive(Clone, Debug)]
+pub struct DfsOptions {
+    /// What to search.
+    pub config: DfsConfig,
+    /// Stop after this many executions (the space is then not exhausted).
+    pub max_executions: u64,
+    /// Write the search here when it stops early (and every 20,000
+    /// executions), so it can be resumed.
+    pub checkpoint: Option<PathBuf>,
+    /// Continue the search saved in `checkpoint`.
+    pub resume: bool,
+    /// Shrink the first failure.
+    pub shrink: bool,
+    /// Only failures of these rules count (empty: any).
+    pub stop_on: &'static [&'static str],
+}
+
+impl DfsOptions {
+    /// Reduced, unbounded, unsharded, at most `max_executions`.
+    pub fn exhaustive(max_executions: u64) -> DfsOptions {
+        DfsOptions {
+            config: DfsConfig::default(),
+            max_executions,
+            checkpoint: None,
+            resume: false,
+            shrink: true,
+            stop_on: &[],
+        }
+    }
+}
+
+/// A saved search.
+#[derive(Serialize, Deserialize)]
+struct Checkpoint {
+    scenario: String,
+    fault: Option<String>,
+    fingerprint: String,
+    outcomes: BTreeMap<String, u64>,
+    distinct: BTreeSet<String>,
+    search: String,
+}
+
+fn save(path: &PathBuf, cp: &Checkpoint) -> Result<(), String> {
+    let json = serde_json::to_string(cp).map_err(|e| e.to_string())?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, json).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Load a checkpoint for `scenario`/`faults`.
+fn load(path: &PathBuf, scenario: ScenarioId, faults: Faults) -> Result<(Dfs, Checkpoint), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read checkpoint {}: {e}", path.display()))?;
+    let cp: Checkpoint = serde_json::from_str(&text)
+        .map_err(|e| format!("malformed checkpoint {}: {e}", path.display()))?;
+    let fault = faults.iter().next().map(|f| f.to_string());
+    if cp.scenario != scenario.info().name || cp.fault != fault {
+        return Err(format!(
+            "checkpoint {} is for {} with fault {:?}, not {} with {:?}",
+            path.display(),
+            cp.scenario,
+            cp.fault,
+            scenario.info().name,
+            fault
+        ));
+    }
+    let fp = super::replay::fingerprint(scenario);
+    if cp.fingerprint != fp {
+        return Err(format!(
+            "checkpoint {} was recorded by another build (fingerprint {}, this build {fp})",
+            path.display(),
+            cp.fingerprint
+        ));
+    }
+    let dfs = Dfs::resume(&cp.search)?;
+    Ok((dfs, cp))
+}
+
+/// The `sim-dfs` checker.
+pub fn explore_dfs(
+    scenario: ScenarioId,
+    faults: Faults,
+    opts: &DfsOptions,
+    stop_at_first: bool,
+    progress: &dyn Fn(u64),
+) -> Report {
+    let mut tally = Tally::new(scenario, Checker::SimDfs, faults);
+    tally.want(opts.stop_on);
+    let (mut dfs, mut outcomes, mut distinct) = match (&opts.checkpoint, opts.resume) {
+        (Some(path), true) => match load(path, scenario, faults) {
+            Ok((dfs, cp)) => (dfs, cp.outcomes, cp.distinct),
+            Err(e) => {
+                tally.error(e);
+                return tally.finish();
+            }
+        },
+        _ => (
+            Dfs::new(opts.config.clone()),
+            BTreeMap::new(),
+            BTreeSet::new(),
+        ),
+    };
+    let start_executions = dfs.stats().executions;
+    let mut nondeterminism = None;
+    while let Some(scheduler) = dfs.next_scheduler() {
+        if dfs.stats().executions - start_executions >= opts.max_executions {
+            break;
+        }
+        let run = run_scheduled(scenario, faults, scheduler, true, false);
+        match dfs.end_execution() {
+            ExecKind::Complete => {}
+            ExecKind::Blocked | ExecKind::Foreign => continue,
+            ExecKind::Nondeterministic(m) => {
+                nondeterminism.get_or_insert(m);
+                continue;
+            }
+        }
+        *outcomes.entry(run.outcome.label.clone()).or_default() += 1;
+        distinct.insert(outcome_key(&run.outcome));
+        let fresh = tally.first_failure.is_none();
+        let failed = tally.add(&run.outcome, || {
+            ReplayLine::sim(
+                scenario,
+                Checker::SimDfs,
+                faults,
+                0,
+                true,
+                run.sim.choices(),
+            )
+            .to_string()
+        });
+        if failed && fresh {
+            let line = ReplayLine::sim(
+                scenario,
+                Checker::SimDfs,
+                faults,
+                0,
+                true,
+                run.sim.choices(),
+            );
+            report_failure(&mut tally, line, &run, opts.shrink);
+        }
+        let n = dfs.stats().complete;
+        if n % 1024 == 0 {
+            progress(n);
+        }
+        if n % 20_000 == 0 {
+            if let Some(path) = &opts.checkpoint {
+                let _ = save(
+                    path,
+                    &checkpoint(scenario, faults, &dfs, &outcomes, &distinct),
+                );
+            }
+        }
+        if failed && stop_at_first {
+            break;
+        }
+    }
+    if let Some(m) = nondeterminism {
+        tally.record_failure(
+            &Outcome {
+                violations: vec![Violation::new(
+                    "determinism",
+                    format!("the scenario did not repeat itself under the same schedule: {m}"),
+                )],
+                ..Outcome::default()
+            },
+            String::new(),
+        );
+    }
+    let stats = dfs.stats();
+    let config = dfs.config();
+    if dfs.exhausted() {
+        tally.exhausted();
+    } else if let Some(path) = &opts.checkpoint {
+        if let Err(e) = save(
+            path,
+            &checkpoint(scenario, faults, &dfs, &outcomes, &distinct),
+        ) {
+            tally.error(e);
+        }
+    }
+    tally.set_counts(stats.executions, outcomes, distinct.len() as u64);
+    tally.dfs(stats);
+    tally.bound(format!(
+        "{}, preemptions {}, shard {}",
+        if config.reduction {
+            "sleep sets"
+        } else {
+            "no reduction"
+        },
+        config
+            .preemption_bound
+            .map_or("unbounded".to_string(), |b| format!("<= {b}")),
+        config.shard
+    ));
+    tally.finish()
+}
+
+fn checkpoint(
+    scenario: ScenarioId,
+    faults: Faults,
+    dfs: &Dfs,
+    outcomes: &BTreeMap<String, u64>,
+    distinct: &BTreeSet<String>,
+) -> Checkpoint {
+    Checkpoint {
+        scenario: scenario.info().name.to_string(),
+        fault: faults.iter().next().map(|f| f.to_string()),
+        fingerprint: super::replay::fingerprint(scenario),
+        outcomes: outcomes.clone(),
+        distinct: distinct.clone(),
+        search: dfs.checkpoint(),
+    }
 }

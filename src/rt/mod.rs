@@ -35,7 +35,7 @@ use std::pin::Pin;
 pub use loom_rt::LoomRt;
 pub use monitor::{spawn, JoinHandle, Monitor};
 pub use shuttle_rt::ShuttleRt;
-pub use sim_rt::SimRt;
+pub use sim_rt::{SimMutex, SimRt};
 pub use tokio_rt::TokioRt;
 
 /// A boxed, sendable future: what the facade hands to a backend.

@@ -3,21 +3,34 @@
 
 use super::{BoxFuture, Rt};
 
+/// The simulator's mutex: one thread, and the closure cannot await, so the
+/// lock is never contended; it carries the object id the simulator's
+/// footprints use.
+pub struct SimMutex<T> {
+    object: u64,
+    inner: std::sync::Mutex<T>,
+}
+
 /// Simulator backend. Must run inside a `lifecycle_sim::Sim`.
 #[derive(Debug, Clone, Copy)]
 pub struct SimRt;
 
 impl Rt for SimRt {
     const NAME: &'static str = "sim";
-    // One thread, and the closure cannot await: the lock is never contended.
-    type RawMutex<T: Send + 'static> = std::sync::Mutex<T>;
+    type RawMutex<T: Send + 'static> = SimMutex<T>;
 
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {
-        std::sync::Mutex::new(value)
+        SimMutex {
+            object: lifecycle_sim::new_object(),
+            inner: std::sync::Mutex::new(value),
+        }
     }
 
     fn raw_with<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&mut T) -> O) -> O {
-        let mut guard = m.lock().unwrap_or_else(|p| p.into_inner());
+        // Every access is reported, so the exhaustive search knows which
+        // polls commute (sleep sets); all shared state lives in these.
+        lifecycle_sim::touch(m.object);
+        let mut guard = m.inner.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut guard)
     }
 

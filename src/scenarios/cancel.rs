@@ -63,15 +63,24 @@ fn started_before_cancel(journal: &[Record], p: PromptId, call: u64) -> bool {
 /// `cancel-before-claim`: send A; `cancel(user)` races the loop's wake and
 /// claim; then send B. A never runs unless it started before the cancel
 /// (C4); B runs exactly once (C5); `when_idle` resolves at quiescence (C7).
+/// A bystander agent runs a two-step prompt meanwhile: the cancel is
+/// agent-1's alone, so the bystander's prompt, never cancelled, runs to
+/// completion exactly once (C5). Its steps share nothing with agent-1, so
+/// the exhaustive search's reduction explores its interleavings once.
 pub async fn cancel_before_claim<R: Rt>(faults: Faults) -> Outcome {
     let h = Agent::<R>::spawn_with_faults("agent-1", faults);
+    let by = Agent::<R>::spawn_with_faults("bystander", faults);
     let agent = h.agent.clone();
+    let x = by.agent.send(spec("X", 2)).expect("send X");
     let a = agent.send(spec("A", 1)).expect("send A");
     R::yield_now().await;
     let cancelled = agent.cancel(Cause::User);
     let b = agent.send(spec("B", 1)).expect("send B");
     agent.when_idle().await;
     h.stop().await;
+    by.agent.when_idle().await;
+    by.stop().await;
+    let x_fate = fate(&by.agent.journal(), x);
     let journal = agent.journal();
     let a_fate = fate(&journal, a);
     let b_fate = fate(&journal, b);
@@ -82,6 +91,13 @@ pub async fn cancel_before_claim<R: Rt>(faults: Faults) -> Outcome {
             Violation::new(
                 "C5",
                 format!("prompt B accepted after cancel returned ended `{b_fate}`, not completed"),
+            ),
+        ),
+        (
+            x_fate == "completed",
+            Violation::new(
+                "C5",
+                format!("the bystander's prompt, never cancelled, ended `{x_fate}`"),
             ),
         ),
         (

@@ -17,23 +17,38 @@ use std::sync::Arc;
 
 /// `concurrent-dispose`: two `dispose()` calls and the owner scope's unload
 /// race while the turn's closing flush is open. One teardown, run once, in
-/// D2 order; every caller resolves after it (D1, D2).
+/// D2 order; every caller resolves after it (D1, D2). A bystander agent of
+/// another owner runs a two-step turn meanwhile and is left untouched (D5).
 pub async fn concurrent_dispose<R: Rt>(
     faults: Faults,
     durable: Option<Arc<dyn Durable>>,
 ) -> Outcome {
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
+    let keeper = rig.owner("keeper");
     let h = rig.provider.create("a", &owner).await.expect("create a");
     rig.track(&h.agent, h.serial());
+    let by = rig.provider.create("b", &keeper).await.expect("create b");
+    rig.track(&by.agent, by.serial());
+    by.agent.send(spec("X", 2)).expect("send X");
     h.agent.send(spec("A", 2)).expect("send");
     h.agent.started(0).await;
     let h2 = h.clone();
     let other = rt::spawn::<R, ()>("dispose-2", async move { h2.dispose_as("handle-2").await });
     futures::future::join(h.dispose_as("handle-1"), owner.unload()).await;
     other.join().await;
+    let by_idle = by.agent.when_idle().await;
+    let x_fate = fate(&by.agent.journal(), 0);
+    let own = vec![(
+        x_fate == "completed" && by_idle == Idle::Quiescent,
+        Violation::new(
+            "D5",
+            format!("disposing a left the bystander b's turn `{x_fate}`, idle {by_idle:?}"),
+        ),
+    )];
+    keeper.unload().await;
     let label = format!("A:{}", fate(&h.agent.journal(), 0));
-    rig.finish(label, Vec::new())
+    rig.finish(label, own)
 }
 
 /// `dispose-mid-turn`: dispose while a turn awaits a step; reloading the

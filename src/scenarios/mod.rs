@@ -5,6 +5,7 @@
 mod acp;
 mod cancel;
 mod dispose;
+mod goals;
 mod identity;
 mod idle;
 pub mod rig;
@@ -18,6 +19,8 @@ use crate::session_log::Entry;
 use crate::store::durable::Durable;
 use serde::Serialize;
 use std::sync::Arc;
+
+pub use goals::{Goal, Match};
 
 /// Panic messages that scenarios raise on purpose (a panicking observer,
 /// C9); the checkers keep them out of the output.
@@ -120,8 +123,8 @@ impl ScenarioId {
             ScenarioId::CancelBeforeClaim => (
                 "cancel-before-claim",
                 &["C1", "C2", "C4", "C5", "C7"],
-                "send A; cancel(user) races the loop's wake and claim; then send B",
-                2,
+                "send A; cancel(user) races the loop's wake and claim; then send B; a bystander agent runs meanwhile",
+                3,
             ),
             ScenarioId::IdleCancelThenPrompt => (
                 "idle-cancel-then-prompt",
@@ -150,8 +153,8 @@ impl ScenarioId {
             ScenarioId::ConcurrentDispose => (
                 "concurrent-dispose",
                 &["D1", "D2"],
-                "two dispose() calls and the owner scope's unload while a flush is open",
-                3,
+                "two dispose() calls and the owner scope's unload while a flush is open; a bystander agent runs meanwhile",
+                4,
             ),
             ScenarioId::DisposeMidTurn => (
                 "dispose-mid-turn",

@@ -61,21 +61,17 @@ async fn start<R: Rt>(tb: &ToolBash<R>, caller: Option<&str>, cmd: &str) -> Stri
 /// Wait until tool-bash handled the completion of each of `jobs` (the
 /// executor marks a job finished before it signals).
 async fn until_noticed<R: Rt>(rig: &Rig<R>, jobs: &[&str]) {
-    let noticed = |job: &str| {
-        rig.world
-            .events()
-            .iter()
-            .any(|e| matches!(e, WorldEvent::Notice { job: j, .. } if j == job))
-    };
-    while !jobs.iter().all(|j| noticed(j)) {
-        R::sleep(5).await;
-    }
+    rig.world
+        .until_all(
+            "completion notices",
+            jobs,
+            |e, job| matches!(e, WorldEvent::Notice { job: j, .. } if j == job),
+        )
+        .await;
 }
 
 async fn until_finished<R: Rt>(shell: &SimShell<R>, jobs: &[&str]) {
-    while jobs.iter().any(|j| shell.job(j).is_some_and(|s| s.running)) {
-        R::sleep(5).await;
-    }
+    shell.until_finished(jobs).await;
 }
 
 /// `tool-bash-reload`: two sessions race `bash_output`/`bash_kill` on each

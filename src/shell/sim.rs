@@ -1,7 +1,7 @@
 //! A simulated shell for the harness: scripted jobs on the backend's time.
 
 use super::{DoneListener, ExecResult, JobId, JobStatus, ShellExecSpec, ShellExecutor};
-use crate::rt::{self, BoxFuture, Mutex, Rt};
+use crate::rt::{self, BoxFuture, Monitor, Rt};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -33,26 +33,38 @@ struct State {
 /// The simulated executor. Unknown commands run 10 ms, print their own
 /// text and exit 0.
 pub struct SimShell<R: Rt> {
-    state: Arc<Mutex<R, State>>,
+    state: Arc<Monitor<R, State>>,
 }
 
 impl<R: Rt> Default for SimShell<R> {
     fn default() -> Self {
         SimShell {
-            state: Arc::new(Mutex::new(State::default())),
+            state: Arc::new(Monitor::new(State::default())),
         }
     }
 }
 
 impl<R: Rt> SimShell<R> {
+    /// Wait until none of `jobs` is running (a job-done wait, no polling).
+    pub async fn until_finished(&self, jobs: &[&str]) {
+        let ids: Vec<u64> = jobs.iter().filter_map(|j| super::job_number(j)).collect();
+        self.state
+            .wait_until("sim shell: jobs finished", |s| {
+                ids.iter()
+                    .all(|id| s.jobs.get(id).is_none_or(|j| !j.status.running))
+                    .then_some(())
+            })
+            .await;
+    }
+
     /// Script `command`.
     pub fn script(&self, command: &str, script: Script) {
         self.state
-            .with(|s| s.scripts.insert(command.to_string(), script));
+            .update(|s| s.scripts.insert(command.to_string(), script));
     }
 
-    fn finish(state: &Mutex<R, State>, id: u64, exit: i32) -> bool {
-        let listeners = state.with(|s| {
+    fn finish(state: &Monitor<R, State>, id: u64, exit: i32) -> bool {
+        let listeners = state.update(|s| {
             let job = s.jobs.get_mut(&id)?;
             if !job.status.running {
                 return None;
@@ -82,7 +94,7 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
         let state = self.state.clone();
         Box::pin(async move {
             let script = state
-                .with(|s| s.scripts.get(&spec.command).cloned())
+                .update(|s| s.scripts.get(&spec.command).cloned())
                 .unwrap_or(Script {
                     duration_ms: 10,
                     output: spec.command.clone(),
@@ -95,7 +107,7 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
                     output: script.output,
                 });
             }
-            let id = state.with(|s| {
+            let id = state.update(|s| {
                 s.next_job += 1;
                 let id = s.next_job;
                 s.jobs.insert(
@@ -114,7 +126,7 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
             let st = state.clone();
             drop(rt::spawn::<R, ()>(&format!("job-{id}"), async move {
                 R::sleep(script.duration_ms).await;
-                st.with(|s| {
+                st.update(|s| {
                     if let Some(j) = s.jobs.get_mut(&id).filter(|j| j.status.running) {
                         j.status.output = script.output.clone();
                     }
@@ -130,13 +142,13 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
     fn owner_of(&self, job: &str) -> Option<String> {
         let id = super::job_number(job)?;
         self.state
-            .with(|s| s.jobs.get(&id).and_then(|j| j.owner.clone()))
+            .update(|s| s.jobs.get(&id).and_then(|j| j.owner.clone()))
     }
 
     fn job(&self, job: &str) -> Option<JobStatus> {
         let id = super::job_number(job)?;
         self.state
-            .with(|s| s.jobs.get(&id).map(|j| j.status.clone()))
+            .update(|s| s.jobs.get(&id).map(|j| j.status.clone()))
     }
 
     fn kill(&self, job: &str) -> bool {
@@ -144,7 +156,7 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
     }
 
     fn on_done(&self, f: DoneListener) -> u64 {
-        self.state.with(|s| {
+        self.state.update(|s| {
             s.next_listener += 1;
             s.listeners.push((s.next_listener, f));
             s.next_listener
@@ -152,7 +164,8 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
     }
 
     fn off_done(&self, key: u64) {
-        self.state.with(|s| s.listeners.retain(|(k, _)| *k != key));
+        self.state
+            .update(|s| s.listeners.retain(|(k, _)| *k != key));
     }
 }
 

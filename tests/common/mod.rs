@@ -7,11 +7,16 @@ use agent_lifecycle::scenarios::ScenarioId;
 
 /// A budget small enough for a debug build.
 pub const TEST_BUDGET: Budget = Budget {
-    sim_seeds: 500,
-    shuttle_iterations: 200,
+    sim_seeds: 2_000,
+    dfs_executions: 400_000,
+    dfs_preemptions: None,
+    shuttle_iterations: 1_000,
     pct_depth: 3,
     loom_preemptions: 2,
     tokio_runs: 20,
+    shard: lifecycle_sim::Shard::ALL,
+    shrink: false,
+    stop_on: &[],
 };
 
 /// Point the loom checker at the built `lifecycle` binary.

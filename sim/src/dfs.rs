@@ -1,0 +1,557 @@
+//! Exhaustive depth-first search over scheduling decisions, with sleep-set
+//! reduction, a preemption bound, sharding and checkpoints.
+//!
+//! # How it works
+//!
+//! The search is stateless (like loom and CHESS): every execution re-runs the
+//! program from the start under a [`DfsScheduler`] that replays the current
+//! path's recorded choices, then extends the path with first choices. After
+//! the run, [`Dfs::end_execution`] backtracks to the deepest decision with an
+//! unexplored alternative. The search is exhausted when none is left.
+//!
+//! States of one decision node: *open* (its chosen task not yet polled),
+//! *executed* (its footprint known), *backtracked* (the choice moved into
+//! `done`, the next alternative chosen) and *popped* (no alternative left).
+//!
+//! # Reduction: sleep sets (Godefroid 1996)
+//!
+//! Each poll's *footprint* is the set of resources it touched (see
+//! [`touch`](crate::touch)); two polls of different tasks with disjoint
+//! footprints commute. When the search moves from a node to its next
+//! alternative `t`, the alternatives already explored there (and the node's
+//! own sleep set) are put to sleep in `t`'s subtree for as long as the polls
+//! taken are independent of them: running them there would only reorder
+//! commuting polls. A run in which every ready task sleeps is *blocked* and
+//! abandoned. Every Mazurkiewicz trace (every class of runs equal up to
+//! swapping adjacent independent polls) keeps at least one complete run, so
+//! the set of terminal states is the same with and without reduction;
+//! `tests/dfs.rs` checks that on programs with known answers.
+//!
+//! # Bound
+//!
+//! A *preemption* is a decision that does not pick the task polled just
+//! before although it is still ready. With a bound, choices that would exceed
+//! it are not explored (then "exhausted" means "exhausted within the bound").
+//!
+//! # Sharding
+//!
+//! With `shard = k/n`, each run is owned by one shard, chosen by a hash of its
+//! choices at its first `split_depth` branching decisions (decisions with
+//! more than one ready task). A shard still walks the shared top of the tree
+//! (it needs the footprints there for its sleep sets) but abandons a run as
+//! soon as the run's owner is known to be another shard, and counts only the
+//! runs it owns. The n shards together count exactly the unsharded runs.
+//!
+//! # Checkpoints
+//!
+//! Between executions the whole search is its stack of nodes;
+//! [`Dfs::checkpoint`] writes it as JSON and [`Dfs::resume`] continues it.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::resource::independent;
+use crate::scheduler::{is_preemption, value_stream, Scheduler};
+use crate::task::TaskId;
+
+/// Which part of a sharded search to run: shard `index` of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 0-based index, `< count`.
+    pub index: u32,
+    /// Number of shards, at least 1.
+    pub count: u32,
+}
+
+impl Shard {
+    /// The whole search.
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// Parses `k/n` with 1-based `k` (as a CI matrix counts): `1/2`, `2/2`.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let (k, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("malformed shard {s:?}: expected k/n, e.g. 1/4"))?;
+        let k: u32 = k
+            .parse()
+            .map_err(|_| format!("malformed shard {s:?}: k is not a number"))?;
+        let n: u32 = n
+            .parse()
+            .map_err(|_| format!("malformed shard {s:?}: n is not a number"))?;
+        if n == 0 || k == 0 || k > n {
+            return Err(format!("malformed shard {s:?}: need 1 <= k <= n"));
+        }
+        Ok(Shard {
+            index: k - 1,
+            count: n,
+        })
+    }
+
+    /// The `i`-th of `n` equal parts of `0..total` (for seed ranges).
+    pub fn range(self, total: u64) -> std::ops::Range<u64> {
+        let n = u64::from(self.count);
+        let k = u64::from(self.index);
+        (total * k / n)..(total * (k + 1) / n)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index + 1, self.count)
+    }
+}
+
+/// What to search.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DfsConfig {
+    /// Sleep-set reduction on or off.
+    pub reduction: bool,
+    /// At most this many preemptions per run (`None`: unbounded).
+    pub preemption_bound: Option<u32>,
+    /// The part of the search to run.
+    pub shard: Shard,
+    /// Branching decisions that decide a run's shard.
+    pub split_depth: u32,
+}
+
+impl Default for DfsConfig {
+    fn default() -> Self {
+        DfsConfig {
+            reduction: true,
+            preemption_bound: None,
+            shard: Shard::ALL,
+            split_depth: 6,
+        }
+    }
+}
+
+/// Counters of a search.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DfsStats {
+    /// Runs owned by this shard: complete plus blocked.
+    pub executions: u64,
+    /// Runs that reached their end (every task finished, or an error).
+    pub complete: u64,
+    /// Runs abandoned because every ready task was asleep, or the bound
+    /// allowed no choice.
+    pub blocked: u64,
+    /// Runs abandoned because another shard owns them.
+    pub foreign: u64,
+    /// Most decisions in one run.
+    pub max_depth: u64,
+    /// Most preemptions in one complete run.
+    pub max_preemptions: u32,
+}
+
+/// How one execution of the search ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExecKind {
+    /// A complete run owned by this shard: check its outcome.
+    Complete,
+    /// Abandoned: every ready task was asleep (or the bound allowed none).
+    Blocked,
+    /// Abandoned or not counted: another shard owns it.
+    Foreign,
+    /// The program did not repeat itself on the recorded prefix.
+    Nondeterministic(String),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Node {
+    ready: Vec<TaskId>,
+    last: Option<TaskId>,
+    chosen: TaskId,
+    footprint: Option<Vec<u64>>,
+    done: Vec<(TaskId, Vec<u64>)>,
+    sleep: Vec<(TaskId, Vec<u64>)>,
+    /// Preemptions before this decision.
+    preemptions: u32,
+    /// Branching decisions before this one.
+    branches: u32,
+    /// Hash of the choices at the branching decisions before this one (up
+    /// to `split_depth`).
+    key: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Stop {
+    Blocked,
+    Foreign,
+    Nondeterministic(String),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct State {
+    config: DfsConfig,
+    stack: Vec<Node>,
+    stats: DfsStats,
+    exhausted: bool,
+    #[serde(skip)]
+    pos: usize,
+    #[serde(skip)]
+    stop: Option<Stop>,
+}
+
+const KEY_SEED: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn mix(key: u64, task: TaskId) -> u64 {
+    let mut h = key;
+    for b in (task as u64).to_le_bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The alternatives at a decision, in exploration order: the task polled
+/// last first (no preemption), then the others ascending; minus `excluded`
+/// and minus preempting choices once the bound is reached.
+fn alternatives(
+    ready: &[TaskId],
+    last: Option<TaskId>,
+    preemptions: u32,
+    bound: Option<u32>,
+    excluded: impl Fn(TaskId) -> bool,
+) -> Vec<TaskId> {
+    let mut out = Vec::new();
+    let last_ready = matches!(last, Some(l) if ready.binary_search(&l).is_ok());
+    if last_ready {
+        let l = last.expect("last_ready");
+        if !excluded(l) {
+            out.push(l);
+        }
+    }
+    let may_preempt = bound.is_none_or(|b| preemptions < b);
+    if last_ready && !may_preempt {
+        return out;
+    }
+    out.extend(
+        ready
+            .iter()
+            .copied()
+            .filter(|&t| Some(t) != last || !last_ready)
+            .filter(|&t| !excluded(t)),
+    );
+    out
+}
+
+impl State {
+    fn owner(&self, key: u64) -> bool {
+        self.config.shard.count <= 1
+            || (key % u64::from(self.config.shard.count)) == u64::from(self.config.shard.index)
+    }
+
+    /// The key of the current path including the last node's own choice.
+    fn path_key(&self) -> u64 {
+        match self.stack[..self.pos.min(self.stack.len())].last() {
+            None => KEY_SEED,
+            Some(n) => self.child_key(n),
+        }
+    }
+
+    fn child_key(&self, n: &Node) -> u64 {
+        if n.ready.len() > 1 && n.branches < self.config.split_depth {
+            mix(n.key, n.chosen)
+        } else {
+            n.key
+        }
+    }
+
+    fn pick(&mut self, ready: &[TaskId], step: u64) -> usize {
+        if self.stop.is_some() {
+            return 0;
+        }
+        if self.pos < self.stack.len() {
+            let node = &self.stack[self.pos];
+            if node.ready != ready {
+                self.stop = Some(Stop::Nondeterministic(format!(
+                    "decision {} (step {step}): ready tasks {ready:?}, recorded {:?}",
+                    self.pos, node.ready
+                )));
+                return 0;
+            }
+            self.pos += 1;
+            return ready.binary_search(&node.chosen).unwrap_or(0);
+        }
+        // A new decision.
+        let (last, preemptions, branches, key, sleep) = match self.stack.last() {
+            None => (None, 0, 0, KEY_SEED, Vec::new()),
+            Some(p) => {
+                let fp = p.footprint.as_deref().unwrap_or(&[]);
+                let sleep = if self.config.reduction {
+                    p.sleep
+                        .iter()
+                        .chain(p.done.iter())
+                        .filter(|(t, f)| {
+                            *t != p.chosen && ready.binary_search(t).is_ok() && independent(f, fp)
+                        })
+                        .cloned()
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                let pre = p.preemptions + u32::from(is_preemption(&p.ready, p.last, p.chosen));
+                let branches = p.branches + u32::from(p.ready.len() > 1);
+                (Some(p.chosen), pre, branches, self.child_key(p), sleep)
+            }
+        };
+        if branches >= self.config.split_depth && !self.owner(key) {
+            self.stop = Some(Stop::Foreign);
+            return 0;
+        }
+        let alts = alternatives(
+            ready,
+            last,
+            preemptions,
+            self.config.preemption_bound,
+            |t| sleep.iter().any(|(s, _)| *s == t),
+        );
+        let Some(&chosen) = alts.first() else {
+            self.stop = Some(Stop::Blocked);
+            return 0;
+        };
+        self.stack.push(Node {
+            ready: ready.to_vec(),
+            last,
+            chosen,
+            footprint: None,
+            done: Vec::new(),
+            sleep,
+            preemptions,
+            branches,
+            key,
+        });
+        self.pos += 1;
+        self.stats.max_depth = self.stats.max_depth.max(self.pos as u64);
+        ready.binary_search(&chosen).unwrap_or(0)
+    }
+
+    fn observe(&mut self, task: TaskId, footprint: &[u64]) {
+        if self.stop.is_some() || self.pos == 0 {
+            return;
+        }
+        let pos = self.pos - 1;
+        let node = &mut self.stack[pos];
+        if node.chosen != task {
+            return;
+        }
+        match &node.footprint {
+            None => node.footprint = Some(footprint.to_vec()),
+            Some(f) if f.as_slice() != footprint => {
+                self.stop = Some(Stop::Nondeterministic(format!(
+                    "decision {pos}: task {task} touched {footprint:?}, recorded {f:?}"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn end_execution(&mut self) -> ExecKind {
+        let kind = match self.stop.take() {
+            Some(Stop::Nondeterministic(m)) => ExecKind::Nondeterministic(m),
+            Some(Stop::Foreign) => ExecKind::Foreign,
+            Some(Stop::Blocked) if self.owner(self.path_key()) => ExecKind::Blocked,
+            None if self.owner(self.path_key()) => ExecKind::Complete,
+            Some(Stop::Blocked) | None => ExecKind::Foreign,
+        };
+        match kind {
+            ExecKind::Complete => {
+                self.stats.executions += 1;
+                self.stats.complete += 1;
+                let pre = self.stack[..self.pos]
+                    .iter()
+                    .filter(|n| is_preemption(&n.ready, n.last, n.chosen))
+                    .count() as u32;
+                self.stats.max_preemptions = self.stats.max_preemptions.max(pre);
+            }
+            ExecKind::Blocked => {
+                self.stats.executions += 1;
+                self.stats.blocked += 1;
+            }
+            ExecKind::Foreign => self.stats.foreign += 1,
+            ExecKind::Nondeterministic(_) => {}
+        }
+        // Nodes past the end of this run (a shorter run than recorded) are
+        // dropped; the last executed node backtracks.
+        self.stack.truncate(self.pos);
+        self.backtrack();
+        self.pos = 0;
+        kind
+    }
+
+    fn backtrack(&mut self) {
+        let bound = self.config.preemption_bound;
+        let reduction = self.config.reduction;
+        while let Some(node) = self.stack.last_mut() {
+            let fp = node.footprint.take().unwrap_or_default();
+            node.done.push((node.chosen, fp));
+            let excluded = |t: TaskId| {
+                node.done.iter().any(|(d, _)| *d == t)
+                    || (reduction && node.sleep.iter().any(|(s, _)| *s == t))
+            };
+            let next = alternatives(&node.ready, node.last, node.preemptions, bound, excluded)
+                .first()
+                .copied();
+            if let Some(next) = next {
+                node.chosen = next;
+                return;
+            }
+            self.stack.pop();
+        }
+        self.exhausted = true;
+    }
+}
+
+/// An exhaustive search; see the module docs. Drive it with
+/// [`Dfs::next_scheduler`] and [`Dfs::end_execution`]:
+///
+/// ```
+/// use lifecycle_sim::{yield_now, Dfs, DfsConfig, ExecKind, Sim};
+///
+/// let mut dfs = Dfs::new(DfsConfig::default());
+/// let mut complete = 0;
+/// while let Some(scheduler) = dfs.next_scheduler() {
+///     let mut sim = Sim::new(scheduler, 1_000);
+///     let _ = sim.block_on(async {
+///         lifecycle_sim::spawn("a", async { yield_now().await });
+///         yield_now().await;
+///     });
+///     if dfs.end_execution() == ExecKind::Complete {
+///         complete += 1;
+///     }
+/// }
+/// assert!(dfs.exhausted());
+/// assert_eq!(complete, dfs.stats().complete);
+/// ```
+#[derive(Debug)]
+pub struct Dfs {
+    state: Rc<RefCell<State>>,
+}
+
+impl Dfs {
+    /// A new search.
+    pub fn new(config: DfsConfig) -> Dfs {
+        Dfs {
+            state: Rc::new(RefCell::new(State {
+                config,
+                stack: Vec::new(),
+                stats: DfsStats::default(),
+                exhausted: false,
+                pos: 0,
+                stop: None,
+            })),
+        }
+    }
+
+    /// The scheduler for the next execution, or `None` once exhausted.
+    pub fn next_scheduler(&mut self) -> Option<Box<dyn Scheduler>> {
+        if self.exhausted() {
+            return None;
+        }
+        Some(Box::new(DfsScheduler {
+            state: Rc::clone(&self.state),
+            values: value_stream(0),
+        }))
+    }
+
+    /// Ends the current execution (after its `Sim` returned) and moves the
+    /// search to the next path. Returns what the execution was.
+    pub fn end_execution(&mut self) -> ExecKind {
+        self.state.borrow_mut().end_execution()
+    }
+
+    /// Whether every path has been explored.
+    pub fn exhausted(&self) -> bool {
+        self.state.borrow().exhausted
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> DfsStats {
+        self.state.borrow().stats.clone()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> DfsConfig {
+        self.state.borrow().config.clone()
+    }
+
+    /// The search so far, as JSON (call between executions).
+    pub fn checkpoint(&self) -> String {
+        serde_json::to_string(&*self.state.borrow()).expect("a search serializes")
+    }
+
+    /// Continues a search from [`Dfs::checkpoint`]'s output.
+    ///
+    /// # Errors
+    /// If `json` is not a checkpoint.
+    pub fn resume(json: &str) -> Result<Dfs, String> {
+        let state: State =
+            serde_json::from_str(json).map_err(|e| format!("malformed checkpoint: {e}"))?;
+        Ok(Dfs {
+            state: Rc::new(RefCell::new(state)),
+        })
+    }
+}
+
+/// The scheduler of one execution of a [`Dfs`].
+struct DfsScheduler {
+    state: Rc<RefCell<State>>,
+    values: rand_pcg::Pcg64Mcg,
+}
+
+impl Scheduler for DfsScheduler {
+    fn pick(&mut self, ready: &[TaskId], step: u64) -> usize {
+        self.state.borrow_mut().pick(ready, step)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        rand_core::RngCore::next_u64(&mut self.values)
+    }
+
+    fn observe(&mut self, task: TaskId, footprint: &[u64]) {
+        self.state.borrow_mut().observe(task, footprint);
+    }
+
+    fn should_stop(&self) -> bool {
+        self.state.borrow().stop.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_parse_and_ranges() {
+        assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 1, count: 4 });
+        assert!(Shard::parse("0/4").is_err());
+        assert!(Shard::parse("5/4").is_err());
+        assert!(Shard::parse("x").is_err());
+        let parts: Vec<_> = (0..3)
+            .map(|i| Shard { index: i, count: 3 }.range(10))
+            .collect();
+        assert_eq!(parts, vec![0..3, 3..6, 6..10]);
+    }
+
+    #[test]
+    fn alternatives_respect_bound_and_order() {
+        assert_eq!(
+            alternatives(&[1, 2, 3], Some(2), 0, None, |_| false),
+            vec![2, 1, 3]
+        );
+        assert_eq!(
+            alternatives(&[1, 2, 3], Some(2), 1, Some(1), |_| false),
+            vec![2]
+        );
+        assert_eq!(
+            alternatives(&[1, 3], Some(2), 1, Some(1), |_| false),
+            vec![1, 3]
+        );
+        assert_eq!(
+            alternatives(&[1, 2, 3], Some(2), 0, None, |t| t == 2),
+            vec![1, 3]
+        );
+    }
+}

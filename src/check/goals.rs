@@ -1,0 +1,62 @@
+//! Reachability goals: counting, per checker, how often each scenario's race
+//! windows (its "sometimes" goals, `crate::scenarios::goals`) were hit.
+
+use crate::scenarios::{Goal, Outcome, ScenarioId};
+use serde::Serialize;
+
+/// How often one goal was hit.
+#[derive(Clone, Debug, Serialize)]
+pub struct GoalHit {
+    /// The goal's name.
+    pub goal: &'static str,
+    /// What it means.
+    pub about: &'static str,
+    /// Executions that hit it.
+    pub hits: u64,
+}
+
+/// Counts goal hits over executions.
+pub struct GoalTally {
+    goals: &'static [Goal],
+    hits: Vec<u64>,
+}
+
+impl GoalTally {
+    /// No hits yet for `scenario`'s goals.
+    pub fn new(scenario: ScenarioId) -> GoalTally {
+        let goals = scenario.goals();
+        GoalTally {
+            goals,
+            hits: vec![0; goals.len()],
+        }
+    }
+
+    /// Count the goals `outcome` hits.
+    pub fn add(&mut self, outcome: &Outcome) {
+        for (goal, hits) in self.goals.iter().zip(&mut self.hits) {
+            if goal.hit(outcome) {
+                *hits += 1;
+            }
+        }
+    }
+
+    /// Add hits counted elsewhere (a worker process), by goal name.
+    pub fn merge(&mut self, name: &str, hits: u64) {
+        if let Some(i) = self.goals.iter().position(|g| g.name == name) {
+            self.hits[i] += hits;
+        }
+    }
+
+    /// The counts.
+    pub fn hits(&self) -> Vec<GoalHit> {
+        self.goals
+            .iter()
+            .zip(&self.hits)
+            .map(|(g, &hits)| GoalHit {
+                goal: g.name,
+                about: g.about,
+                hits,
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,426 @@
+//! `check`, `mutants` and `explore`: run checkers, print tables.
+
+use super::{parse_checker, parse_fault, parse_scenario, ExploreArgs, Selection};
+use crate::check::{self, Budget, Checker, DfsOptions, Report};
+use crate::faults::{Fault, Faults};
+use crate::scenarios::ScenarioId;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lifecycle_sim::{DfsConfig, Shard};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+fn header() {
+    println!(
+        "{:<30} {:<14} {:>10} {:>8} {:<6} {:>7}  {:<10} goals (hits)",
+        "scenario", "checker", "executions", "distinct", "result", "seconds", "space"
+    );
+}
+
+fn space(r: &Report) -> String {
+    match (&r.skipped, r.exhausted) {
+        (Some(_), _) => "skipped".into(),
+        (None, true) => "exhausted".into(),
+        (None, false) => "sampled".into(),
+    }
+}
+
+fn row(r: &Report) {
+    let goals: Vec<String> = r
+        .goals
+        .iter()
+        .map(|g| format!("{}={}", g.goal, g.hits))
+        .collect();
+    println!(
+        "{:<30} {:<14} {:>10} {:>8} {:<6} {:>7.2}  {:<10} {}{}",
+        r.scenario,
+        r.checker,
+        r.executions,
+        r.distinct_outcomes,
+        r.status,
+        r.seconds,
+        space(r),
+        goals.join(" "),
+        r.skipped
+            .as_ref()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default()
+    );
+}
+
+fn failure(r: &Report) {
+    if let Some(e) = &r.error {
+        println!("  error in {} on {}: {e}", r.scenario, r.checker);
+    }
+    for v in &r.violations {
+        println!(
+            "  {} violated in {} on {}: {}",
+            v.rule, r.scenario, r.checker, v.message
+        );
+    }
+    if let Some(v) = r.violations.first() {
+        println!("  replay: cargo run --release -- replay '{}'", v.replay);
+        if let (Some(s), Some((before, after))) = (&v.shrunk, v.preemptions) {
+            println!(
+                "  shrunk ({before} -> {after} preemptions): cargo run --release -- replay '{s}'"
+            );
+        }
+    }
+}
+
+fn bar(total: u64, on: bool) -> ProgressBar {
+    let pb = ProgressBar::new(total);
+    if on && std::io::stderr().is_terminal() {
+        pb.set_draw_target(ProgressDrawTarget::stderr());
+        pb.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} runs {elapsed_precise} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+    } else {
+        pb.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    pb
+}
+
+/// `check`.
+pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode {
+    let mut failed = Vec::new();
+    let mut dfs_rows = Vec::new();
+    let total = (sel.scenarios.len() * sel.checkers.len()) as u64;
+    let pb = bar(total, progress && !json);
+    if !json {
+        pb.suspend(header);
+    }
+    for &scenario in &sel.scenarios {
+        for &checker in &sel.checkers {
+            let name = format!("{} / {checker}", scenario.info().name);
+            pb.set_message(name.clone());
+            let tick = |n: u64| pb.set_message(format!("{name}: {n} executions"));
+            let report = check::run_with_progress(
+                checker,
+                scenario,
+                Faults::none(),
+                &sel.budget,
+                true,
+                &tick,
+            );
+            pb.suspend(|| {
+                if json {
+                    println!("{}", serde_json::to_string(&report).expect("json"));
+                } else {
+                    row(&report);
+                }
+            });
+            pb.inc(1);
+            if checker == Checker::SimDfs {
+                dfs_rows.push(report.clone());
+            }
+            if report.status == "fail" {
+                failed.push(report);
+            }
+        }
+    }
+    pb.finish_and_clear();
+    if !json && !dfs_rows.is_empty() {
+        let exhausted = dfs_rows.iter().filter(|r| r.exhausted).count();
+        println!(
+            "\nexhaustive search (sim-dfs, {}): {exhausted} of {} scenarios exhausted",
+            dfs_rows[0].bound.as_deref().unwrap_or("-"),
+            dfs_rows.len()
+        );
+        for r in &dfs_rows {
+            if let Some(d) = &r.dfs {
+                println!(
+                    "  {:<30} {:>9} schedules ({} complete, {} sleep-blocked), {} distinct outcomes, depth {}, max {} preemptions{}",
+                    r.scenario,
+                    d.executions,
+                    d.complete,
+                    d.blocked,
+                    r.distinct_outcomes,
+                    d.max_depth,
+                    d.max_preemptions,
+                    if r.exhausted { "" } else { ", NOT exhausted (cap reached)" }
+                );
+            }
+        }
+    }
+    if failed.is_empty() {
+        if !json {
+            println!("\nall {total} runs passed; every goal reached");
+        }
+        return ExitCode::SUCCESS;
+    }
+    if !json {
+        println!("\n{} run(s) failed:", failed.len());
+        for r in &failed {
+            failure(r);
+        }
+    }
+    ExitCode::from(1)
+}
+
+/// One fault's row of the kill matrix.
+#[derive(Serialize)]
+struct Kill {
+    fault: Fault,
+    killed: bool,
+    rule: Option<&'static str>,
+    checker: Option<&'static str>,
+    scenario: Option<&'static str>,
+    executions_to_kill: Option<u64>,
+    replay: Option<String>,
+    /// The shrunk simulator failure and its preemptions (before, after).
+    shrunk: Option<(String, u32, u32)>,
+    /// Executions to kill per checker (`null`: not killed by it).
+    by_checker: Vec<(&'static str, Option<u64>)>,
+}
+
+fn kill_with(
+    fault: Fault,
+    checker: Checker,
+    budget: &Budget,
+    scenarios: &[ScenarioId],
+) -> Option<(Report, &'static str)> {
+    let mut order: Vec<ScenarioId> = scenarios
+        .iter()
+        .copied()
+        .filter(|s| s.targets().contains(&fault))
+        .collect();
+    order.extend(
+        scenarios
+            .iter()
+            .copied()
+            .filter(|s| !s.targets().contains(&fault)),
+    );
+    let budget = Budget {
+        stop_on: fault.must_violate(),
+        ..budget.clone()
+    };
+    for scenario in order {
+        let report = check::run(checker, scenario, Faults::none().with(fault), &budget, true);
+        if let Some(v) = report
+            .violations
+            .iter()
+            .find(|v| fault.must_violate().contains(&v.rule))
+        {
+            let rule = v.rule;
+            return Some((report, rule));
+        }
+    }
+    None
+}
+
+/// `mutants`.
+pub(super) fn run_mutants(json: bool, sel: &Selection) -> ExitCode {
+    let mut all_killed = true;
+    if !json {
+        let cols: Vec<String> = sel
+            .checkers
+            .iter()
+            .map(|c| format!("{:>15}", c.name()))
+            .collect();
+        println!(
+            "{:<5} {:<6} {:<6} {}  (executions to kill)",
+            "fault",
+            "killed",
+            "rule",
+            cols.join("")
+        );
+    }
+    let mut kills = Vec::new();
+    for fault in Fault::IMPLEMENTED {
+        let mut kill = Kill {
+            fault,
+            killed: false,
+            rule: None,
+            checker: None,
+            scenario: None,
+            executions_to_kill: None,
+            replay: None,
+            shrunk: None,
+            by_checker: Vec::new(),
+        };
+        for &checker in &sel.checkers {
+            match kill_with(fault, checker, &sel.budget, &sel.scenarios) {
+                Some((report, rule)) => {
+                    kill.by_checker
+                        .push((checker.name(), Some(report.executions)));
+                    let v = report.violations.first();
+                    if kill.shrunk.is_none() {
+                        if let Some((s, (a, b))) =
+                            v.and_then(|v| Some((v.shrunk.clone()?, v.preemptions?)))
+                        {
+                            kill.shrunk = Some((s, a, b));
+                        }
+                    }
+                    if !kill.killed {
+                        kill.killed = true;
+                        kill.rule = Some(rule);
+                        kill.checker = Some(checker.name());
+                        kill.scenario = Some(report.scenario);
+                        kill.executions_to_kill = Some(report.executions);
+                        kill.replay = v.map(|v| v.replay.clone());
+                    }
+                }
+                None => kill.by_checker.push((checker.name(), None)),
+            }
+        }
+        all_killed &= kill.killed;
+        if json {
+            println!("{}", serde_json::to_string(&kill).expect("json"));
+        } else {
+            let cells: Vec<String> = kill
+                .by_checker
+                .iter()
+                .map(|(_, n)| format!("{:>15}", n.map_or("-".to_string(), |n| n.to_string())))
+                .collect();
+            println!(
+                "{:<5} {:<6} {:<6} {}",
+                fault.to_string(),
+                if kill.killed { "yes" } else { "NO" },
+                kill.rule.unwrap_or("-"),
+                cells.join("")
+            );
+        }
+        kills.push(kill);
+    }
+    if !json {
+        println!();
+        for k in &kills {
+            match &k.replay {
+                Some(r) => {
+                    println!("{} ({}):\n  replay '{r}'", k.fault, k.fault.about());
+                    if let Some((s, a, b)) = &k.shrunk {
+                        println!("  shrunk ({a} -> {b} preemptions) '{s}'");
+                    }
+                }
+                None => println!("{} ({}): NOT KILLED", k.fault, k.fault.about()),
+            }
+        }
+    }
+    if all_killed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `explore`.
+pub(super) fn run_explore(args: &ExploreArgs) -> ExitCode {
+    let parsed = (|| -> Result<_, String> {
+        let scenario = parse_scenario(&args.scenario)?;
+        let checker = parse_checker(&args.checker)?;
+        let fault = args.fault.as_deref().map(parse_fault).transpose()?;
+        let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
+        if args.resume && args.checkpoint.is_none() {
+            return Err("--resume needs --checkpoint FILE".into());
+        }
+        if (args.checkpoint.is_some() || args.no_reduction || args.preemption_bound.is_some())
+            && checker != Checker::SimDfs
+        {
+            return Err(
+                "--checkpoint, --resume, --no-reduction and --preemption-bound apply to sim-dfs"
+                    .into(),
+            );
+        }
+        Ok((scenario, checker, Faults::from(fault), shard))
+    })();
+    let (scenario, checker, faults, shard) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut budget = Budget::PR;
+    if let Some(n) = args.budget {
+        budget = budget.with_executions(n);
+    }
+    if let Some(s) = shard {
+        budget.shard = s;
+    }
+    let pb = bar(0, !args.json);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    let tick = |n: u64| pb.set_message(format!("{n} executions"));
+    let report = if checker == Checker::SimDfs {
+        check::quiet_panics();
+        crate::check::sim_check::explore_dfs(
+            scenario,
+            faults,
+            &DfsOptions {
+                config: DfsConfig {
+                    reduction: !args.no_reduction,
+                    preemption_bound: args.preemption_bound,
+                    shard: budget.shard,
+                    ..DfsConfig::default()
+                },
+                max_executions: budget.dfs_executions,
+                checkpoint: args.checkpoint.clone(),
+                resume: args.resume,
+                shrink: true,
+                stop_on: &[],
+            },
+            args.stop_at_first,
+            &tick,
+        )
+    } else {
+        check::run_with_progress(
+            checker,
+            scenario,
+            faults,
+            &budget,
+            args.stop_at_first,
+            &tick,
+        )
+    };
+    pb.finish_and_clear();
+    if args.json {
+        println!("{}", serde_json::to_string(&report).expect("json"));
+    } else {
+        header();
+        row(&report);
+        println!("\nbound: {}", report.bound.as_deref().unwrap_or("-"));
+        if let Some(d) = &report.dfs {
+            println!(
+                "search: {} schedules ({} complete, {} sleep-blocked, {} left to other shards), depth {}, max {} preemptions, {}",
+                d.executions,
+                d.complete,
+                d.blocked,
+                d.foreign,
+                d.max_depth,
+                d.max_preemptions,
+                if report.exhausted { "exhausted" } else { "NOT exhausted" }
+            );
+            if let (false, Some(path)) = (report.exhausted, &args.checkpoint) {
+                println!(
+                    "checkpoint written to {}; continue with --resume",
+                    path.display()
+                );
+            }
+        }
+        println!("distinct terminal outcomes: {}", report.distinct_outcomes);
+        println!("outcome labels:");
+        for (k, v) in &report.outcomes {
+            println!("  {v:>9}  {k}");
+        }
+        println!("goals:");
+        for g in &report.goals {
+            println!("  {:>9}  {} ({})", g.hits, g.goal, g.about);
+        }
+        if report.status == "fail" {
+            println!();
+            failure(&report);
+        }
+    }
+    if report.error.is_some() && report.violations.is_empty() && report.executions == 0 {
+        return ExitCode::from(2);
+    }
+    if report.status == "fail" {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,364 @@
+//! Reachability goals: the race windows each scenario exists to reach,
+//! declared as "sometimes" properties. `check` counts each goal's hits per
+//! checker, and an exploring checker that never hits a goal fails: it
+//! explored too little for its pass to mean anything.
+//!
+//! A goal is matched against an execution's outcome label (the scenario
+//! names what happened in it) or, where the label does not say, against the
+//! journals.
+
+use super::{Outcome, ScenarioId};
+use crate::journal::Event;
+
+/// How a goal recognises an execution that reached its window.
+#[derive(Clone, Copy, Debug)]
+pub enum Match {
+    /// The outcome label contains this text.
+    Label(&'static str),
+    /// A predicate over the outcome.
+    Pred(fn(&Outcome) -> bool),
+}
+
+/// One "sometimes" goal.
+#[derive(Clone, Copy, Debug)]
+pub struct Goal {
+    /// Short name, shown in the table.
+    pub name: &'static str,
+    /// The window, in words.
+    pub about: &'static str,
+    /// How an execution is recognised.
+    pub matches: Match,
+}
+
+impl Goal {
+    /// Whether `outcome` reached this goal's window.
+    pub fn hit(&self, outcome: &Outcome) -> bool {
+        match self.matches {
+            Match::Label(text) => outcome.label.contains(text),
+            Match::Pred(f) => f(outcome),
+        }
+    }
+}
+
+const fn label(name: &'static str, about: &'static str, text: &'static str) -> Goal {
+    Goal {
+        name,
+        about,
+        matches: Match::Label(text),
+    }
+}
+
+const fn pred(name: &'static str, about: &'static str, f: fn(&Outcome) -> bool) -> Goal {
+    Goal {
+        name,
+        about,
+        matches: Match::Pred(f),
+    }
+}
+
+/// An idle cancel: a `cancel` call that requested nothing.
+fn idle_cancel(o: &Outcome) -> bool {
+    o.journal.iter().any(|r| match &r.event {
+        Event::CancelCalled { call, .. } => !o
+            .journal
+            .iter()
+            .any(|q| matches!(&q.event, Event::CancelRequested { call: c, .. } if c == call)),
+        _ => false,
+    })
+}
+
+/// Disposal began after prompt 0's `turn/end` and before its flush closed.
+fn dispose_during_flush(o: &Outcome) -> bool {
+    let pos = |f: &dyn Fn(&Event) -> bool| o.journal.iter().position(|r| f(&r.event));
+    let end = pos(&|e| matches!(e, Event::TurnEnd { prompt: 0, .. }));
+    let closed = pos(&|e| matches!(e, Event::TurnClosed { prompt: 0 }));
+    let dispose = pos(&|e| matches!(e, Event::DisposeBegan { .. }));
+    matches!((end, dispose, closed), (Some(e), Some(d), Some(c)) if e < d && d < c)
+}
+
+const CANCEL_BEFORE_CLAIM: &[Goal] = &[
+    label(
+        "between-wake-and-claim",
+        "the cancel lands after the loop woke for A and before it claimed A (the pre-run marker skips A)",
+        "A:skipped-at-claim",
+    ),
+    label(
+        "before-wake",
+        "the cancel lands while A is still queued and clears it",
+        "A:cleared-in-queue",
+    ),
+    label(
+        "after-claim",
+        "A's turn started before the cancel",
+        "A:ran-before-cancel",
+    ),
+];
+
+const IDLE_CANCEL: &[Goal] = &[pred(
+    "idle-cancel",
+    "a cancel lands with no turn and an empty inbox and requests nothing",
+    idle_cancel,
+)];
+
+const CANCEL_MID_TURN: &[Goal] = &[
+    label(
+        "cancel-during-step",
+        "the cancel lands while the turn awaits a step; the turn ends aborted",
+        "A:aborted",
+    ),
+    label(
+        "second-cancel-idle",
+        "the second cancel finds nothing left to stop",
+        "second-cancel:Idle",
+    ),
+];
+
+const OBSERVER_QUEUES: &[Goal] = &[label(
+    "observer-queues-during-notification",
+    "a cancel-requested observer queues a prompt that the same cancel clears",
+    "observer-prompt:cleared-in-queue",
+)];
+
+const WHEN_IDLE: &[Goal] = &[label(
+    "late-waiter-while-b-pending",
+    "a waiter registered while the later prompt B is pending resolves only after B",
+    "B-at-late-idle:completed",
+)];
+
+const CONCURRENT_DISPOSE: &[Goal] = &[
+    label(
+        "dispose-mid-turn",
+        "the disposals land while the turn awaits a step",
+        "A:disposed",
+    ),
+    pred(
+        "dispose-during-flush",
+        "disposal begins after turn/end and before the turn's flush closed",
+        dispose_during_flush,
+    ),
+];
+
+const DISPOSE_MID_TURN: &[Goal] = &[
+    label(
+        "dispose-during-step",
+        "dispose lands while the turn awaits a step",
+        "A:disposed",
+    ),
+    label(
+        "tail-cleared",
+        "dispose clears the queued tail before it starts",
+        "tail:cleared-by-dispose",
+    ),
+];
+
+const OWNER_VS_HANDLE: &[Goal] = &[label(
+    "teardown-mid-turn",
+    "the racing handle dispose and owner unload stop a running turn",
+    "A:disposed",
+)];
+
+const PROVIDER_UNLOAD: &[Goal] = &[label(
+    "all-disposed",
+    "the provider's unload disposes config-created and handle-owned agents",
+    "all-disposed",
+)];
+
+/// World events as JSON values.
+fn world(o: &Outcome) -> Vec<serde_json::Value> {
+    o.world
+        .iter()
+        .filter_map(|w| serde_json::from_str(w).ok())
+        .collect()
+}
+
+fn is(e: &serde_json::Value, event: &str) -> bool {
+    e["event"] == event
+}
+
+/// Whether some creation attempt failed after passing setup (`at_enter`)
+/// or before it.
+fn create_failed(o: &Outcome, at_enter: bool) -> bool {
+    let w = world(o);
+    w.iter().filter(|e| is(e, "create-failed")).any(|f| {
+        let checked = w
+            .iter()
+            .any(|c| is(c, "create-checked") && c["attempt"] == f["attempt"]);
+        checked == at_enter
+    })
+}
+
+fn refused_at_enter(o: &Outcome) -> bool {
+    create_failed(o, true)
+}
+
+fn refused_at_prepare(o: &Outcome) -> bool {
+    create_failed(o, false)
+}
+
+/// A completion notice was dropped (no live owner, or tool-bash unloaded).
+fn notice_dropped(o: &Outcome) -> bool {
+    world(o)
+        .iter()
+        .any(|e| is(e, "notice") && e["delivered_to"].is_null())
+}
+
+/// A completion notice was delivered.
+fn notice_delivered(o: &Outcome) -> bool {
+    world(o)
+        .iter()
+        .any(|e| is(e, "notice") && !e["delivered_to"].is_null())
+}
+
+const SAME_ID: &[Goal] = &[
+    pred(
+        "loser-refused-at-enter",
+        "a losing create passed setup with the winner and is refused by enter's recheck",
+        refused_at_enter,
+    ),
+    pred(
+        "loser-refused-at-prepare",
+        "a losing create is refused before setup",
+        refused_at_prepare,
+    ),
+];
+
+const CREATE_DURING_UNLOAD: &[Goal] = &[
+    label(
+        "unload-before-publication",
+        "the owner unloads before the creation publishes: refused",
+        "refused",
+    ),
+    label(
+        "unload-after-publication",
+        "the owner unloads after the creation published: created, then disposed",
+        "created-then-disposed",
+    ),
+];
+
+const ID_REUSE: &[Goal] = &[label(
+    "reuse-during-teardown",
+    "a new agent takes the id while the old one's teardown is still running",
+    "B:completed",
+)];
+
+const LISTENER_PANICS: &[Goal] = &[label(
+    "chain-survives",
+    "both disposed listeners panic and the next agent still works",
+    "B:completed",
+)];
+
+const RACING_NEW: &[Goal] = &[
+    label(
+        "close-before-new",
+        "the close lands before session/new starts",
+        "new:bridge has been disposed",
+    ),
+    label(
+        "close-between-creation-and-publication",
+        "the close lands while session/new awaits creation",
+        "new:connection closed during session/new",
+    ),
+    label(
+        "close-after-publication",
+        "the close lands after session/new published its session",
+        "new:won-before-close",
+    ),
+];
+
+const DURING_LOAD: &[Goal] = &[
+    label(
+        "close-before-load",
+        "the close lands before session/load starts",
+        "load:bridge has been disposed",
+    ),
+    label(
+        "close-during-resume",
+        "the close lands while session/load awaits the resume",
+        "load:connection closed during session/load",
+    ),
+    label(
+        "close-after-publication",
+        "the close lands after session/load published the session",
+        "load:won-before-close",
+    ),
+];
+
+const MID_PROMPT: &[Goal] = &[
+    label(
+        "disconnect-during-prompt",
+        "the disconnect lands while the prompt runs; it answers cancelled",
+        "first:Ok(Cancelled)",
+    ),
+    label(
+        "prompt-ends-first",
+        "the prompt ends before the disconnect",
+        "first:Ok(EndTurn)",
+    ),
+];
+
+const CANCEL_BEFORE_START: &[Goal] = &[
+    label(
+        "cancel-before-start",
+        "session/cancel lands while the prompt is queued: it never runs",
+        "A:never-ran",
+    ),
+    label(
+        "cancel-during-turn",
+        "session/cancel lands while the prompt runs: aborted",
+        "A:aborted",
+    ),
+    label(
+        "cancel-after-turn",
+        "session/cancel lands after the prompt ended",
+        "A:end-turn",
+    ),
+];
+
+const DUPLICATE_LOAD: &[Goal] = &[label(
+    "one-load-wins",
+    "two concurrent loads of one id: exactly one succeeds",
+    "loads-ok:1",
+)];
+
+const TOOL_BASH_RELOAD: &[Goal] = &[];
+
+const NOTICE_ROUTING: &[Goal] = &[
+    pred(
+        "notice-dropped",
+        "a completion finds no live owner (or tool-bash unloaded) and is dropped",
+        notice_dropped,
+    ),
+    pred(
+        "notice-delivered",
+        "a completion is delivered to the live agent with the owner's id",
+        notice_delivered,
+    ),
+];
+
+impl ScenarioId {
+    /// This scenario's race windows.
+    pub fn goals(self) -> &'static [Goal] {
+        match self {
+            ScenarioId::CancelBeforeClaim => CANCEL_BEFORE_CLAIM,
+            ScenarioId::IdleCancelThenPrompt => IDLE_CANCEL,
+            ScenarioId::CancelMidTurn => CANCEL_MID_TURN,
+            ScenarioId::ObserverQueuesDuringCancel => OBSERVER_QUEUES,
+            ScenarioId::WhenIdleWaiters => WHEN_IDLE,
+            ScenarioId::ConcurrentDispose => CONCURRENT_DISPOSE,
+            ScenarioId::DisposeMidTurn => DISPOSE_MID_TURN,
+            ScenarioId::OwnerUnloadVsHandleDispose => OWNER_VS_HANDLE,
+            ScenarioId::ProviderUnload => PROVIDER_UNLOAD,
+            ScenarioId::SameIdCreateRace => SAME_ID,
+            ScenarioId::CreateDuringOwnerUnload => CREATE_DURING_UNLOAD,
+            ScenarioId::IdReuseAfterDetach => ID_REUSE,
+            ScenarioId::DisposedListenerPanics => LISTENER_PANICS,
+            ScenarioId::DisconnectRacingNew => RACING_NEW,
+            ScenarioId::DisconnectDuringLoad => DURING_LOAD,
+            ScenarioId::DisconnectMidPrompt => MID_PROMPT,
+            ScenarioId::SessionCancelBeforeStart => CANCEL_BEFORE_START,
+            ScenarioId::DuplicateLoad => DUPLICATE_LOAD,
+            ScenarioId::ToolBashReload => TOOL_BASH_RELOAD,
+            ScenarioId::CompletionNoticeRouting => NOTICE_ROUTING,
+        }
+    }
+}

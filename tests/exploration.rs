@@ -1,0 +1,330 @@
+//! The exploration engine (issue 5): exhaustive search with sleep-set
+//! reduction, sharding, checkpoints, shrinking, the determinism self-check,
+//! robust replay and reachability goals.
+
+mod common;
+
+use agent_lifecycle::check::shrink;
+use agent_lifecycle::check::sim_check::{explore_dfs, outcome_key, run_plan, run_scheduled};
+use agent_lifecycle::check::{self, Budget, Checker, DfsOptions, ReplayLine};
+use agent_lifecycle::faults::{Fault, Faults};
+use agent_lifecycle::scenarios::ScenarioId;
+use lifecycle_sim::{Dfs, DfsConfig, ExecKind, Shard};
+use std::collections::BTreeSet;
+
+struct Search {
+    executions: u64,
+    complete: u64,
+    outcomes: BTreeSet<String>,
+    plans: BTreeSet<Vec<usize>>,
+}
+
+fn search(scenario: ScenarioId, config: DfsConfig) -> Search {
+    check::quiet_panics();
+    let mut dfs = Dfs::new(config);
+    let mut outcomes = BTreeSet::new();
+    let mut plans = BTreeSet::new();
+    while let Some(s) = dfs.next_scheduler() {
+        let run = run_scheduled(scenario, Faults::none(), s, true, false);
+        match dfs.end_execution() {
+            ExecKind::Complete => {
+                assert!(
+                    run.outcome.violations.is_empty(),
+                    "{:?}",
+                    run.outcome.violations
+                );
+                outcomes.insert(outcome_key(&run.outcome));
+                plans.insert(run.sim.choices().to_vec());
+            }
+            ExecKind::Nondeterministic(m) => panic!("nondeterministic: {m}"),
+            ExecKind::Blocked | ExecKind::Foreign => {}
+        }
+    }
+    assert!(dfs.exhausted());
+    let stats = dfs.stats();
+    Search {
+        executions: stats.executions,
+        complete: stats.complete,
+        outcomes,
+        plans,
+    }
+}
+
+fn reduced(reduction: bool) -> DfsConfig {
+    DfsConfig {
+        reduction,
+        ..DfsConfig::default()
+    }
+}
+
+/// Sleep sets explore at most a fifth of the schedules of the plain DFS and
+/// reach exactly the same terminal outcomes (label, broken rules and both
+/// journals). Both counts are pinned: a change to the scenarios or to the
+/// simulator's scheduling points shows up here first.
+#[test]
+fn reduction_cuts_schedules_and_keeps_every_outcome() {
+    for (scenario, pinned_reduced, pinned_full) in [
+        (ScenarioId::CancelBeforeClaim, 1_728, 370_653),
+        (ScenarioId::ConcurrentDispose, 12_506, 706_828),
+    ] {
+        let r = search(scenario, reduced(true));
+        let f = search(scenario, reduced(false));
+        let name = scenario.info().name;
+        assert_eq!(
+            r.executions, pinned_reduced,
+            "{name}: reduced DFS schedules"
+        );
+        assert_eq!(f.executions, pinned_full, "{name}: unreduced DFS schedules");
+        assert!(
+            r.executions * 5 <= f.executions,
+            "{name}: reduction explored {} of {}",
+            r.executions,
+            f.executions
+        );
+        assert_eq!(r.outcomes, f.outcomes, "{name}: terminal outcomes differ");
+        assert!(
+            r.outcomes.len() >= 5,
+            "{name}: {} outcomes",
+            r.outcomes.len()
+        );
+    }
+}
+
+/// `--shard k/n`: the shards' runs are disjoint and their union is the whole
+/// search, with and without reduction.
+#[test]
+fn shards_partition_a_scenario_search() {
+    let scenario = ScenarioId::SessionCancelBeforeStart;
+    for reduction in [true, false] {
+        let whole = search(scenario, reduced(reduction));
+        let mut union = BTreeSet::new();
+        let mut complete = 0;
+        for index in 0..3 {
+            let part = search(
+                scenario,
+                DfsConfig {
+                    reduction,
+                    shard: Shard { index, count: 3 },
+                    ..DfsConfig::default()
+                },
+            );
+            assert!(part.complete > 0, "shard {index} got nothing");
+            assert!(part.plans.is_disjoint(&union), "shards overlap");
+            union.extend(part.plans);
+            complete += part.complete;
+        }
+        assert_eq!(union, whole.plans);
+        assert_eq!(complete, whole.complete);
+    }
+}
+
+/// A search stopped early, saved and resumed ends where an uninterrupted one
+/// does; a checkpoint of another scenario is refused.
+#[test]
+fn checkpoint_and_resume() {
+    check::quiet_panics();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("search.json");
+    let scenario = ScenarioId::DisconnectMidPrompt;
+    let opts = |max, resume| DfsOptions {
+        max_executions: max,
+        checkpoint: Some(path.clone()),
+        resume,
+        ..DfsOptions::exhaustive(max)
+    };
+    let whole = explore_dfs(
+        scenario,
+        Faults::none(),
+        &DfsOptions::exhaustive(u64::MAX),
+        false,
+        &|_| {},
+    );
+    assert!(whole.exhausted);
+    let first = explore_dfs(
+        scenario,
+        Faults::none(),
+        &opts(1_000, false),
+        false,
+        &|_| {},
+    );
+    assert!(!first.exhausted);
+    assert!(path.exists(), "no checkpoint written");
+    let rest = explore_dfs(
+        scenario,
+        Faults::none(),
+        &opts(u64::MAX, true),
+        false,
+        &|_| {},
+    );
+    assert!(rest.exhausted, "{:?}", rest.error);
+    assert_eq!(rest.executions, whole.executions);
+    assert_eq!(rest.distinct_outcomes, whole.distinct_outcomes);
+    assert_eq!(rest.outcomes, whole.outcomes);
+    let wrong = explore_dfs(
+        ScenarioId::CancelBeforeClaim,
+        Faults::none(),
+        &opts(10, true),
+        false,
+        &|_| {},
+    );
+    assert!(
+        wrong
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("is for disconnect-mid-prompt")),
+        "{:?}",
+        wrong.error
+    );
+}
+
+/// For every fault: the exhaustive search finds it, the found run replays
+/// deterministically, and its shrunk run has no more preemptions, breaks the
+/// same rule and replays exactly.
+#[test]
+fn every_fault_is_found_shrunk_and_reproduced() {
+    check::quiet_panics();
+    for fault in Fault::IMPLEMENTED {
+        let scenario = ScenarioId::ALL
+            .into_iter()
+            .find(|s| s.targets().contains(&fault))
+            .expect("a target scenario");
+        let faults = Faults::none().with(fault);
+        let opts = DfsOptions {
+            stop_on: fault.must_violate(),
+            ..DfsOptions::exhaustive(u64::MAX)
+        };
+        let report = explore_dfs(scenario, faults, &opts, true, &|_| {});
+        let v = report
+            .violations
+            .iter()
+            .find(|v| fault.must_violate().contains(&v.rule))
+            .unwrap_or_else(|| panic!("{fault} not found: {:?}", report.violations));
+        let line = ReplayLine::parse(&v.replay).expect("parse");
+        assert_eq!(line.to_string(), v.replay, "round trip");
+        let (seed, untimed, plan) = line.sim_payload().expect("a simulator line");
+        let found = run_plan(scenario, faults, seed, untimed, &plan, false);
+        shrink::self_check(
+            scenario,
+            faults,
+            seed,
+            untimed,
+            &plan,
+            found.sim.trace_hash(),
+        )
+        .expect("deterministic");
+        let s = shrink::shrink(scenario, faults, seed, untimed, &plan, v.rule);
+        assert!(
+            s.minimal.preemptions <= s.original.preemptions,
+            "{fault}: {} > {}",
+            s.minimal.preemptions,
+            s.original.preemptions
+        );
+        let again = run_plan(scenario, faults, seed, untimed, &s.minimal.plan, false);
+        assert_eq!(
+            again.sim.diverged_at(),
+            None,
+            "{fault}: shrunk plan diverged"
+        );
+        assert!(
+            again.outcome.violations.iter().any(|x| x.rule == v.rule),
+            "{fault}: shrunk run does not break {}",
+            v.rule
+        );
+        // The report carries the shrunk line too.
+        assert!(v.shrunk.is_some(), "{fault}: no shrunk line");
+    }
+}
+
+/// The portfolio's PCT and random runs are replayable lines as well.
+#[test]
+fn portfolio_failures_replay() {
+    common::setup();
+    let budget = Budget {
+        shrink: true,
+        ..common::TEST_BUDGET
+    };
+    let r = check::run(
+        Checker::Sim,
+        ScenarioId::CancelBeforeClaim,
+        Faults::none().with(Fault::M3),
+        &budget,
+        true,
+    );
+    let v = r.violations.first().expect("M3 found");
+    let replayed = ReplayLine::parse(&v.replay)
+        .expect("parse")
+        .replay()
+        .expect("replay");
+    assert!(replayed.outcome.violations.iter().any(|x| x.rule == "C4"));
+    assert_eq!(replayed.diverged_at, None);
+    let (before, after) = v.preemptions.expect("shrunk");
+    assert!(after <= before);
+}
+
+/// A line from another build: the plan is followed as far as it fits, the
+/// seeded scheduler continues, and the divergence is reported.
+#[test]
+fn replay_follows_the_longest_valid_prefix() {
+    check::quiet_panics();
+    let scenario = ScenarioId::CancelBeforeClaim;
+    // A plan naming a task that never exists diverges at its first entry.
+    let line = ReplayLine::sim(
+        scenario,
+        Checker::SimDfs,
+        Faults::none(),
+        3,
+        true,
+        &[0, 99, 1],
+    );
+    let replayed = line.replay().expect("replay");
+    assert!(replayed.diverged_at.is_some());
+    let (followed, total) = replayed.plan_followed.expect("sim");
+    assert_eq!(total, 3);
+    assert!(followed < total);
+    assert!(
+        replayed.outcome.violations.is_empty(),
+        "continued run is a normal run"
+    );
+    // Same line, other build: still parsed, flagged as foreign.
+    let mut other = line.clone();
+    other.fingerprint = "00000000".into();
+    let reparsed = ReplayLine::parse(&other.to_string()).expect("parse");
+    assert!(!reparsed.same_build());
+    assert!(line.same_build());
+}
+
+/// An exploring checker that never reaches a declared race window fails.
+#[test]
+fn an_unreached_goal_fails_the_check() {
+    common::setup();
+    let budget = Budget {
+        sim_seeds: 1,
+        ..Budget::PR
+    };
+    let r = check::run(
+        Checker::Sim,
+        ScenarioId::SessionCancelBeforeStart,
+        Faults::none(),
+        &budget,
+        true,
+    );
+    assert_eq!(r.status, "fail");
+    assert!(!r.unreached.is_empty());
+    assert!(
+        r.error
+            .as_deref()
+            .is_some_and(|e| e.contains("reachability goals never hit")),
+        "{:?}",
+        r.error
+    );
+    let full = check::run(
+        Checker::SimDfs,
+        ScenarioId::SessionCancelBeforeStart,
+        Faults::none(),
+        &Budget::PR,
+        true,
+    );
+    assert_eq!(full.status, "pass", "{:?}", full.error);
+    assert!(full.exhausted);
+    assert!(full.goals.iter().all(|g| g.hits > 0));
+}
