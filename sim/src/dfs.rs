@@ -22,8 +22,10 @@
 //! own sleep set) are put to sleep in `t`'s subtree for as long as the polls
 //! taken are independent of them: running them there would only reorder
 //! commuting polls. A run in which every ready task sleeps is *blocked* and
-//! abandoned. Every Mazurkiewicz trace (every class of runs equal up to
-//! swapping adjacent independent polls) keeps at least one complete run, so
+//! pruned: it is finished without preemptions and not counted as explored
+//! (finishing it lets the program run its own teardown). Every Mazurkiewicz
+//! trace (every class of runs equal up to swapping adjacent independent
+//! polls) keeps at least one complete run, so
 //! the set of terminal states is the same with and without reduction;
 //! `tests/dfs.rs` checks that on programs with known answers.
 //!
@@ -38,7 +40,7 @@
 //! With `shard = k/n`, each run is owned by one shard, chosen by a hash of its
 //! choices at its first `split_depth` branching decisions (decisions with
 //! more than one ready task). A shard still walks the shared top of the tree
-//! (it needs the footprints there for its sleep sets) but abandons a run as
+//! (it needs the footprints there for its sleep sets) but prunes a run as
 //! soon as the run's owner is known to be another shard, and counts only the
 //! runs it owns. The n shards together count exactly the unsharded runs.
 //!
@@ -134,10 +136,10 @@ pub struct DfsStats {
     pub executions: u64,
     /// Runs that reached their end (every task finished, or an error).
     pub complete: u64,
-    /// Runs abandoned because every ready task was asleep, or the bound
+    /// Runs pruned because every ready task was asleep, or the bound
     /// allowed no choice.
     pub blocked: u64,
-    /// Runs abandoned because another shard owns them.
+    /// Runs pruned because another shard owns them.
     pub foreign: u64,
     /// Most decisions in one run.
     pub max_depth: u64,
@@ -150,9 +152,9 @@ pub struct DfsStats {
 pub enum ExecKind {
     /// A complete run owned by this shard: check its outcome.
     Complete,
-    /// Abandoned: every ready task was asleep (or the bound allowed none).
+    /// Pruned: every ready task was asleep (or the bound allowed none).
     Blocked,
-    /// Abandoned or not counted: another shard owns it.
+    /// Pruned or not counted: another shard owns it.
     Foreign,
     /// The program did not repeat itself on the recorded prefix.
     Nondeterministic(String),
@@ -192,6 +194,8 @@ struct State {
     pos: usize,
     #[serde(skip)]
     stop: Option<Stop>,
+    #[serde(skip)]
+    last: Option<TaskId>,
 }
 
 const KEY_SEED: u64 = 0xcbf2_9ce4_8422_2325;
@@ -261,7 +265,14 @@ impl State {
 
     fn pick(&mut self, ready: &[TaskId], step: u64) -> usize {
         if self.stop.is_some() {
-            return 0;
+            // A pruned run is finished without preemptions and without
+            // recording anything: abandoning it mid-way would drop tasks
+            // whose teardown never ran (reference cycles the program only
+            // breaks by finishing).
+            return self
+                .last
+                .and_then(|l| ready.binary_search(&l).ok())
+                .unwrap_or(0);
         }
         if self.pos < self.stack.len() {
             let node = &self.stack[self.pos];
@@ -329,6 +340,7 @@ impl State {
     }
 
     fn observe(&mut self, task: TaskId, footprint: &[u64]) {
+        self.last = Some(task);
         if self.stop.is_some() || self.pos == 0 {
             return;
         }
@@ -378,6 +390,7 @@ impl State {
         self.stack.truncate(self.pos);
         self.backtrack();
         self.pos = 0;
+        self.last = None;
         kind
     }
 
@@ -441,6 +454,7 @@ impl Dfs {
                 exhausted: false,
                 pos: 0,
                 stop: None,
+                last: None,
             })),
         }
     }
@@ -515,7 +529,9 @@ impl Scheduler for DfsScheduler {
     }
 
     fn should_stop(&self) -> bool {
-        self.state.borrow().stop.is_some()
+        // Only a program that does not repeat itself is stopped at once;
+        // pruned runs are finished (see `State::pick`).
+        matches!(self.state.borrow().stop, Some(Stop::Nondeterministic(_)))
     }
 }
 

@@ -97,8 +97,11 @@ pub struct Budget {
     pub sim_seeds: u64,
     /// Executions `sim-dfs` may run before it stops unexhausted.
     pub dfs_executions: u64,
-    /// `sim-dfs` preemption bound (`None`: unbounded).
+    /// `sim-dfs` preemption bound for every scenario (`None`: each
+    /// scenario's own, see `ScenarioInfo::dfs_bound`).
     pub dfs_preemptions: Option<u32>,
+    /// Added to a scenario's own `sim-dfs` bound (deeper tiers).
+    pub dfs_bound_extra: u32,
     /// Iterations for each shuttle scheduler.
     pub shuttle_iterations: usize,
     /// PCT depth (the `sim` portfolio cycles through 1..=depth).
@@ -122,6 +125,7 @@ impl Budget {
         sim_seeds: 20_000,
         dfs_executions: 2_000_000,
         dfs_preemptions: None,
+        dfs_bound_extra: 0,
         shuttle_iterations: 5_000,
         pct_depth: 3,
         loom_preemptions: 3,
@@ -136,6 +140,7 @@ impl Budget {
         sim_seeds: 1_000_000,
         dfs_executions: 50_000_000,
         dfs_preemptions: None,
+        dfs_bound_extra: 2,
         shuttle_iterations: 250_000,
         pct_depth: 4,
         loom_preemptions: 4,
@@ -505,7 +510,10 @@ pub fn run_with_progress(
             faults,
             &DfsOptions {
                 config: DfsConfig {
-                    preemption_bound: budget.dfs_preemptions,
+                    preemption_bound: budget.dfs_preemptions.or(scenario
+                        .info()
+                        .dfs_bound
+                        .map(|b| b + budget.dfs_bound_extra)),
                     shard: budget.shard,
                     ..DfsConfig::default()
                 },

@@ -20,7 +20,10 @@ fn header() {
 fn space(r: &Report) -> String {
     match (&r.skipped, r.exhausted) {
         (Some(_), _) => "skipped".into(),
-        (None, true) => "exhausted".into(),
+        (None, true) => match r.bound.as_deref().and_then(|b| b.split("<= ").nth(1)) {
+            Some(b) => format!("exh. pb<={}", b.split(',').next().unwrap_or(b)),
+            None => "exhausted".into(),
+        },
         (None, false) => "sampled".into(),
     }
 }

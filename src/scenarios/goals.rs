@@ -320,7 +320,23 @@ const DUPLICATE_LOAD: &[Goal] = &[label(
     "loads-ok:1",
 )];
 
-const TOOL_BASH_RELOAD: &[Goal] = &[];
+const TOOL_BASH_RELOAD: &[Goal] = &[
+    label(
+        "reload-between-checks",
+        "tool-bash reloads between two fence checks: the original instance serves the first, the reloaded one the second",
+        "gens:1-2",
+    ),
+    label(
+        "reload-before-checks",
+        "both fence checks run on the reloaded instance",
+        "gens:2-2",
+    ),
+    label(
+        "reload-after-checks",
+        "both fence checks run on the original instance",
+        "gens:1-1",
+    ),
+];
 
 const NOTICE_ROUTING: &[Goal] = &[
     pred(

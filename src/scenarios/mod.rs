@@ -90,6 +90,9 @@ pub struct ScenarioInfo {
     /// The highest loom preemption bound whose exhaustive run stays within
     /// the PR gate (about 30 s here).
     pub loom_cap: usize,
+    /// The simulator's exhaustive search is preemption-bounded here in the
+    /// PR tier (`None`: unbounded, the whole space).
+    pub dfs_bound: Option<u32>,
 }
 
 impl ScenarioId {
@@ -242,11 +245,21 @@ impl ScenarioId {
             ),
         };
         let loom_cap = match self {
+            // With the bystander agent (3 tasks): 273,777 executions in 22 s
+            // at bound 1; bound 2 ran more than 3 minutes.
+            ScenarioId::CancelBeforeClaim => 1,
             // 280,631 executions in 23 s at bound 1; bound 2 ran >13 min.
             ScenarioId::DisconnectMidPrompt => 1,
             // 64,578 executions in 5.4 s at bound 1; bound 2 ran >4 min.
             ScenarioId::SessionCancelBeforeStart => 1,
             _ => 3,
+        };
+        // tool-bash-reload: 8 tasks; more than 7 million schedules unbounded
+        // (not exhausted in 13 minutes); 159,961 at bound 3 (8 s), 620,429 at
+        // bound 4 (34 s).
+        let dfs_bound = match self {
+            ScenarioId::ToolBashReload => Some(3),
+            _ => None,
         };
         ScenarioInfo {
             id: self,
@@ -255,6 +268,7 @@ impl ScenarioId {
             about,
             tasks,
             loom_cap,
+            dfs_bound,
         }
     }
 

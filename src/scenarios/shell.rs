@@ -113,6 +113,7 @@ pub async fn tool_bash_reload<R: Rt>(faults: Faults, durable: Option<Arc<dyn Dur
     };
     let belongs = |r: &Result<String, String>, job: &str| matches!(r, Err(e) if *e == format!("task {job} belongs to another session"));
     let (tb, gen) = tools.get();
+    let first_gen = gen;
     check(
         belongs(&tb.bash_output(Some("b"), &ja), &ja),
         "S2",
@@ -121,6 +122,7 @@ pub async fn tool_bash_reload<R: Rt>(faults: Faults, durable: Option<Arc<dyn Dur
     );
     R::yield_now().await;
     let (tb, gen) = tools.get();
+    let second_gen = gen;
     check(
         tb.bash_output(Some("a"), &ja).is_ok(),
         "S2",
@@ -193,7 +195,8 @@ pub async fn tool_bash_reload<R: Rt>(faults: Faults, durable: Option<Arc<dyn Dur
     rig.track(&a.agent, a.serial());
     rig.track(&b.agent, b.serial());
     owner.unload().await;
-    rig.finish("fenced".into(), own)
+    // Which instance served the two checks around the reload.
+    rig.finish(format!("fenced gens:{first_gen}-{second_gen}"), own)
 }
 
 /// `completion-notice-routing`: a notice reaches only the live agent whose

@@ -10,6 +10,7 @@ pub const TEST_BUDGET: Budget = Budget {
     sim_seeds: 2_000,
     dfs_executions: 400_000,
     dfs_preemptions: None,
+    dfs_bound_extra: 0,
     shuttle_iterations: 1_000,
     pct_depth: 3,
     loom_preemptions: 2,
