@@ -1,0 +1,1 @@
+//! Runs every model and every fault variant; renders the table and JSON.
