@@ -497,11 +497,10 @@ impl DisposeModel {
                 if Self::scope(s, sc) != ScopeState::Unloading {
                     return None;
                 }
-                let waiting = s.attempts.iter().any(|a| {
-                    a.callers
-                        .iter()
-                        .any(|&(c, r)| c == Caller::Scope(sc) && !r)
-                });
+                let waiting = s
+                    .attempts
+                    .iter()
+                    .any(|a| a.callers.iter().any(|&(c, r)| c == Caller::Scope(sc) && !r));
                 if waiting {
                     return None;
                 }
@@ -614,72 +613,108 @@ impl Model for DisposeModel {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::<Self>::always("D1 every dispose caller resolves only after the whole teardown", |_, s| {
-                !s.broken.contains(&"D1")
-            }),
+            Property::<Self>::always(
+                "D1 every dispose caller resolves only after the whole teardown",
+                |_, s| !s.broken.contains(&"D1"),
+            ),
             Property::<Self>::always("D2 teardown steps run once, in order 1..5", |_, s| {
                 s.attempts.iter().all(|a| {
-                    a.steps_run.iter().enumerate().all(|(k, &st)| st as usize == k + 1)
+                    a.steps_run
+                        .iter()
+                        .enumerate()
+                        .all(|(k, &st)| st as usize == k + 1)
                 })
             }),
-            Property::<Self>::always("D3 every appended event is durable and every turn/end survives", |m, s| {
-                !s.broken.contains(&"D3")
-                    && s.attempts.iter().enumerate().all(|(i, a)| {
-                        !m.effects_done(a)
-                            || !a.turn
-                            || a.lp.is_none()
-                            || s.durable.contains(&(i as u8, Entry::TurnEnd))
+            Property::<Self>::always(
+                "D3 every appended event is durable and every turn/end survives",
+                |m, s| {
+                    !s.broken.contains(&"D3")
+                        && s.attempts.iter().enumerate().all(|(i, a)| {
+                            !m.effects_done(a)
+                                || !a.turn
+                                || a.lp.is_none()
+                                || s.durable.contains(&(i as u8, Entry::TurnEnd))
+                        })
+                },
+            ),
+            Property::<Self>::always(
+                "D4 a failing agent/disposed listener skips no later step",
+                |m, s| {
+                    s.attempts.iter().all(|a| {
+                        a.effect != EffectState::Done
+                            || !m.effects_done(a)
+                            || a.steps_run.len() == 5
                     })
-            }),
-            Property::<Self>::always("D4 a failing agent/disposed listener skips no later step", |m, s| {
-                s.attempts.iter().all(|a| {
-                    a.effect != EffectState::Done || !m.effects_done(a) || a.steps_run.len() == 5
-                })
-            }),
-            Property::<Self>::always("D5 an agent whose teardown has not begun keeps its entry and session", |_, s| {
-                s.attempts.iter().enumerate().all(|(i, a)| {
-                    let serial = i as u8;
-                    !(matches!(a.phase, CreatePhase::Ok | CreatePhase::Entered)
-                        && a.effect == EffectState::Armed)
-                        || (s.registry.contains(&(a.id, serial))
-                            && s.sessions.iter().any(|x| x.1 == serial))
-                })
-            }),
-            Property::<Self>::always("R1 at most one live agent and one live session per id", |_, s| {
-                (0..2u8).all(|id| {
-                    s.registry.iter().filter(|e| e.0 == id).count() <= 1
-                        && DisposeModel::live_with_id(s, id) <= 1
-                })
-            }),
-            Property::<Self>::always("R3 a creation that failed left nothing published", |_, s| {
-                s.attempts.iter().enumerate().all(|(i, a)| {
-                    !matches!(a.phase, CreatePhase::Failed(_))
-                        || (!s.registry.iter().any(|e| e.1 == i as u8)
-                            && !s.sessions.iter().any(|x| x.1 == i as u8))
-                })
-            }),
-            Property::<Self>::sometimes("R1 window: two same-id creations both pass their prepare", |_, s| {
-                let same: Vec<&Attempt> = s.attempts.iter().filter(|a| a.id == 0).collect();
-                same.len() >= 2
-                    && same.iter().all(|a| {
-                        a.phase != CreatePhase::Idle && !matches!(a.phase, CreatePhase::Failed(_))
+                },
+            ),
+            Property::<Self>::always(
+                "D5 an agent whose teardown has not begun keeps its entry and session",
+                |_, s| {
+                    s.attempts.iter().enumerate().all(|(i, a)| {
+                        let serial = i as u8;
+                        !(matches!(a.phase, CreatePhase::Ok | CreatePhase::Entered)
+                            && a.effect == EffectState::Armed)
+                            || (s.registry.contains(&(a.id, serial))
+                                && s.sessions.iter().any(|x| x.1 == serial))
                     })
-            }),
-            Property::<Self>::sometimes("R2 window: an id is reused after its entry detached", |_, s| {
-                s.attempts[0].steps_run.len() >= 3 && s.registry.contains(&(0, 1))
-            }),
-            Property::<Self>::sometimes("R3 window: a creation publishes while its owner unloads", |_, s| {
-                s.attempts.iter().any(|a| a.phase == CreatePhase::Disposing)
-            }),
+                },
+            ),
+            Property::<Self>::always(
+                "R1 at most one live agent and one live session per id",
+                |_, s| {
+                    (0..2u8).all(|id| {
+                        s.registry.iter().filter(|e| e.0 == id).count() <= 1
+                            && DisposeModel::live_with_id(s, id) <= 1
+                    })
+                },
+            ),
+            Property::<Self>::always(
+                "R3 a creation that failed left nothing published",
+                |_, s| {
+                    s.attempts.iter().enumerate().all(|(i, a)| {
+                        !matches!(a.phase, CreatePhase::Failed(_))
+                            || (!s.registry.iter().any(|e| e.1 == i as u8)
+                                && !s.sessions.iter().any(|x| x.1 == i as u8))
+                    })
+                },
+            ),
+            Property::<Self>::sometimes(
+                "R1 window: two same-id creations both pass their prepare",
+                |_, s| {
+                    let same: Vec<&Attempt> = s.attempts.iter().filter(|a| a.id == 0).collect();
+                    same.len() >= 2
+                        && same.iter().all(|a| {
+                            a.phase != CreatePhase::Idle
+                                && !matches!(a.phase, CreatePhase::Failed(_))
+                        })
+                },
+            ),
+            Property::<Self>::sometimes(
+                "R2 window: an id is reused after its entry detached",
+                |_, s| s.attempts[0].steps_run.len() >= 3 && s.registry.contains(&(0, 1)),
+            ),
+            Property::<Self>::sometimes(
+                "R3 window: a creation publishes while its owner unloads",
+                |_, s| s.attempts.iter().any(|a| a.phase == CreatePhase::Disposing),
+            ),
             Property::<Self>::sometimes("D1 window: three callers share one teardown", |_, s| {
                 s.attempts.iter().any(|a| a.callers.len() >= 3)
             }),
-            Property::<Self>::eventually("D7 unloading the provider disposes every agent it built", |m, s| {
-                s.scopes[ScopeId::Provider as usize] != ScopeState::Unloaded
-                    || s.attempts.iter().all(|a| a.lp.is_none() || m.effects_done(a))
-            }),
+            Property::<Self>::eventually(
+                "D7 unloading the provider disposes every agent it built",
+                |m, s| {
+                    s.scopes[ScopeId::Provider as usize] != ScopeState::Unloaded
+                        || s.attempts
+                            .iter()
+                            .all(|a| a.lp.is_none() || m.effects_done(a))
+                },
+            ),
             Property::<Self>::eventually("R1 a same-id loser fails with already exists", |_, s| {
-                let ok = |i: usize| s.attempts.get(i).is_some_and(|a| a.id == 0 && a.phase == CreatePhase::Ok);
+                let ok = |i: usize| {
+                    s.attempts
+                        .get(i)
+                        .is_some_and(|a| a.id == 0 && a.phase == CreatePhase::Ok)
+                };
                 !(ok(0) && ok(1)) || s.attempts[0].steps_run.len() >= 3
             }),
         ]
