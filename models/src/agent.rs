@@ -626,7 +626,14 @@ impl AgentModel {
             }
             AgentAction::StepDone => {
                 s.turn.as_ref().filter(|t| t.phase == TurnPhase::InStep)?;
-                let steps = b.steps;
+                let p = s.turn.as_ref().map_or(0, |t| t.prompt as usize);
+                // A steering input left over by a completed turn runs as a
+                // one-step prompt of its own.
+                let steps = if s.prompts[p].origin == Origin::Requeued {
+                    1
+                } else {
+                    b.steps
+                };
                 if let Some(t) = n.turn.as_mut() {
                     t.steps_done += 1;
                     t.phase = if t.steps_done < steps {
