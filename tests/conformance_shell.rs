@@ -66,7 +66,9 @@ fn fence_text(f: Fence, job: u8) -> Result<(), String> {
     match f {
         Fence::Ok => Ok(()),
         Fence::Unknown => Err(format!("unknown bash task \"{}\"", job_name(job))),
-        Fence::BelongsToAnother => Err(format!("task {} belongs to another session", job_name(job))),
+        Fence::BelongsToAnother => {
+            Err(format!("task {} belongs to another session", job_name(job)))
+        }
     }
 }
 
@@ -203,9 +205,7 @@ impl<const M2: bool> StateMachineTest for ShellConformance<M2> {
             })
             .expect("agents created");
         let (r, sh) = (rig.clone(), shell.clone());
-        let tool = d.run(move || {
-            ToolBash::load(sh, r.registry.clone(), r.world.clone(), faults)
-        });
+        let tool = d.run(move || ToolBash::load(sh, r.registry.clone(), r.world.clone(), faults));
         Sut {
             d,
             rig,
@@ -257,7 +257,9 @@ impl<const M2: bool> StateMachineTest for ShellConformance<M2> {
             }
             Op::DisposeA => {
                 let a = sut.a.clone();
-                sut.d.call(async move { a.dispose().await }).expect("dispose finishes");
+                sut.d
+                    .call(async move { a.dispose().await })
+                    .expect("dispose finishes");
                 Answer::None
             }
         };

@@ -133,6 +133,8 @@ pub enum AcpAction {
 pub struct AcpModel {
     /// The fault switched on (M7, M8 act here).
     pub fault: Option<Fault>,
+    /// Bounds of the client: prompts, cancels, disconnects, unloads.
+    pub calls_max: [u8; 4],
 }
 
 const PROMPTS: usize = 0;
@@ -143,7 +145,10 @@ const UNLOAD: usize = 3;
 impl AcpModel {
     /// The model.
     pub fn new(fault: Option<Fault>) -> Self {
-        AcpModel { fault }
+        AcpModel {
+            fault,
+            calls_max: [2, 1, 1, 1],
+        }
     }
 
     /// The initial state: open, nothing loaded.
@@ -260,7 +265,7 @@ impl AcpModel {
                     Call::Done(Self::publish(&mut n, 0, m8, AcpError::ClosedDuringLoad));
             }
             AcpAction::Prompt(sess) => {
-                if s.calls[PROMPTS] >= 2 || !s.records.contains(&sess) {
+                if s.calls[PROMPTS] >= self.calls_max[PROMPTS] || !s.records.contains(&sess) {
                     return None;
                 }
                 n.calls[PROMPTS] += 1;
@@ -272,7 +277,7 @@ impl AcpModel {
                 }
             }
             AcpAction::Cancel(sess) => {
-                if s.calls[CANCELS] >= 1 || !s.records.contains(&sess) {
+                if s.calls[CANCELS] >= self.calls_max[CANCELS] || !s.records.contains(&sess) {
                     return None;
                 }
                 n.calls[CANCELS] += 1;
@@ -288,7 +293,7 @@ impl AcpModel {
                 }
             }
             AcpAction::CancelUnknown => {
-                if s.calls[CANCELS] >= 1 {
+                if s.calls[CANCELS] >= self.calls_max[CANCELS] {
                     return None;
                 }
                 n.calls[CANCELS] += 1;
@@ -316,14 +321,14 @@ impl AcpModel {
                 p.1 = PromptState::EndTurn;
             }
             AcpAction::Disconnect => {
-                if s.calls[DISCONNECT] >= 1 {
+                if s.calls[DISCONNECT] >= self.calls_max[DISCONNECT] {
                     return None;
                 }
                 n.calls[DISCONNECT] += 1;
                 Self::quiesce(&mut n);
             }
             AcpAction::Unload => {
-                if s.calls[UNLOAD] >= 1 {
+                if s.calls[UNLOAD] >= self.calls_max[UNLOAD] {
                     return None;
                 }
                 n.calls[UNLOAD] += 1;

@@ -125,3 +125,46 @@ pub fn config() -> proptest::test_runner::Config {
         ..proptest::test_runner::Config::default()
     }
 }
+
+/// A future the test polls by hand (not a task of the simulation): it
+/// moves only when the test says so.
+pub type Manual<T> = Rc<RefCell<Option<std::pin::Pin<Box<dyn Future<Output = T>>>>>>;
+
+/// Wrap `f` to be polled by hand.
+pub fn manual<T: 'static>(f: impl Future<Output = T> + 'static) -> Manual<T> {
+    Rc::new(RefCell::new(Some(Box::pin(f))))
+}
+
+impl Driver {
+    /// Poll `m` once, inside the simulation; its output once it is ready.
+    pub fn poll_manual<T: 'static>(&mut self, m: &Manual<T>) -> Option<T> {
+        let m = m.clone();
+        self.run(move || {
+            let waker = futures::task::noop_waker();
+            let mut cx = std::task::Context::from_waker(&waker);
+            let mut slot = m.borrow_mut();
+            let fut = slot.as_mut()?;
+            match fut.as_mut().poll(&mut cx) {
+                std::task::Poll::Ready(v) => {
+                    *slot = None;
+                    Some(v)
+                }
+                std::task::Poll::Pending => None,
+            }
+        })
+    }
+
+    /// Poll `m` until it is ready, stepping the simulation in between.
+    pub fn drive<T: 'static>(&mut self, m: &Manual<T>) -> T {
+        for _ in 0..100_000 {
+            if let Some(v) = self.poll_manual(m) {
+                return v;
+            }
+            match self.sim.step() {
+                Step::Panicked { message, name, .. } => panic!("task {name} panicked: {message}"),
+                _ => {}
+            }
+        }
+        panic!("drive: the future never finished");
+    }
+}
