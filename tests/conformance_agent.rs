@@ -28,7 +28,6 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::Poll;
 
 /// Steps per turn of the prompts the test sends.
 const STEPS: u8 = 2;
@@ -224,7 +223,7 @@ impl Sut {
             let mut cx = std::task::Context::from_waker(&waker);
             for w in ws.borrow_mut().iter_mut() {
                 if let Some(f) = w {
-                    if let Poll::Ready(_) = f.as_mut().poll(&mut cx) {
+                    if f.as_mut().poll(&mut cx).is_ready() {
                         *w = None;
                     }
                 }

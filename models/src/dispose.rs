@@ -304,11 +304,8 @@ impl DisposeModel {
             1 => {
                 s.attempts[n].disposed = true;
             }
-            2 => {
-                if s.attempts[n].lp != Some(LoopState::Exited) {
-                    return false;
-                }
-            }
+            // Step 2 waits for the loop's exit (and its closing flush).
+            2 if s.attempts[n].lp != Some(LoopState::Exited) => return false,
             3 => {
                 s.registry.retain(|e| *e != (id, serial));
                 if let Some(x) = s.sessions.iter_mut().find(|x| x.1 == serial) {

@@ -160,9 +160,8 @@ impl Driver {
             if let Some(v) = self.poll_manual(m) {
                 return v;
             }
-            match self.sim.step() {
-                Step::Panicked { message, name, .. } => panic!("task {name} panicked: {message}"),
-                _ => {}
+            if let Step::Panicked { message, name, .. } = self.sim.step() {
+                panic!("task {name} panicked: {message}");
             }
         }
         panic!("drive: the future never finished");
