@@ -75,6 +75,7 @@ fn run_all_is_ok_and_renders() {
         report::render_table(&reports)
     );
     let table = report::render_table(&reports);
+    println!("{table}");
     assert!(table.lines().count() > reports.len(), "{table}");
     let json: serde_json::Value = serde_json::from_str(&report::to_json(&reports)).unwrap();
     assert_eq!(json.as_array().map(Vec::len), Some(reports.len()));

@@ -31,6 +31,8 @@
 //! implementation does, so a cancel is atomic for the loop's claim and
 //! step boundaries but not for its wake.
 
+mod properties;
+
 use crate::fault::Fault;
 use crate::model::{Model, Property};
 
@@ -744,98 +746,6 @@ impl Model for AgentModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![
-            Property::<Self>::always(
-                "C1 cancel-requested is emitted before anything is cleared",
-                |_, s| !AgentModel::broke(s, "C1"),
-            ),
-            Property::<Self>::always(
-                "C2 a prompt queued by a cancel-requested observer never starts",
-                |_, s| !AgentModel::broke(s, "C2"),
-            ),
-            Property::<Self>::always(
-                "C3 a cancelled turn ends aborted, a disposed one disposed",
-                |_, s| {
-                    s.prompts.iter().enumerate().all(|(i, p)| match p.fate {
-                        Fate::Ended(r) => s.turn.as_ref().is_none_or(|t| {
-                            t.prompt as usize != i
-                                || match r {
-                                    EndReason::Disposed => t.disposed,
-                                    EndReason::Aborted => !t.disposed && t.cause.is_some(),
-                                    EndReason::Completed => !t.disposed && t.cause.is_none(),
-                                }
-                        }),
-                        _ => true,
-                    })
-                },
-            ),
-            Property::<Self>::always(
-                "C4 a prompt accepted before an effective cancel never starts",
-                |_, s| !AgentModel::broke(s, "C4"),
-            ),
-            Property::<Self>::always(
-                "C5 a prompt accepted after cancel returned is never skipped",
-                |_, s| !AgentModel::broke(s, "C5"),
-            ),
-            Property::<Self>::always("C6 an idle cancel leaves the next prompt to run", |_, s| {
-                !AgentModel::broke(s, "C6")
-            }),
-            Property::<Self>::always(
-                "C7 when_idle resolves only at quiescence or with done",
-                |_, s| !AgentModel::broke(s, "C7"),
-            ),
-            Property::<Self>::always("C8 a cancelled turn absorbs no steering", |_, s| {
-                // Steering is only kept while the turn's token is unrequested.
-                s.steering.is_empty()
-                    || s.turn
-                        .as_ref()
-                        .is_some_and(|t| t.token_live() && !t.stopped())
-            }),
-            Property::<Self>::always("D6 after dispose began no prompt starts", |_, s| {
-                s.status != Status::Disposed
-                    || s.turn
-                        .as_ref()
-                        .is_none_or(|t| t.disposed || !t.token_live())
-            }),
-            Property::<Self>::sometimes(
-                "C4 window: a cancel lands between wake and claim",
-                |_, s| s.pos == LoopPos::Claiming && s.marker,
-            ),
-            Property::<Self>::sometimes(
-                "C2 window: an observer queues work during a cancel",
-                |_, s| s.cancel.as_ref().is_some_and(|c| c.observer_sent),
-            ),
-            Property::<Self>::sometimes(
-                "C3 window: disposal overrides a cancel of a running turn",
-                |_, s| {
-                    s.turn
-                        .as_ref()
-                        .is_some_and(|t| t.cause.is_some() && t.disposed)
-                },
-            ),
-            Property::<Self>::sometimes(
-                "C7 window: a waiter waits while a prompt accepted after cancel is pending",
-                |_, s| {
-                    s.waiters.contains(&None)
-                        && s.prompts.iter().any(|p| {
-                            p.origin == Origin::AfterCancel
-                                && matches!(p.fate, Fate::Queued | Fate::InHand | Fate::Running)
-                        })
-                },
-            ),
-            Property::<Self>::eventually(
-                "C5 a prompt accepted after cancel returned runs unless cancelled again",
-                |_, s| {
-                    s.prompts.iter().all(|p| {
-                        !matches!(p.origin, Origin::AfterCancel | Origin::AfterIdleCancel)
-                            || p.doomed
-                            || !matches!(p.fate, Fate::Skipped | Fate::Queued | Fate::InHand)
-                    })
-                },
-            ),
-            Property::<Self>::eventually("C7 every when_idle waiter resolves", |_, s| {
-                s.waiters.iter().all(Option::is_some)
-            }),
-        ]
+        properties::all()
     }
 }
