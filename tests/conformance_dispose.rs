@@ -45,6 +45,10 @@ enum Op {
     DisposeAndUnloadOwner(u8),
     UnloadOwner,
     UnloadProvider,
+    /// Scheduling choice: every task runs until nothing can move (a running
+    /// turn completes). Without it, a turn still runs when the next
+    /// operation comes (so disposal stops it mid-turn, D3).
+    Settle,
 }
 
 #[derive(Clone, Debug)]
@@ -64,23 +68,22 @@ fn act(s: DisposeState, a: A) -> DisposeState {
 }
 
 /// Run every internal action (teardowns, loops, callers, scopes) until none
-/// is enabled, in the model's action order.
-fn complete(mut s: DisposeState) -> DisposeState {
+/// is enabled, in the model's action order. A turn ends only when its agent
+/// is disposed, or with `natural` (the loops ran on their own).
+fn complete(mut s: DisposeState, natural: bool) -> DisposeState {
     let m = model(None);
     loop {
         let mut acts = vec![];
         m.actions(&s, &mut acts);
-        let internal = acts.into_iter().find(|a| {
-            matches!(
-                a,
-                A::TeardownStep(_)
-                    | A::SessionEffect(_)
-                    | A::EndTurn(_)
-                    | A::Flush(_)
-                    | A::Exit(_)
-                    | A::Return(_, _)
-                    | A::ScopeUnloaded(_)
-            )
+        let internal = acts.into_iter().find(|a| match a {
+            A::EndTurn(i) => natural || s.attempts[*i as usize].disposed,
+            A::TeardownStep(_)
+            | A::SessionEffect(_)
+            | A::Flush(_)
+            | A::Exit(_)
+            | A::Return(_, _)
+            | A::ScopeUnloaded(_) => true,
+            _ => false,
         });
         match internal {
             Some(a) => s = act(s, a),
@@ -137,6 +140,7 @@ impl ReferenceStateMachine for DisposeRef {
         let mut ops: Vec<(u32, BoxedStrategy<Op>)> = vec![
             (1, Just(Op::UnloadOwner).boxed()),
             (1, Just(Op::UnloadProvider).boxed()),
+            (2, Just(Op::Settle).boxed()),
         ];
         if idle_attempt(s).is_some() {
             ops.push((3, Just(Op::Create).boxed()));
@@ -159,6 +163,22 @@ impl ReferenceStateMachine for DisposeRef {
         proptest::strategy::Union::new_weighted(ops).boxed()
     }
 
+    fn preconditions(r: &Ref, op: &Op) -> bool {
+        let s = &r.s;
+        match *op {
+            Op::Create | Op::CreateDuringOwnerUnload => idle_attempt(s).is_some(),
+            Op::CreateRace => {
+                s.attempts
+                    .iter()
+                    .filter(|a| a.phase == CreatePhase::Idle)
+                    .count()
+                    == 2
+            }
+            Op::Dispose(k) | Op::DisposeAndUnloadOwner(k) => disposable(s, k),
+            Op::UnloadOwner | Op::UnloadProvider | Op::Settle => true,
+        }
+    }
+
     fn apply(r: Ref, op: &Op) -> Ref {
         let s = r.s;
         let (s, answer) = match *op {
@@ -179,7 +199,7 @@ impl ReferenceStateMachine for DisposeRef {
                 let k = idle_attempt(&s).expect("an attempt left");
                 let s = act(s, A::Prepare(k));
                 let s = if s.scopes[0] == lifecycle_models::dispose::ScopeState::Active {
-                    complete(act(s, A::UnloadOwner))
+                    complete(act(s, A::UnloadOwner), false)
                 } else {
                     s
                 };
@@ -204,9 +224,11 @@ impl ReferenceStateMachine for DisposeRef {
                 model(None).next_state(&s, &A::UnloadProvider).unwrap_or(s),
                 vec![],
             ),
+            Op::Settle => (s, vec![]),
         };
+        let natural = matches!(op, Op::Settle);
         Ref {
-            s: complete(s),
+            s: complete(s, natural),
             answer,
         }
     }
@@ -382,8 +404,11 @@ impl<const FAULT: u8> StateMachineTest for DisposeConformance<FAULT> {
                     .expect("unload finishes");
                 vec![]
             }
+            Op::Settle => {
+                sut.d.settle();
+                vec![]
+            }
         };
-        sut.d.settle();
         assert_eq!(answer, r.answer, "answers to {op:?}");
         compare(&sut, &r.s);
         sut
