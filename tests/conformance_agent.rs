@@ -15,6 +15,7 @@ use agent_lifecycle::bus::PublicEvent;
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::journal::{Cause as ICause, EndReason as IEnd, Event};
 use agent_lifecycle::rt::SimRt;
+use agent_lifecycle::scenarios::OBSERVER_PANIC;
 use agent_lifecycle::session_log::Entry;
 use conformance::Driver;
 use lifecycle_models::agent::{
@@ -38,10 +39,12 @@ enum Op {
     Send,
     Steer,
     /// `cancel(cause)`; with `observer`, a `cancel-requested` observer
-    /// queues a prompt during the notification.
+    /// queues a prompt during the notification; with `panics`, another
+    /// observer panics (C9: the cancel goes on as if it had not).
     Cancel {
         parent: bool,
         observer: bool,
+        panics: bool,
     },
     WhenIdle,
     Dispose,
@@ -63,6 +66,8 @@ enum Answer {
 struct Ref {
     s: AgentState,
     answer: Answer,
+    /// Observer panics the implementation must have contained (C9).
+    panics: usize,
 }
 
 fn model() -> AgentModel {
@@ -143,6 +148,7 @@ impl ReferenceStateMachine for AgentRef {
         Just(Ref {
             s: model().init(),
             answer: Answer::None,
+            panics: 0,
         })
         .boxed()
     }
@@ -152,8 +158,8 @@ impl ReferenceStateMachine for AgentRef {
             6 => Just(Op::Loop),
             3 => Just(Op::Send),
             1 => Just(Op::Steer),
-            2 => (any::<bool>(), any::<bool>())
-                .prop_map(|(parent, observer)| Op::Cancel { parent, observer }),
+            2 => (any::<bool>(), any::<bool>(), any::<bool>())
+                .prop_map(|(parent, observer, panics)| Op::Cancel { parent, observer, panics }),
             1 => Just(Op::WhenIdle),
             1 => Just(Op::Dispose),
         ]
@@ -162,6 +168,10 @@ impl ReferenceStateMachine for AgentRef {
 
     fn apply(r: Ref, op: &Op) -> Ref {
         let s = r.s;
+        let mut panics = r.panics;
+        if let Op::Cancel { panics: true, .. } = op {
+            panics += usize::from(AgentModel::cancel_effective(&s));
+        }
         let (s, answer) = match op {
             Op::Send => {
                 let id = s.prompts.len() as u64;
@@ -178,7 +188,9 @@ impl ReferenceStateMachine for AgentRef {
                 };
                 (step(&s, A::Steer), Answer::Steer(ans))
             }
-            Op::Cancel { parent, observer } => {
+            Op::Cancel {
+                parent, observer, ..
+            } => {
                 let cause = if *parent { Cause::Parent } else { Cause::User };
                 let effective = AgentModel::cancel_effective(&s);
                 let mut n = step(&s, A::Cancel(cause));
@@ -200,6 +212,7 @@ impl ReferenceStateMachine for AgentRef {
         Ref {
             s: resolve_waiters(s),
             answer,
+            panics,
         }
     }
 }
@@ -211,6 +224,7 @@ struct Sut {
     lp: Rc<AgentLoop<SimRt>>,
     agent: Agent<SimRt>,
     observer_sends: Arc<AtomicBool>,
+    observer_panics: Arc<AtomicBool>,
     waiters: Rc<RefCell<Vec<Option<Waiter>>>>,
 }
 
@@ -300,6 +314,7 @@ impl<const FAULT: u8> StateMachineTest for AgentConformance<FAULT> {
     type Reference = AgentRef;
 
     fn init_test(_: &Ref) -> Sut {
+        quiet_observer_panics();
         let mut d = Driver::new();
         let lp = d.run(|| Agent::<SimRt>::spawn_with_faults("agent-1", faults(FAULT)));
         let agent = lp.agent.clone();
@@ -310,11 +325,19 @@ impl<const FAULT: u8> StateMachineTest for AgentConformance<FAULT> {
                 let _ = a.send(spec("from-observer"));
             }
         });
+        let panics = Arc::new(AtomicBool::new(false));
+        let flag = panics.clone();
+        agent.observe(move |_, _| {
+            if flag.load(Ordering::SeqCst) {
+                std::panic::panic_any(OBSERVER_PANIC);
+            }
+        });
         Sut {
             d,
             lp: Rc::new(lp),
             agent,
             observer_sends,
+            observer_panics: panics,
             waiters: Rc::new(RefCell::new(vec![])),
         }
     }
@@ -328,11 +351,17 @@ impl<const FAULT: u8> StateMachineTest for AgentConformance<FAULT> {
                 Ok(Accept::Queued(id)) => Ok((false, id)),
                 _ => Err(()),
             })),
-            Op::Cancel { parent, observer } => {
+            Op::Cancel {
+                parent,
+                observer,
+                panics,
+            } => {
                 sut.observer_sends.store(observer, Ordering::SeqCst);
+                sut.observer_panics.store(panics, Ordering::SeqCst);
                 let cause = if parent { ICause::Parent } else { ICause::User };
                 let out = sut.d.run(move || agent.cancel(cause));
                 sut.observer_sends.store(false, Ordering::SeqCst);
+                sut.observer_panics.store(false, Ordering::SeqCst);
                 Answer::Cancel(out == CancelOutcome::Effective)
             }
             Op::WhenIdle => {
@@ -352,8 +381,28 @@ impl<const FAULT: u8> StateMachineTest for AgentConformance<FAULT> {
         sut.poll_waiters();
         assert_eq!(answer, r.answer, "answer to {op:?}");
         compare(&sut, &r.s);
+        let contained = sut
+            .agent
+            .journal()
+            .iter()
+            .filter(|x| matches!(x.event, Event::ObserverPanicked { .. }))
+            .count();
+        assert_eq!(contained, r.panics, "C9 contained observer panics");
         sut
     }
+}
+
+fn quiet_observer_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = info.payload().downcast_ref::<&str>().copied().unwrap_or("");
+            if msg != OBSERVER_PANIC {
+                default(info);
+            }
+        }));
+    });
 }
 
 fn spec(text: &str) -> agent_lifecycle::agent::core::PromptSpec {
