@@ -1,5 +1,82 @@
-//! Executable specification models of the agent lifecycle contracts.
+//! The specification as executable models.
 //!
-//! This crate will hold pure state-machine models of `SPEC.md` (issue 6). It
-//! builds today so the workspace layout is fixed; it has no content yet.
+//! `SPEC.md` says what the agent lifecycle must do; this crate says it again
+//! as small, pure state machines that can be run and checked on their own,
+//! without the implementation. Each model has initial states, actions in a
+//! deterministic order, a next-state function and named properties (shaped
+//! like stateright's `Model`); each property name starts with the SPEC rule
+//! it checks. A breadth-first explicit-state [`checker`] visits every
+//! reachable state once and reports a shortest counterexample per failing
+//! property.
+//!
+//! | model | parts | rules |
+//! | --- | --- | --- |
+//! | [`agent`] | inbox, pre-run marker, turn token, cancel, `when_idle`, dispose step 1 | C1–C8, D6 |
+//! | [`dispose`] | scopes, composite and sibling effects, registry, session store with a durable log | D1–D5, R1–R3 |
+//! | [`shell`] | jobs with owners, tool-bash and its reload, completion notices | S1–S6 |
+//! | [`acp`] | ACP bridge sessions, prompts, cancel, disconnect and unload | A1–A8 |
+//!
+//! Every fault of SPEC §3 ([`Fault`]) is a variant of one model, and the
+//! checker finds a counterexample for the rule the fault must violate.
+//!
+//! # For the CLI
+//!
+//! ```text
+//! lifecycle_models::report::run_all() -> Vec<ModelReport>
+//! lifecycle_models::report::render_table(&[ModelReport]) -> String
+//! lifecycle_models::report::to_json(&[ModelReport]) -> String
+//! lifecycle_models::report::all_ok(&[ModelReport]) -> bool
+//! ```
+//!
+//! `run_all` checks every model without faults and then every fault
+//! variant, in a fixed order; `all_ok` is true when every property of the
+//! clean models holds and every fault variant produced a counterexample for
+//! one of its rules.
+//!
+//! # Example
+//!
+//! ```
+//! use lifecycle_models::agent::AgentModel;
+//! use lifecycle_models::checker::Checker;
+//! use lifecycle_models::Fault;
+//!
+//! // The specified agent: every property holds.
+//! let clean = Checker::default().check(&AgentModel::new(None));
+//! assert!(clean.all_hold(), "{:#?}", clean.properties);
+//!
+//! // Without the pre-run marker (M3) a cancelled prompt still starts.
+//! let m3 = Checker::default().check(&AgentModel::new(Some(Fault::M3)));
+//! let failed = m3.first_counterexample().unwrap();
+//! assert!(failed.name.starts_with("C4"));
+//! println!("{}", failed.render());
+//! ```
+//!
+//! # How to run
+//!
+//! `cargo run --release -- model` prints the table; `--json` prints the
+//! same as JSON. `cargo test -p lifecycle-models` pins every model's unique
+//! state count and every fault's counterexample length.
+//!
+//! # Limits: what is NOT checked
+//!
+//! - The models are small: two prompts, two agents, two jobs, one bridge.
+//!   A bug that needs more of them is out of their reach.
+//! - `eventually` is checked on terminal states (see [`checker`]); cycles
+//!   are not searched for livelock.
+//! - The models share no code with the implementation; the conformance
+//!   tests of the root crate (`tests/conformance_*.rs`) check that the two
+//!   agree on random operation sequences.
 #![deny(missing_docs)]
+
+pub mod acp;
+pub mod agent;
+pub mod checker;
+pub mod dispose;
+mod fault;
+pub mod model;
+pub mod report;
+pub mod shell;
+
+pub use checker::{CheckResult, Checker, Counterexample, PropertyResult};
+pub use fault::Fault;
+pub use model::{Expectation, Model, Property};

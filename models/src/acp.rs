@@ -1,0 +1,468 @@
+//! The ACP bridge model: `session/new`, `session/load`, `session/prompt`,
+//! `session/cancel`, and the connection closing by client disconnect or by
+//! the bridge's own unload, racing in-flight creations (SPEC A1–A8).
+//!
+//! # States
+//! - connection: `open` → `closed` (final); quiesce `Idle` → `Running`
+//!   (records taken, each being disposed) → `Done`; the bridge scope
+//!   `active` until the bridge unloads (then creations fail).
+//! - `new_call`: `Idle` → `Creating` → `Done(result)`;
+//!   `loads`: each `Idle` → `Resuming` → `Done(result)` (two loads of the
+//!   durable session `old`, for A5).
+//! - `records`: sessions the bridge holds; each with its prompt, if one is
+//!   in flight (`Queued` → `Running` → answered).
+//! - `agents`: registered agents (`old`, `new`) and whether disposed.
+//!
+//! # Transitions
+//! | action | who |
+//! | --- | --- |
+//! | `NewBegin`, `NewCreated` | the client's `session/new`, then the provider |
+//! | `LoadBegin(k)`, `LoadResumed(k)` | the client's `session/load`, then the provider |
+//! | `Prompt(s)`, `Cancel(s)`, `CancelUnknown` | the client |
+//! | `TurnStart(s)`, `TurnEnd(s)` | the session's agent loop |
+//! | `Disconnect`, `Unload` | the client / the plugin host |
+//! | `DisposeDone(s)` | quiesce: one record's teardown finishes |
+
+use crate::fault::Fault;
+use crate::model::{Model, Property};
+
+/// Session ids: `old` (a durable session to load) and `new`.
+pub const SESSIONS: [&str; 2] = ["old", "new"];
+
+/// Errors of the bridge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AcpError {
+    /// `bridge has been disposed`.
+    Disposed,
+    /// `connection closed during session/new`.
+    ClosedDuringNew,
+    /// `connection closed during session/load`.
+    ClosedDuringLoad,
+    /// `already loaded`.
+    AlreadyLoaded,
+}
+
+/// An in-flight or finished call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Call {
+    /// Not made.
+    Idle,
+    /// Awaiting its agent.
+    InFlight,
+    /// Answered: the session, or an error.
+    Done(Result<u8, AcpError>),
+}
+
+/// A `session/prompt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PromptState {
+    /// Queued in the agent.
+    Queued,
+    /// Its turn runs.
+    Running,
+    /// Answered `end_turn`.
+    EndTurn,
+    /// Answered `cancelled`.
+    Cancelled,
+}
+
+/// The state of the ACP model.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AcpState {
+    /// The connection is closed.
+    pub closed: bool,
+    /// Quiesce runs started (A6: at most one).
+    pub quiesces: u8,
+    /// Quiesce finished.
+    pub quiesced: bool,
+    /// The bridge's scope is unloading/unloaded.
+    pub scope_gone: bool,
+    /// `session/new`.
+    pub new_call: Call,
+    /// The two `session/load old` calls.
+    pub loads: [Call; 2],
+    /// Sessions being loaded.
+    pub loading: Vec<u8>,
+    /// Records held by the bridge.
+    pub records: Vec<u8>,
+    /// Registered agents, by session, and whether their teardown finished.
+    pub agents: Vec<(u8, bool)>,
+    /// Records taken by quiesce, being disposed.
+    pub disposing: Vec<u8>,
+    /// Prompts per session: `(session, state)`.
+    pub prompts: Vec<(u8, PromptState)>,
+    /// A cancel was sent for the session while its prompt was queued.
+    pub cancelled_queued: Vec<u8>,
+    /// Calls made: prompts, cancels, disconnect, unload.
+    pub calls: [u8; 4],
+    /// Rules a transition broke (ghost).
+    pub broken: Vec<&'static str>,
+}
+
+/// One transition of the ACP model.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AcpAction {
+    /// `session/new` is called.
+    NewBegin,
+    /// Its agent is created; the bridge keeps it or disposes it.
+    NewCreated,
+    /// `session/load old` number `k` is called.
+    LoadBegin(u8),
+    /// Its agent is resumed; the bridge keeps it or disposes it.
+    LoadResumed(u8),
+    /// `session/prompt` on session `s`.
+    Prompt(u8),
+    /// `session/cancel` on session `s`.
+    Cancel(u8),
+    /// `session/cancel` on an unknown session.
+    CancelUnknown,
+    /// Session `s`'s loop starts the queued prompt's turn.
+    TurnStart(u8),
+    /// Session `s`'s turn completes.
+    TurnEnd(u8),
+    /// The client disconnects.
+    Disconnect,
+    /// The bridge unloads.
+    Unload,
+    /// Quiesce: session `s`'s teardown finishes.
+    DisposeDone(u8),
+}
+
+/// The ACP model.
+#[derive(Clone, Debug)]
+pub struct AcpModel {
+    /// The fault switched on (M7, M8 act here).
+    pub fault: Option<Fault>,
+    /// Bounds of the client: prompts, cancels, disconnects, unloads.
+    pub calls_max: [u8; 4],
+}
+
+const PROMPTS: usize = 0;
+const CANCELS: usize = 1;
+const DISCONNECT: usize = 2;
+const UNLOAD: usize = 3;
+
+impl AcpModel {
+    /// The model.
+    pub fn new(fault: Option<Fault>) -> Self {
+        AcpModel {
+            fault,
+            calls_max: [2, 1, 1, 1],
+        }
+    }
+
+    /// The initial state: open, nothing loaded.
+    pub fn init(&self) -> AcpState {
+        AcpState {
+            closed: false,
+            quiesces: 0,
+            quiesced: false,
+            scope_gone: false,
+            new_call: Call::Idle,
+            loads: [Call::Idle; 2],
+            loading: vec![],
+            records: vec![],
+            agents: vec![],
+            disposing: vec![],
+            prompts: vec![],
+            cancelled_queued: vec![],
+            calls: [0; 4],
+            broken: vec![],
+        }
+    }
+
+    fn live(s: &AcpState, sess: u8) -> bool {
+        s.agents.iter().any(|&(x, gone)| x == sess && !gone)
+    }
+
+    /// Dispose session `sess`'s agent: its prompt, if any, answers
+    /// `cancelled` (A4).
+    fn dispose(s: &mut AcpState, sess: u8) {
+        for a in s.agents.iter_mut().filter(|a| a.0 == sess) {
+            a.1 = true;
+        }
+        for p in s.prompts.iter_mut().filter(|p| p.0 == sess) {
+            if matches!(p.1, PromptState::Queued | PromptState::Running) {
+                p.1 = PromptState::Cancelled;
+            }
+        }
+    }
+
+    /// The agent is created or resumed; the bridge keeps it unless the
+    /// connection closed (`ignore_close` is M7/M8).
+    fn publish(
+        s: &mut AcpState,
+        sess: u8,
+        ignore_close: bool,
+        err: AcpError,
+    ) -> Result<u8, AcpError> {
+        if s.scope_gone {
+            return Err(err);
+        }
+        if s.agents.iter().any(|&(x, gone)| x == sess && !gone) {
+            broke(s, "A5");
+        }
+        s.agents.push((sess, false));
+        if s.closed && !ignore_close {
+            Self::dispose(s, sess);
+            return Err(err);
+        }
+        s.records.push(sess);
+        Ok(sess)
+    }
+
+    fn quiesce(s: &mut AcpState) {
+        s.closed = true;
+        if s.quiesces == 0 {
+            s.quiesces = 1;
+            s.disposing = std::mem::take(&mut s.records);
+            if s.disposing.is_empty() {
+                s.quiesced = true;
+            }
+        }
+    }
+
+    fn step(&self, s: &AcpState, a: &AcpAction) -> Option<AcpState> {
+        let mut n = s.clone();
+        match *a {
+            AcpAction::NewBegin => {
+                if s.new_call != Call::Idle {
+                    return None;
+                }
+                n.new_call = if s.closed {
+                    Call::Done(Err(AcpError::Disposed))
+                } else {
+                    Call::InFlight
+                };
+            }
+            AcpAction::NewCreated => {
+                if s.new_call != Call::InFlight {
+                    return None;
+                }
+                let m7 = self.fault == Some(Fault::M7);
+                n.new_call = Call::Done(Self::publish(&mut n, 1, m7, AcpError::ClosedDuringNew));
+            }
+            AcpAction::LoadBegin(k) => {
+                if s.loads.get(k as usize)? != &Call::Idle {
+                    return None;
+                }
+                n.loads[k as usize] = if s.closed {
+                    Call::Done(Err(AcpError::Disposed))
+                } else if Self::live(s, 0) || s.records.contains(&0) || s.loading.contains(&0) {
+                    Call::Done(Err(AcpError::AlreadyLoaded))
+                } else {
+                    n.loading.push(0);
+                    Call::InFlight
+                };
+            }
+            AcpAction::LoadResumed(k) => {
+                if s.loads.get(k as usize)? != &Call::InFlight {
+                    return None;
+                }
+                n.loading.retain(|&x| x != 0);
+                let m8 = self.fault == Some(Fault::M8);
+                n.loads[k as usize] =
+                    Call::Done(Self::publish(&mut n, 0, m8, AcpError::ClosedDuringLoad));
+            }
+            AcpAction::Prompt(sess) => {
+                if s.calls[PROMPTS] >= self.calls_max[PROMPTS] || !s.records.contains(&sess) {
+                    return None;
+                }
+                n.calls[PROMPTS] += 1;
+                let in_flight = s.prompts.iter().any(|p| {
+                    p.0 == sess && matches!(p.1, PromptState::Queued | PromptState::Running)
+                });
+                if !in_flight {
+                    n.prompts.push((sess, PromptState::Queued));
+                }
+            }
+            AcpAction::Cancel(sess) => {
+                if s.calls[CANCELS] >= self.calls_max[CANCELS] || !s.records.contains(&sess) {
+                    return None;
+                }
+                n.calls[CANCELS] += 1;
+                for p in n.prompts.iter_mut().filter(|p| p.0 == sess) {
+                    match p.1 {
+                        PromptState::Queued => {
+                            p.1 = PromptState::Cancelled;
+                            n.cancelled_queued.push(sess);
+                        }
+                        PromptState::Running => p.1 = PromptState::Cancelled,
+                        _ => {}
+                    }
+                }
+            }
+            AcpAction::CancelUnknown => {
+                if s.calls[CANCELS] >= self.calls_max[CANCELS] {
+                    return None;
+                }
+                n.calls[CANCELS] += 1;
+            }
+            AcpAction::TurnStart(sess) => {
+                if !Self::live(s, sess) {
+                    return None;
+                }
+                let p = n
+                    .prompts
+                    .iter_mut()
+                    .find(|p| p.0 == sess && p.1 == PromptState::Queued)?;
+                p.1 = PromptState::Running;
+                if n.cancelled_queued.contains(&sess)
+                    && n.prompts.iter().filter(|p| p.0 == sess).count() == 1
+                {
+                    broke(&mut n, "A2");
+                }
+            }
+            AcpAction::TurnEnd(sess) => {
+                let p = n
+                    .prompts
+                    .iter_mut()
+                    .find(|p| p.0 == sess && p.1 == PromptState::Running)?;
+                p.1 = PromptState::EndTurn;
+            }
+            AcpAction::Disconnect => {
+                if s.calls[DISCONNECT] >= self.calls_max[DISCONNECT] {
+                    return None;
+                }
+                n.calls[DISCONNECT] += 1;
+                Self::quiesce(&mut n);
+            }
+            AcpAction::Unload => {
+                if s.calls[UNLOAD] >= self.calls_max[UNLOAD] {
+                    return None;
+                }
+                n.calls[UNLOAD] += 1;
+                Self::quiesce(&mut n);
+                n.scope_gone = true;
+            }
+            AcpAction::DisposeDone(sess) => {
+                if !s.disposing.contains(&sess) {
+                    return None;
+                }
+                n.disposing.retain(|&x| x != sess);
+                Self::dispose(&mut n, sess);
+                if n.disposing.is_empty() {
+                    n.quiesced = true;
+                }
+            }
+        }
+        Some(n)
+    }
+
+    fn settled(s: &AcpState) -> bool {
+        s.new_call != Call::InFlight && !s.loads.contains(&Call::InFlight)
+    }
+}
+
+fn broke(s: &mut AcpState, rule: &'static str) {
+    if !s.broken.contains(&rule) {
+        s.broken.push(rule);
+    }
+}
+
+impl Model for AcpModel {
+    type State = AcpState;
+    type Action = AcpAction;
+
+    fn name(&self) -> String {
+        match self.fault {
+            None => "acp".into(),
+            Some(f) => format!("acp+{f}"),
+        }
+    }
+
+    fn init_states(&self) -> Vec<AcpState> {
+        vec![self.init()]
+    }
+
+    fn actions(&self, s: &AcpState, out: &mut Vec<AcpAction>) {
+        let all = [
+            AcpAction::NewBegin,
+            AcpAction::NewCreated,
+            AcpAction::LoadBegin(0),
+            AcpAction::LoadBegin(1),
+            AcpAction::LoadResumed(0),
+            AcpAction::LoadResumed(1),
+            AcpAction::Prompt(0),
+            AcpAction::Prompt(1),
+            AcpAction::Cancel(0),
+            AcpAction::Cancel(1),
+            AcpAction::CancelUnknown,
+            AcpAction::TurnStart(0),
+            AcpAction::TurnStart(1),
+            AcpAction::TurnEnd(0),
+            AcpAction::TurnEnd(1),
+            AcpAction::Disconnect,
+            AcpAction::Unload,
+            AcpAction::DisposeDone(0),
+            AcpAction::DisposeDone(1),
+        ];
+        out.extend(all.into_iter().filter(|a| self.step(s, a).is_some()));
+    }
+
+    fn next_state(&self, s: &AcpState, a: &AcpAction) -> Option<AcpState> {
+        self.step(s, a)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::<Self>::always(
+                "A1 after close no bridge-owned agent outlives the quiesce",
+                |_, s| {
+                    !(s.quiesced && AcpModel::settled(s)) || s.agents.iter().all(|&(_, gone)| gone)
+                },
+            ),
+            Property::<Self>::always("A2 a prompt cancelled while queued never runs", |_, s| {
+                !s.broken.contains(&"A2")
+            }),
+            Property::<Self>::always(
+                "A4 a prompt of a disposed session answers cancelled",
+                |_, s| {
+                    s.prompts.iter().all(|&(x, p)| {
+                        AcpModel::live(s, x)
+                            || !matches!(p, PromptState::Queued | PromptState::Running)
+                    })
+                },
+            ),
+            Property::<Self>::always("A5 a session is never loaded twice", |_, s| {
+                !s.broken.contains(&"A5")
+            }),
+            Property::<Self>::always("A6 disconnect and unload share one quiesce", |_, s| {
+                s.quiesces <= 1
+            }),
+            Property::<Self>::always("A7 after close session/new creates nothing", |_, s| {
+                !matches!(s.new_call, Call::Done(Ok(_))) || !s.closed || s.quiesces == 1
+            }),
+            Property::<Self>::always("A8 one prompt in flight per session", |_, s| {
+                (0..2u8).all(|x| {
+                    s.prompts
+                        .iter()
+                        .filter(|p| {
+                            p.0 == x && matches!(p.1, PromptState::Queued | PromptState::Running)
+                        })
+                        .count()
+                        <= 1
+                })
+            }),
+            Property::<Self>::sometimes(
+                "A1 window: the connection closes while session/new awaits creation",
+                |_, s| s.closed && s.new_call == Call::InFlight,
+            ),
+            Property::<Self>::sometimes(
+                "A1 window: the connection closes while session/load awaits resume",
+                |_, s| s.closed && s.loads.contains(&Call::InFlight),
+            ),
+            Property::<Self>::sometimes(
+                "A4 window: a disconnect lands during a running prompt",
+                |_, s| s.closed && s.prompts.iter().any(|p| p.1 == PromptState::Running),
+            ),
+            Property::<Self>::sometimes("A5 window: a second load is refused", |_, s| {
+                s.loads.contains(&Call::Done(Err(AcpError::AlreadyLoaded)))
+            }),
+            Property::<Self>::eventually(
+                "A1 after close every bridge-owned agent is disposed",
+                |_, s| !s.closed || s.agents.iter().all(|&(_, gone)| gone),
+            ),
+        ]
+    }
+}

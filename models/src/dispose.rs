@@ -1,0 +1,719 @@
+//! The dispose and identity model: creation (prepare → check → enter →
+//! publish), the memoized teardown effect and who reaches it, scopes with
+//! sibling effects, the registry, and the session store with its durable
+//! log (SPEC D1–D5, D7, R1–R3).
+//!
+//! # Parts and states
+//! - Creation attempts (fixed at init): `a` by the owner scope, `a` again by
+//!   the owner scope (the same-id race, R1); and `b` from configuration (owned
+//!   by the provider scope, its handle dropped, D7) already published at
+//!   the start. Phases: `Idle` →
+//!   `Prepared` → `Checked` → `Entered` → `Ok`, or `Failed(..)` (a loser or
+//!   a creation whose owner unloaded, R1, R3), possibly through `Disposing`
+//!   (published, then lost the close race: it disposes what it published).
+//! - Per published agent: its loop (`Running` → `Ended` (`turn/end`
+//!   appended) → `Flushed` → `Exited` once disposed), its teardown effect
+//!   (`Armed` → `Running(step)` → `Done`), and the callers waiting on it.
+//! - Scopes `owner` and `provider`: `Active` → `Unloading` → `Unloaded`.
+//! - Registry entries `(id, serial)`; store sessions `(id, serial, live)`
+//!   with pending appends; the durable log.
+//!
+//! # Transitions
+//! | action | who |
+//! | --- | --- |
+//! | `Prepare`, `Check`, `Enter`, `Publish` | a creation |
+//! | `HandleDispose`, `UnloadOwner`, `UnloadProvider` | the handle, the owner, the provider |
+//! | `TeardownStep` | the effect's runner: D2 steps 1..5 in order |
+//! | `SessionEffect` | fault M1 only: session detach as a sibling effect |
+//! | `EndTurn`, `Flush`, `Exit` | the agent's loop |
+//! | `Return` | a dispose caller resolves |
+//! | `ScopeUnloaded` | an unloading scope whose effects are all done |
+//!
+//! The `agent/disposed` listener always panics (the D4 situation): the
+//! chain must go on anyway.
+
+use crate::fault::Fault;
+use crate::model::{Model, Property};
+
+/// A scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScopeId {
+    /// The owner scope of handle-created agents.
+    Owner,
+    /// The provider's scope (owns everything it built).
+    Provider,
+}
+
+/// A scope's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScopeState {
+    /// Accepts effects.
+    Active,
+    /// Its effects are being disposed concurrently.
+    Unloading,
+    /// Done.
+    Unloaded,
+}
+
+/// Why a creation failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CreateError {
+    /// `already exists` (R1).
+    AlreadyExists,
+    /// The owner unloaded during setup (R3).
+    OwnerUnloaded,
+}
+
+/// Phase of a creation attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CreatePhase {
+    /// Not called yet.
+    Idle,
+    /// Private state built.
+    Prepared,
+    /// The owner was active after setup.
+    Checked,
+    /// Session entered, agent registered, loop started.
+    Entered,
+    /// Published and registered with its scopes.
+    Ok,
+    /// Published, then lost the close race: disposing what it published.
+    Disposing,
+    /// Failed.
+    Failed(CreateError),
+}
+
+/// The agent loop of a published agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LoopState {
+    /// A turn is running (`turn/start` appended).
+    Running,
+    /// `turn/end` appended; the closing flush is pending.
+    Ended,
+    /// Flushed; idle.
+    Flushed,
+    /// Exited (after disposal).
+    Exited,
+}
+
+/// A teardown effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EffectState {
+    /// Not disposed yet.
+    Armed,
+    /// Running; the next step to run.
+    Running(u8),
+    /// Finished.
+    Done,
+}
+
+/// Who called dispose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Caller {
+    /// The handle.
+    Handle,
+    /// A scope's unload.
+    Scope(ScopeId),
+    /// The creation that lost the close race.
+    Create,
+}
+
+/// A durable or pending log entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Entry {
+    /// `turn/start`.
+    TurnStart,
+    /// `turn/end`.
+    TurnEnd,
+}
+
+/// One creation attempt and, once published, its agent.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Attempt {
+    /// Agent id (0 = `a`, 1 = `b`).
+    pub id: u8,
+    /// The owner scope.
+    pub owner: ScopeId,
+    /// Creation phase.
+    pub phase: CreatePhase,
+    /// Whether its agent runs a turn when published (else it starts idle).
+    pub turn: bool,
+    /// The loop, once published.
+    pub lp: Option<LoopState>,
+    /// Disposed (D2 step 1 ran).
+    pub disposed: bool,
+    /// The main teardown effect.
+    pub effect: EffectState,
+    /// Fault M1: the session effect, a sibling.
+    pub session_effect: EffectState,
+    /// Teardown steps run, in order (ghost).
+    pub steps_run: Vec<u8>,
+    /// Dispose callers: who, and whether it returned.
+    pub callers: Vec<(Caller, bool)>,
+    /// Whether the effects are held by the owner and provider scopes.
+    pub in_scopes: bool,
+}
+
+/// The state of the dispose model.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DisposeState {
+    /// Creation attempts (serial = index).
+    pub attempts: Vec<Attempt>,
+    /// Scopes: owner, provider.
+    pub scopes: [ScopeState; 2],
+    /// Registry entries `(id, serial)`.
+    pub registry: Vec<(u8, u8)>,
+    /// Store sessions `(id, serial, live)`: hooks installed; `live` until retired.
+    pub sessions: Vec<(u8, u8, bool)>,
+    /// Appended, not yet durable: `(serial, entry)`.
+    pub pending: Vec<(u8, Entry)>,
+    /// The durable log: `(serial, entry)`.
+    pub durable: Vec<(u8, Entry)>,
+    /// Whether the handle disposed each attempt already.
+    pub handle_called: Vec<bool>,
+    /// Rules a transition broke (ghost).
+    pub broken: Vec<&'static str>,
+}
+
+/// One transition of the dispose model.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DisposeAction {
+    /// Creation `n`: prepare (fails fast on a live id).
+    Prepare(u8),
+    /// Creation `n`: setup awaited; check the owner is active.
+    Check(u8),
+    /// Creation `n`: `enter` (rechecks the id), register, announce, start.
+    Enter(u8),
+    /// Creation `n`: register the effect with the owner and provider scopes.
+    Publish(u8),
+    /// The handle of creation `n` disposes.
+    HandleDispose(u8),
+    /// The owner scope unloads.
+    UnloadOwner,
+    /// The provider unloads.
+    UnloadProvider,
+    /// The next D2 step of agent `n`'s teardown.
+    TeardownStep(u8),
+    /// Fault M1: agent `n`'s sibling session effect runs.
+    SessionEffect(u8),
+    /// Agent `n`'s turn ends (`turn/end` appended).
+    EndTurn(u8),
+    /// Agent `n`'s closing flush.
+    Flush(u8),
+    /// Agent `n`'s loop exits.
+    Exit(u8),
+    /// Caller `c` of agent `n` resolves.
+    Return(u8, u8),
+    /// A scope finishes unloading.
+    ScopeUnloaded(ScopeId),
+}
+
+/// The dispose model.
+#[derive(Clone, Debug)]
+pub struct DisposeModel {
+    /// The fault switched on (M1, M6, M9, M10 act here).
+    pub fault: Option<Fault>,
+    /// Creation attempts: `(id, owner, whether its agent has a turn running)`.
+    pub attempts: Vec<(u8, ScopeId, bool)>,
+    /// An agent `b` created from configuration before the run (owned by the
+    /// provider scope, handle dropped, D7), idle.
+    pub configured: bool,
+}
+
+impl DisposeModel {
+    /// The world for `fault`. Without a fault: `a` (running a turn) and `a`
+    /// again by the owner, and `b` from configuration. A fault variant
+    /// keeps only what its counterexample needs, so its space stays small:
+    /// M1 and M10 one agent `a` with a turn; M6 the same plus `b`; M9 the
+    /// two same-id creations.
+    pub fn new(fault: Option<Fault>) -> Self {
+        let (attempts, configured) = match fault {
+            Some(Fault::M1 | Fault::M10) => (vec![(0, ScopeId::Owner, true)], false),
+            Some(Fault::M6) => (vec![(0, ScopeId::Owner, true)], true),
+            Some(Fault::M9) => (
+                vec![(0, ScopeId::Owner, false), (0, ScopeId::Owner, false)],
+                false,
+            ),
+            _ => (
+                vec![(0, ScopeId::Owner, true), (0, ScopeId::Owner, false)],
+                true,
+            ),
+        };
+        DisposeModel {
+            fault,
+            attempts,
+            configured,
+        }
+    }
+
+    fn has(&self, f: Fault) -> bool {
+        self.fault == Some(f)
+    }
+
+    fn scope(s: &DisposeState, id: ScopeId) -> ScopeState {
+        s.scopes[id as usize]
+    }
+
+    fn live_with_id(s: &DisposeState, id: u8) -> usize {
+        s.sessions.iter().filter(|x| x.0 == id && x.2).count()
+    }
+
+    fn effects_done(&self, a: &Attempt) -> bool {
+        a.effect == EffectState::Done
+            && (!self.has(Fault::M1) || a.session_effect == EffectState::Done)
+    }
+
+    /// `dispose` called by `caller` on attempt `n`'s effects.
+    fn call(&self, s: &mut DisposeState, n: usize, caller: Caller) {
+        let a = &mut s.attempts[n];
+        a.callers.push((caller, false));
+        if a.effect == EffectState::Armed {
+            a.effect = EffectState::Running(1);
+        }
+        if self.has(Fault::M1) && a.session_effect == EffectState::Armed {
+            a.session_effect = EffectState::Running(4);
+        }
+    }
+
+    fn append(s: &mut DisposeState, serial: u8, e: Entry) {
+        if s.sessions.iter().any(|x| x.1 == serial) {
+            s.pending.push((serial, e));
+        } else {
+            broke(s, "D3");
+        }
+    }
+
+    fn unload(&self, s: &mut DisposeState, scope: ScopeId) {
+        if Self::scope(s, scope) != ScopeState::Active {
+            return;
+        }
+        s.scopes[scope as usize] = ScopeState::Unloading;
+        for n in 0..s.attempts.len() {
+            let a = &s.attempts[n];
+            let held = a.in_scopes && (a.owner == scope || scope == ScopeId::Provider);
+            if held {
+                self.call(s, n, Caller::Scope(scope));
+            }
+        }
+    }
+
+    fn run_step(&self, s: &mut DisposeState, n: usize, step: u8) -> bool {
+        let serial = n as u8;
+        let id = s.attempts[n].id;
+        match step {
+            1 => {
+                s.attempts[n].disposed = true;
+            }
+            // Step 2 waits for the loop's exit (and its closing flush).
+            2 if s.attempts[n].lp != Some(LoopState::Exited) => return false,
+            3 => {
+                s.registry.retain(|e| *e != (id, serial));
+                if let Some(x) = s.sessions.iter_mut().find(|x| x.1 == serial) {
+                    x.2 = false;
+                }
+            }
+            4 => {
+                s.sessions.retain(|x| x.1 != serial);
+                if s.pending.iter().any(|p| p.0 == serial) {
+                    broke(s, "D3");
+                    s.pending.retain(|p| p.0 != serial);
+                }
+            }
+            _ => {}
+        }
+        s.attempts[n].steps_run.push(step);
+        true
+    }
+
+    fn step(&self, s: &DisposeState, action: &DisposeAction) -> Option<DisposeState> {
+        let mut n = s.clone();
+        match *action {
+            DisposeAction::Prepare(i) => {
+                let i = i as usize;
+                let a = s.attempts.get(i)?;
+                if a.phase != CreatePhase::Idle {
+                    return None;
+                }
+                n.attempts[i].phase = if Self::live_with_id(s, a.id) > 0 {
+                    CreatePhase::Failed(CreateError::AlreadyExists)
+                } else {
+                    CreatePhase::Prepared
+                };
+            }
+            DisposeAction::Check(i) => {
+                let i = i as usize;
+                let a = s.attempts.get(i)?;
+                if a.phase != CreatePhase::Prepared {
+                    return None;
+                }
+                let active = Self::scope(s, a.owner) == ScopeState::Active
+                    && Self::scope(s, ScopeId::Provider) == ScopeState::Active;
+                n.attempts[i].phase = if active {
+                    CreatePhase::Checked
+                } else {
+                    CreatePhase::Failed(CreateError::OwnerUnloaded)
+                };
+            }
+            DisposeAction::Enter(i) => {
+                let i = i as usize;
+                let a = s.attempts.get(i)?;
+                if a.phase != CreatePhase::Checked {
+                    return None;
+                }
+                if !self.has(Fault::M9) && Self::live_with_id(s, a.id) > 0 {
+                    n.attempts[i].phase = CreatePhase::Failed(CreateError::AlreadyExists);
+                } else {
+                    let serial = i as u8;
+                    n.sessions.push((a.id, serial, true));
+                    n.registry.push((a.id, serial));
+                    n.attempts[i].phase = CreatePhase::Entered;
+                    if a.turn {
+                        n.attempts[i].lp = Some(LoopState::Running);
+                        Self::append(&mut n, serial, Entry::TurnStart);
+                    } else {
+                        n.attempts[i].lp = Some(LoopState::Flushed);
+                    }
+                }
+            }
+            DisposeAction::Publish(i) => {
+                let i = i as usize;
+                let a = s.attempts.get(i)?;
+                if a.phase != CreatePhase::Entered {
+                    return None;
+                }
+                let ok = Self::scope(s, a.owner) == ScopeState::Active
+                    && Self::scope(s, ScopeId::Provider) == ScopeState::Active;
+                if ok {
+                    n.attempts[i].phase = CreatePhase::Ok;
+                    n.attempts[i].in_scopes = true;
+                } else {
+                    n.attempts[i].phase = CreatePhase::Disposing;
+                    self.call(&mut n, i, Caller::Create);
+                }
+            }
+            DisposeAction::HandleDispose(i) => {
+                let i = i as usize;
+                let a = s.attempts.get(i)?;
+                if a.phase != CreatePhase::Ok || a.owner != ScopeId::Owner || s.handle_called[i] {
+                    return None;
+                }
+                n.handle_called[i] = true;
+                self.call(&mut n, i, Caller::Handle);
+            }
+            DisposeAction::UnloadOwner => {
+                if Self::scope(s, ScopeId::Owner) != ScopeState::Active {
+                    return None;
+                }
+                self.unload(&mut n, ScopeId::Owner);
+            }
+            DisposeAction::UnloadProvider => {
+                if Self::scope(s, ScopeId::Provider) != ScopeState::Active {
+                    return None;
+                }
+                self.unload(&mut n, ScopeId::Provider);
+            }
+            DisposeAction::TeardownStep(i) => {
+                let i = i as usize;
+                let EffectState::Running(step) = s.attempts.get(i)?.effect else {
+                    return None;
+                };
+                if step == 4 && self.has(Fault::M1) {
+                    // M1: step 4 lives in the sibling effect.
+                    n.attempts[i].effect = EffectState::Running(5);
+                    return Some(n);
+                }
+                if !self.run_step(&mut n, i, step) {
+                    return None;
+                }
+                n.attempts[i].effect = if step == 3 && self.has(Fault::M10) {
+                    // M10: the panicking `agent/disposed` listener rejects the chain.
+                    EffectState::Done
+                } else if step == 5 {
+                    EffectState::Done
+                } else {
+                    EffectState::Running(step + 1)
+                };
+            }
+            DisposeAction::SessionEffect(i) => {
+                let i = i as usize;
+                if s.attempts.get(i)?.session_effect != EffectState::Running(4) {
+                    return None;
+                }
+                self.run_step(&mut n, i, 4);
+                n.attempts[i].session_effect = EffectState::Done;
+            }
+            DisposeAction::EndTurn(i) => {
+                let i = i as usize;
+                if s.attempts.get(i)?.lp != Some(LoopState::Running) {
+                    return None;
+                }
+                n.attempts[i].lp = Some(LoopState::Ended);
+                Self::append(&mut n, i as u8, Entry::TurnEnd);
+            }
+            DisposeAction::Flush(i) => {
+                let i = i as usize;
+                if s.attempts.get(i)?.lp != Some(LoopState::Ended) {
+                    return None;
+                }
+                n.attempts[i].lp = Some(LoopState::Flushed);
+                let serial = i as u8;
+                let (mine, rest): (Vec<_>, Vec<_>) = n.pending.iter().partition(|p| p.0 == serial);
+                n.pending = rest;
+                n.durable.extend(mine);
+            }
+            DisposeAction::Exit(i) => {
+                let i = i as usize;
+                let a = s.attempts.get(i)?;
+                if a.lp != Some(LoopState::Flushed) || !a.disposed {
+                    return None;
+                }
+                n.attempts[i].lp = Some(LoopState::Exited);
+            }
+            DisposeAction::Return(i, c) => {
+                let (i, c) = (i as usize, c as usize);
+                let a = s.attempts.get(i)?;
+                let &(caller, returned) = a.callers.get(c)?;
+                if returned {
+                    return None;
+                }
+                let done = self.effects_done(a);
+                // M6: a caller that did not start the run does not wait for it.
+                let early = self.has(Fault::M6) && c > 0;
+                if !done && !early {
+                    return None;
+                }
+                if !done {
+                    broke(&mut n, "D1");
+                }
+                n.attempts[i].callers[c].1 = true;
+                if caller == Caller::Create {
+                    n.attempts[i].phase = CreatePhase::Failed(CreateError::OwnerUnloaded);
+                }
+            }
+            DisposeAction::ScopeUnloaded(sc) => {
+                if Self::scope(s, sc) != ScopeState::Unloading {
+                    return None;
+                }
+                let waiting = s
+                    .attempts
+                    .iter()
+                    .any(|a| a.callers.iter().any(|&(c, r)| c == Caller::Scope(sc) && !r));
+                if waiting {
+                    return None;
+                }
+                n.scopes[sc as usize] = ScopeState::Unloaded;
+            }
+        }
+        Some(n)
+    }
+}
+
+fn broke(s: &mut DisposeState, rule: &'static str) {
+    if !s.broken.contains(&rule) {
+        s.broken.push(rule);
+    }
+}
+
+impl Model for DisposeModel {
+    type State = DisposeState;
+    type Action = DisposeAction;
+
+    fn name(&self) -> String {
+        match self.fault {
+            None => "dispose".into(),
+            Some(f) => format!("dispose+{f}"),
+        }
+    }
+
+    fn init_states(&self) -> Vec<DisposeState> {
+        let mut attempts = self
+            .attempts
+            .iter()
+            .map(|&(id, owner, turn)| Attempt {
+                id,
+                owner,
+                turn,
+                phase: CreatePhase::Idle,
+                lp: None,
+                disposed: false,
+                effect: EffectState::Armed,
+                session_effect: EffectState::Armed,
+                steps_run: vec![],
+                callers: vec![],
+                in_scopes: false,
+            })
+            .collect::<Vec<_>>();
+        let (mut registry, mut sessions) = (vec![], vec![]);
+        if self.configured {
+            let serial = attempts.len() as u8;
+            attempts.push(Attempt {
+                id: 1,
+                owner: ScopeId::Provider,
+                turn: false,
+                phase: CreatePhase::Ok,
+                lp: Some(LoopState::Flushed),
+                disposed: false,
+                effect: EffectState::Armed,
+                session_effect: EffectState::Armed,
+                steps_run: vec![],
+                callers: vec![],
+                in_scopes: true,
+            });
+            registry.push((1, serial));
+            sessions.push((1, serial, true));
+        }
+        vec![DisposeState {
+            handle_called: vec![false; attempts.len()],
+            attempts,
+            scopes: [ScopeState::Active; 2],
+            registry,
+            sessions,
+            pending: vec![],
+            durable: vec![],
+            broken: vec![],
+        }]
+    }
+
+    fn actions(&self, s: &DisposeState, out: &mut Vec<DisposeAction>) {
+        let mut all = vec![];
+        for i in 0..s.attempts.len() as u8 {
+            all.extend([
+                DisposeAction::Prepare(i),
+                DisposeAction::Check(i),
+                DisposeAction::Enter(i),
+                DisposeAction::Publish(i),
+                DisposeAction::HandleDispose(i),
+            ]);
+        }
+        all.extend([DisposeAction::UnloadOwner, DisposeAction::UnloadProvider]);
+        for (i, a) in s.attempts.iter().enumerate() {
+            let i = i as u8;
+            all.extend([
+                DisposeAction::TeardownStep(i),
+                DisposeAction::SessionEffect(i),
+                DisposeAction::EndTurn(i),
+                DisposeAction::Flush(i),
+                DisposeAction::Exit(i),
+            ]);
+            all.extend((0..a.callers.len() as u8).map(|c| DisposeAction::Return(i, c)));
+        }
+        all.extend([
+            DisposeAction::ScopeUnloaded(ScopeId::Owner),
+            DisposeAction::ScopeUnloaded(ScopeId::Provider),
+        ]);
+        out.extend(all.into_iter().filter(|a| self.step(s, a).is_some()));
+    }
+
+    fn next_state(&self, s: &DisposeState, a: &DisposeAction) -> Option<DisposeState> {
+        self.step(s, a)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::<Self>::always(
+                "D1 every dispose caller resolves only after the whole teardown",
+                |_, s| !s.broken.contains(&"D1"),
+            ),
+            Property::<Self>::always("D2 teardown steps run once, in order 1..5", |_, s| {
+                s.attempts.iter().all(|a| {
+                    a.steps_run
+                        .iter()
+                        .enumerate()
+                        .all(|(k, &st)| st as usize == k + 1)
+                })
+            }),
+            Property::<Self>::always(
+                "D3 every appended event is durable and every turn/end survives",
+                |m, s| {
+                    !s.broken.contains(&"D3")
+                        && s.attempts.iter().enumerate().all(|(i, a)| {
+                            !m.effects_done(a)
+                                || !a.turn
+                                || a.lp.is_none()
+                                || s.durable.contains(&(i as u8, Entry::TurnEnd))
+                        })
+                },
+            ),
+            Property::<Self>::always(
+                "D4 a failing agent/disposed listener skips no later step",
+                |m, s| {
+                    s.attempts.iter().all(|a| {
+                        a.effect != EffectState::Done
+                            || !m.effects_done(a)
+                            || a.steps_run.len() == 5
+                    })
+                },
+            ),
+            Property::<Self>::always(
+                "D5 an agent whose teardown has not begun keeps its entry and session",
+                |_, s| {
+                    s.attempts.iter().enumerate().all(|(i, a)| {
+                        let serial = i as u8;
+                        !(matches!(a.phase, CreatePhase::Ok | CreatePhase::Entered)
+                            && a.effect == EffectState::Armed)
+                            || (s.registry.contains(&(a.id, serial))
+                                && s.sessions.iter().any(|x| x.1 == serial))
+                    })
+                },
+            ),
+            Property::<Self>::always(
+                "R1 at most one live agent and one live session per id",
+                |_, s| {
+                    (0..2u8).all(|id| {
+                        s.registry.iter().filter(|e| e.0 == id).count() <= 1
+                            && DisposeModel::live_with_id(s, id) <= 1
+                    })
+                },
+            ),
+            Property::<Self>::always(
+                "R3 a creation that failed left nothing published",
+                |_, s| {
+                    s.attempts.iter().enumerate().all(|(i, a)| {
+                        !matches!(a.phase, CreatePhase::Failed(_))
+                            || (!s.registry.iter().any(|e| e.1 == i as u8)
+                                && !s.sessions.iter().any(|x| x.1 == i as u8))
+                    })
+                },
+            ),
+            Property::<Self>::sometimes(
+                "R1 window: two same-id creations both pass their prepare",
+                |_, s| {
+                    let same: Vec<&Attempt> = s.attempts.iter().filter(|a| a.id == 0).collect();
+                    same.len() >= 2
+                        && same.iter().all(|a| {
+                            a.phase != CreatePhase::Idle
+                                && !matches!(a.phase, CreatePhase::Failed(_))
+                        })
+                },
+            ),
+            Property::<Self>::sometimes(
+                "R2 window: an id is reused after its entry detached",
+                |_, s| s.attempts[0].steps_run.len() >= 3 && s.registry.contains(&(0, 1)),
+            ),
+            Property::<Self>::sometimes(
+                "R3 window: a creation publishes while its owner unloads",
+                |_, s| s.attempts.iter().any(|a| a.phase == CreatePhase::Disposing),
+            ),
+            Property::<Self>::sometimes("D1 window: three callers share one teardown", |_, s| {
+                s.attempts.iter().any(|a| a.callers.len() >= 3)
+            }),
+            Property::<Self>::eventually(
+                "D7 unloading the provider disposes every agent it built",
+                |m, s| {
+                    s.scopes[ScopeId::Provider as usize] != ScopeState::Unloaded
+                        || s.attempts
+                            .iter()
+                            .all(|a| a.lp.is_none() || m.effects_done(a))
+                },
+            ),
+            Property::<Self>::eventually("R1 a same-id loser fails with already exists", |_, s| {
+                let ok = |i: usize| {
+                    s.attempts
+                        .get(i)
+                        .is_some_and(|a| a.id == 0 && a.phase == CreatePhase::Ok)
+                };
+                !(ok(0) && ok(1)) || s.attempts[0].steps_run.len() >= 3
+            }),
+        ]
+    }
+}

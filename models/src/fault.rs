@@ -1,0 +1,75 @@
+//! The faults of SPEC §3, as model variants.
+
+use std::fmt;
+
+/// One rejected design or known bug (SPEC §3). Model constructors take an
+/// `Option<Fault>`; a fault that does not concern a model changes nothing
+/// in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum Fault {
+    /// Session lifecycle in a sibling effect of the loop (violates D3).
+    M1,
+    /// tool-bash keeps ownership in its own map (violates S5).
+    M2,
+    /// No pre-run marker (violates C4).
+    M3,
+    /// Idle cancel sets the marker (violates C6).
+    M4,
+    /// The marker also swallows the next accepted prompt (violates C5).
+    M5,
+    /// Dispose not memoized (violates D1).
+    M6,
+    /// `session/new` ignores a close during creation (violates A1).
+    M7,
+    /// `session/load` ignores a close during resume (violates A1).
+    M8,
+    /// `enter` does not recheck for a duplicate live id (violates R1).
+    M9,
+    /// A panicking `agent/disposed` listener aborts the teardown (violates D4).
+    M10,
+    /// `cancel-requested` emitted after clearing the inbox (violates C1/C2).
+    M11,
+    /// `when_idle` resolves on the status flip (violates C7).
+    M12,
+}
+
+impl Fault {
+    /// Every fault, in SPEC order.
+    pub const ALL: [Fault; 12] = [
+        Fault::M1,
+        Fault::M2,
+        Fault::M3,
+        Fault::M4,
+        Fault::M5,
+        Fault::M6,
+        Fault::M7,
+        Fault::M8,
+        Fault::M9,
+        Fault::M10,
+        Fault::M11,
+        Fault::M12,
+    ];
+
+    /// The rule IDs the fault must violate (SPEC §3).
+    pub fn must_violate(self) -> &'static [&'static str] {
+        match self {
+            Fault::M1 => &["D3"],
+            Fault::M2 => &["S5"],
+            Fault::M3 => &["C4"],
+            Fault::M4 => &["C6"],
+            Fault::M5 => &["C5"],
+            Fault::M6 => &["D1"],
+            Fault::M7 | Fault::M8 => &["A1"],
+            Fault::M9 => &["R1"],
+            Fault::M10 => &["D4"],
+            Fault::M11 => &["C1", "C2"],
+            Fault::M12 => &["C7"],
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}

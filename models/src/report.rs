@@ -1,0 +1,153 @@
+//! Runs every model and every fault variant; renders the table and JSON.
+//!
+//! This is what `lifecycle model [--json]` prints.
+
+use crate::acp::AcpModel;
+use crate::agent::AgentModel;
+use crate::checker::{CheckResult, Checker};
+use crate::dispose::DisposeModel;
+use crate::fault::Fault;
+use crate::shell::ShellModel;
+
+/// One checked model: a clean model, or a fault variant.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ModelReport {
+    /// The fault switched on, if any.
+    pub fault: Option<Fault>,
+    /// The rules the fault must violate (empty for a clean model).
+    pub must_violate: Vec<String>,
+    /// The checker's result.
+    pub result: CheckResult,
+    /// For a clean model: every property holds. For a fault variant: a
+    /// property citing one of its rules has a counterexample.
+    pub ok: bool,
+    /// For a fault variant: the shortest counterexample among the
+    /// properties citing its rules, `(property, length)`.
+    pub caught_by: Option<(String, usize)>,
+}
+
+/// The model a fault belongs to.
+pub fn model_of(fault: Fault) -> &'static str {
+    match fault {
+        Fault::M3 | Fault::M4 | Fault::M5 | Fault::M11 | Fault::M12 => "agent",
+        Fault::M1 | Fault::M6 | Fault::M9 | Fault::M10 => "dispose",
+        Fault::M2 => "shell",
+        Fault::M7 | Fault::M8 => "acp",
+    }
+}
+
+/// Check one model by name (`agent`, `dispose`, `shell`, `acp`) with an
+/// optional fault. `None` for an unknown name.
+pub fn check(model: &str, fault: Option<Fault>) -> Option<CheckResult> {
+    let c = Checker::default();
+    Some(match model {
+        "agent" => c.check(&AgentModel::new(fault)),
+        "dispose" => c.check(&DisposeModel::new(fault)),
+        "shell" => c.check(&ShellModel::new(fault)),
+        "acp" => c.check(&AcpModel::new(fault)),
+        _ => return None,
+    })
+}
+
+/// The model names, in report order.
+pub const MODELS: [&str; 4] = ["agent", "dispose", "shell", "acp"];
+
+fn report(fault: Option<Fault>, result: CheckResult) -> ModelReport {
+    let (ok, caught_by, must_violate) = match fault {
+        None => (result.all_hold(), None, vec![]),
+        Some(f) => {
+            let rules = f.must_violate();
+            let caught = result
+                .properties
+                .iter()
+                .filter(|p| !p.holds && rules.iter().any(|r| p.name.starts_with(r)))
+                .filter_map(|p| p.counterexample.as_ref().map(|c| (p.name.clone(), c.len())))
+                .min_by_key(|(_, len)| *len);
+            (
+                caught.is_some(),
+                caught,
+                rules.iter().map(|r| r.to_string()).collect(),
+            )
+        }
+    };
+    ModelReport {
+        fault,
+        must_violate,
+        result,
+        ok,
+        caught_by,
+    }
+}
+
+/// Check every clean model, then every fault variant (SPEC order).
+pub fn run_all() -> Vec<ModelReport> {
+    let mut out: Vec<ModelReport> = MODELS
+        .iter()
+        .map(|m| report(None, check(m, None).expect("known model")))
+        .collect();
+    for f in Fault::ALL {
+        out.push(report(
+            Some(f),
+            check(model_of(f), Some(f)).expect("known model"),
+        ));
+    }
+    out
+}
+
+/// Whether every clean model holds and every fault variant was caught.
+pub fn all_ok(reports: &[ModelReport]) -> bool {
+    reports.iter().all(|r| r.ok)
+}
+
+/// The table: one row per model and fault variant.
+pub fn render_table(reports: &[ModelReport]) -> String {
+    let mut out = format!(
+        "{:<12} {:>9} {:>8} {:>5} {:>7} {:>6}  {}\n",
+        "model", "states", "unique", "depth", "seconds", "result", "detail"
+    );
+    for r in reports {
+        let res = &r.result;
+        let detail = match (&r.fault, &r.caught_by) {
+            (None, _) => {
+                let held = res.properties.iter().filter(|p| p.holds).count();
+                let failed: Vec<&str> = res
+                    .properties
+                    .iter()
+                    .filter(|p| !p.holds)
+                    .map(|p| p.name.as_str())
+                    .collect();
+                if failed.is_empty() {
+                    format!("{held}/{} properties hold", res.properties.len())
+                } else {
+                    format!("FAILED: {}", failed.join("; "))
+                }
+            }
+            (Some(_), Some((name, len))) => format!("counterexample of {len} actions: {name}"),
+            (Some(f), None) => format!(
+                "NOT CAUGHT: no counterexample for {}",
+                f.must_violate().join("/")
+            ),
+        };
+        out.push_str(&format!(
+            "{:<12} {:>9} {:>8} {:>5} {:>7.2} {:>6}  {}\n",
+            res.model,
+            res.states,
+            res.unique,
+            res.max_depth,
+            res.seconds,
+            if r.ok { "ok" } else { "FAIL" },
+            detail
+        ));
+    }
+    for r in reports.iter().filter(|r| !r.ok && r.fault.is_none()) {
+        for p in r.result.properties.iter().filter(|p| !p.holds) {
+            out.push_str(&format!("\n{}: {}", r.result.model, p.render()));
+        }
+    }
+    out
+}
+
+/// The reports as JSON (for CI).
+pub fn to_json(reports: &[ModelReport]) -> String {
+    serde_json::to_string_pretty(reports).expect("reports serialize")
+}
