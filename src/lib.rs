@@ -52,6 +52,7 @@
 
 pub mod acp;
 pub mod agent;
+pub mod bench;
 pub mod bus;
 pub mod check;
 pub mod cli;

@@ -176,7 +176,8 @@ impl Budget {
 /// minutes at bound 2.
 pub fn loom_bound(scenario: ScenarioId, base: usize) -> usize {
     let info = scenario.info();
-    base.saturating_sub(info.tasks.saturating_sub(2))
+    let threads = info.tasks - info.bystanders;
+    base.saturating_sub(threads.saturating_sub(2))
         .min(info.loom_cap)
         .max(1)
 }
@@ -526,7 +527,7 @@ pub fn run_with_progress(
             stop_at_first,
             progress,
         ),
-        Checker::Loom if scenario.info().tasks > loom::MAX_THREADS => {
+        Checker::Loom if scenario.info().tasks - scenario.info().bystanders > loom::MAX_THREADS => {
             let mut tally = Tally::new(scenario, checker, faults);
             tally.skip(format!(
                 "needs {} threads; loom models at most {}",

@@ -91,10 +91,50 @@ pub fn explore(
     pct_depth: usize,
     stop_at_first: bool,
 ) -> Report {
+    explore_seeded(
+        checker,
+        scenario,
+        faults,
+        (iterations, pct_depth, 0x5eed),
+        &[],
+        stop_at_first,
+    )
+}
+
+/// Schedules shuttle's DFS scheduler runs to exhaust `scenario`, at most
+/// `cap`: `(executions, exhausted, seconds)`.
+pub fn dfs_count(scenario: ScenarioId, cap: usize) -> (u64, bool, f64) {
+    let start = std::time::Instant::now();
+    let count = Arc::new(Mutex::new(0u64));
+    let c = count.clone();
+    let body = move || {
+        let _ = shuttle::future::block_on(scenarios::run::<ShuttleRt>(scenario, Faults::none()));
+        *c.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+    };
+    let scheduler = shuttle::scheduler::DfsScheduler::new(Some(cap), false);
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Runner::new(scheduler, config()).run(body)
+    }));
+    let n = *count.lock().unwrap_or_else(|p| p.into_inner());
+    (n, n < cap as u64, start.elapsed().as_secs_f64())
+}
+
+/// [`explore`] with `(iterations, pct_depth, seed)`, counting as *the*
+/// failure only one that breaks a rule of `want` (empty: any).
+pub fn explore_seeded(
+    checker: Checker,
+    scenario: ScenarioId,
+    faults: Faults,
+    (iterations, pct_depth, seed): (usize, usize, u64),
+    want: &'static [&'static str],
+    stop_at_first: bool,
+) -> Report {
     let current = Arc::new(Mutex::new(Schedule::new(0)));
     let failed = Arc::new(Mutex::new(false));
     let saved: Arc<Mutex<Option<Schedule>>> = Arc::new(Mutex::new(None));
-    let tally = Arc::new(Mutex::new(Tally::new(scenario, checker, faults)));
+    let mut fresh = Tally::new(scenario, checker, faults);
+    fresh.want(want);
+    let tally = Arc::new(Mutex::new(fresh));
     let stop = Arc::new(Mutex::new(false));
     let (t, fl, st) = (tally.clone(), failed.clone(), stop.clone());
     let body = move || {
@@ -125,14 +165,14 @@ pub fn explore(
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match checker {
         Checker::ShuttlePct => Runner::new(
             recording(
-                Box::new(PctScheduler::new_from_seed(0x5eed, pct_depth, iterations))
+                Box::new(PctScheduler::new_from_seed(seed, pct_depth, iterations))
                     as Box<dyn Scheduler + Send>,
             ),
             config(),
         )
         .run(body),
         _ => Runner::new(
-            recording(Box::new(RandomScheduler::new_from_seed(0x5eed, iterations))),
+            recording(Box::new(RandomScheduler::new_from_seed(seed, iterations))),
             config(),
         )
         .run(body),

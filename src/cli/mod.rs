@@ -43,6 +43,15 @@ enum Command {
         /// The replay line of a `sim` or `sim-dfs` failure (quote it).
         line: String,
     },
+    /// Check the executable specification models (crate `lifecycle-models`):
+    /// every model's properties, every fault variant's counterexample.
+    Model {
+        /// One JSON document instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmarks: the simulator side by side with shuttle and loom.
+    Bench(crate::bench::BenchArgs),
     /// Scenarios, rules, faults and checkers.
     List,
     /// Serve the Agent Client Protocol on stdio (a scripted agent; see
@@ -248,6 +257,20 @@ pub fn main() -> ExitCode {
         Command::Explore(args) => check_cmd::run_explore(&args),
         Command::Replay { line, svg } => replay_cmd::run_replay(&line, svg.as_deref()),
         Command::Shrink { line } => replay_cmd::run_shrink(&line),
+        Command::Model { json } => {
+            let reports = lifecycle_models::report::run_all();
+            if json {
+                println!("{}", lifecycle_models::report::to_json(&reports));
+            } else {
+                print!("{}", lifecycle_models::report::render_table(&reports));
+            }
+            if lifecycle_models::report::all_ok(&reports) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Command::Bench(args) => crate::bench::run(&args),
         Command::LoomWorker {
             scenario,
             pb,

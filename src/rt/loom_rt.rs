@@ -27,6 +27,7 @@ impl Future for LoomYield {
 
 impl Rt for LoomRt {
     const NAME: &'static str = "loom";
+    const BYSTANDERS: bool = false;
     type RawMutex<T: Send + 'static> = loom::sync::Mutex<T>;
 
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {

@@ -85,8 +85,10 @@ pub struct ScenarioInfo {
     pub rules: &'static [&'static str],
     /// One line on what it does.
     pub about: &'static str,
-    /// Tasks (threads under loom) it runs; loom models at most 5.
+    /// Tasks it runs, bystanders included (see `Rt::BYSTANDERS`).
     pub tasks: usize,
+    /// Tasks of bystander agents, which loom runs without.
+    pub bystanders: usize,
     /// The highest loom preemption bound whose exhaustive run stays within
     /// the PR gate (about 30 s here).
     pub loom_cap: usize,
@@ -245,9 +247,6 @@ impl ScenarioId {
             ),
         };
         let loom_cap = match self {
-            // With the bystander agent (3 tasks): 273,777 executions in 22 s
-            // at bound 1; bound 2 ran more than 3 minutes.
-            ScenarioId::CancelBeforeClaim => 1,
             // 280,631 executions in 23 s at bound 1; bound 2 ran >13 min.
             ScenarioId::DisconnectMidPrompt => 1,
             // 64,578 executions in 5.4 s at bound 1; bound 2 ran >4 min.
@@ -261,12 +260,17 @@ impl ScenarioId {
             ScenarioId::ToolBashReload => Some(3),
             _ => None,
         };
+        let bystanders = match self {
+            ScenarioId::CancelBeforeClaim | ScenarioId::ConcurrentDispose => 1,
+            _ => 0,
+        };
         ScenarioInfo {
             id: self,
             name,
             rules,
             about,
             tasks,
+            bystanders,
             loom_cap,
             dfs_bound,
         }

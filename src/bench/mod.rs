@@ -1,0 +1,468 @@
+//! `bench`: the harness side by side with shuttle and loom, measured in one
+//! process run on this machine. Speed is measured here, never asserted in a
+//! test.
+//!
+//! Sections:
+//! 1. executions per second on the same scenarios: simulator random,
+//!    simulator PCT, shuttle random, shuttle PCT, loom (its exhaustive run);
+//! 2. schedules to exhaust a scenario: simulator DFS with and without sleep
+//!    sets, loom at its preemption bound, shuttle's DFS (capped);
+//! 3. per fault and checker: executions and seconds to the first violation of
+//!    the fault's rule, median and max over several seeds;
+//! 4. peak memory (this process, and the loom worker processes).
+//!
+//! The table shows the ratios simulator/shuttle and simulator/loom pair by
+//! pair, the three targets of the issue with how far each is from its mark,
+//! and is written as JSON.
+
+mod render;
+
+use crate::check::sim_check::{
+    expected_branches, explore, explore_dfs, run_scheduled, DfsOptions, PortfolioOptions,
+};
+use crate::check::{self, loom_bound, loom_check, shuttle_check, Checker, Report};
+use crate::faults::{Fault, Faults};
+use crate::scenarios::ScenarioId;
+use lifecycle_sim::{DfsConfig, PctScheduler, RandomScheduler, Shard};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Arguments of `bench`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Write the results as JSON here.
+    #[arg(long, default_value = "bench.json")]
+    out: PathBuf,
+    /// Seeds per fault and sampling checker (median and max over them).
+    #[arg(long, default_value_t = 5)]
+    seeds: u64,
+    /// Executions per throughput measurement (simulator and shuttle).
+    #[arg(long, default_value_t = 4_000)]
+    executions: u64,
+    /// Cap of the unreduced simulator DFS.
+    #[arg(long, default_value_t = 1_000_000)]
+    dfs_cap: u64,
+    /// Cap of shuttle's DFS.
+    #[arg(long, default_value_t = 20_000)]
+    shuttle_dfs_cap: usize,
+    /// Only these scenarios (repeatable); default: a set of eight.
+    #[arg(long)]
+    scenario: Vec<String>,
+    /// Leave loom out (it dominates the run time).
+    #[arg(long)]
+    no_loom: bool,
+}
+
+/// The scenarios measured by default: both sides of every part, and every
+/// loom run among them finishes in under 30 s.
+const DEFAULT: [ScenarioId; 8] = [
+    ScenarioId::CancelBeforeClaim,
+    ScenarioId::CancelMidTurn,
+    ScenarioId::ConcurrentDispose,
+    ScenarioId::DisposeMidTurn,
+    ScenarioId::SameIdCreateRace,
+    ScenarioId::DisconnectRacingNew,
+    ScenarioId::DisconnectMidPrompt,
+    ScenarioId::SessionCancelBeforeStart,
+];
+
+/// Executions per second of one checker on one scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rate {
+    executions: u64,
+    seconds: f64,
+    per_second: f64,
+}
+
+impl Rate {
+    fn new(executions: u64, seconds: f64) -> Rate {
+        Rate {
+            executions,
+            seconds,
+            per_second: executions as f64 / seconds.max(1e-9),
+        }
+    }
+}
+
+/// Section 1: one scenario's rates.
+#[derive(Clone, Debug, Serialize)]
+pub struct Throughput {
+    scenario: &'static str,
+    sim_random: Rate,
+    sim_pct: Rate,
+    shuttle_random: Rate,
+    shuttle_pct: Rate,
+    loom: Option<Rate>,
+    ratio_sim_shuttle_random: f64,
+    ratio_sim_shuttle_pct: f64,
+    ratio_sim_loom: Option<f64>,
+}
+
+/// A search's size: schedules, whether it finished, seconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Space {
+    schedules: u64,
+    exhausted: bool,
+    seconds: f64,
+    bound: String,
+}
+
+/// Section 2: one scenario's search sizes.
+#[derive(Clone, Debug, Serialize)]
+pub struct Exhaustion {
+    scenario: &'static str,
+    sim_dfs_reduced: Space,
+    sim_dfs_unreduced: Space,
+    loom: Option<Space>,
+    shuttle_dfs: Space,
+    ratio_reduced_loom: Option<f64>,
+}
+
+/// Median and max.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stat {
+    median: f64,
+    max: f64,
+}
+
+fn stat(mut v: Vec<f64>) -> Stat {
+    v.sort_by(f64::total_cmp);
+    let median = if v.is_empty() {
+        f64::NAN
+    } else {
+        v[v.len() / 2]
+    };
+    Stat {
+        median,
+        max: v.last().copied().unwrap_or(f64::NAN),
+    }
+}
+
+/// Section 3: one fault under one checker.
+#[derive(Clone, Debug, Serialize)]
+pub struct Kill {
+    fault: Fault,
+    checker: &'static str,
+    scenario: &'static str,
+    /// Seeds that found it, of those tried.
+    found: u64,
+    tried: u64,
+    executions: Stat,
+    seconds: Stat,
+}
+
+/// Section 4.
+#[derive(Clone, Debug, Serialize)]
+pub struct Memory {
+    /// This process, MiB.
+    self_peak_mib: f64,
+    /// The largest child (loom workers), MiB.
+    children_peak_mib: f64,
+}
+
+/// One target of the issue.
+#[derive(Clone, Debug, Serialize)]
+pub struct Target {
+    target: String,
+    met: bool,
+    detail: String,
+}
+
+/// Everything `bench` measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Results {
+    machine: String,
+    throughput: Vec<Throughput>,
+    exhaustion: Vec<Exhaustion>,
+    faults: Vec<Kill>,
+    memory: Memory,
+    targets: Vec<Target>,
+    seconds: f64,
+}
+
+fn sim_rate(scenario: ScenarioId, n: u64, pct: bool) -> Rate {
+    let expected = expected_branches(scenario, Faults::none());
+    let start = Instant::now();
+    for seed in 0..n {
+        let s: Box<dyn lifecycle_sim::Scheduler> = if pct {
+            Box::new(PctScheduler::new(seed, 3, expected[0]))
+        } else {
+            Box::new(RandomScheduler::new(seed))
+        };
+        let run = run_scheduled(scenario, Faults::none(), s, false, false);
+        std::hint::black_box(&run.outcome);
+    }
+    Rate::new(n, start.elapsed().as_secs_f64())
+}
+
+fn shuttle_rate(checker: Checker, scenario: ScenarioId, n: u64) -> Rate {
+    let r = shuttle_check::explore(checker, scenario, Faults::none(), n as usize, 3, false);
+    Rate::new(r.executions, r.seconds)
+}
+
+fn loom_run(scenario: ScenarioId) -> Option<Report> {
+    let info = scenario.info();
+    (info.tasks - info.bystanders <= loom::MAX_THREADS).then(|| {
+        loom_check::explore(
+            scenario,
+            Faults::none(),
+            loom_bound(scenario, check::Budget::PR.loom_preemptions),
+            false,
+        )
+    })
+}
+
+fn dfs_space(scenario: ScenarioId, reduction: bool, cap: u64) -> Space {
+    let opts = DfsOptions {
+        config: DfsConfig {
+            reduction,
+            preemption_bound: scenario.info().dfs_bound,
+            ..DfsConfig::default()
+        },
+        shrink: false,
+        ..DfsOptions::exhaustive(cap)
+    };
+    let r = explore_dfs(scenario, Faults::none(), &opts, false, &|_| {});
+    Space {
+        schedules: r.executions,
+        exhausted: r.exhausted,
+        seconds: r.seconds,
+        bound: r.bound.unwrap_or_default(),
+    }
+}
+
+/// Kill `fault` with `checker` from `seeds` different starting points.
+fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
+    let scenario = ScenarioId::ALL
+        .into_iter()
+        .find(|s| s.targets().contains(&fault))?;
+    let faults = Faults::none().with(fault);
+    let want = fault.must_violate();
+    let runs: Vec<Report> = match checker {
+        Checker::Sim => (0..seeds)
+            .map(|k| {
+                explore(
+                    scenario,
+                    faults,
+                    &PortfolioOptions {
+                        seeds: seeds * 1_000_000,
+                        pct_depth: 3,
+                        shard: Shard {
+                            index: k as u32,
+                            count: seeds as u32,
+                        },
+                        shrink: false,
+                        stop_on: want,
+                    },
+                    true,
+                    &|_| {},
+                )
+            })
+            .collect(),
+        Checker::SimDfs => vec![explore_dfs(
+            scenario,
+            faults,
+            &DfsOptions {
+                shrink: false,
+                stop_on: want,
+                ..DfsOptions::exhaustive(5_000_000)
+            },
+            true,
+            &|_| {},
+        )],
+        Checker::ShuttleRandom | Checker::ShuttlePct => (0..seeds)
+            .map(|k| {
+                shuttle_check::explore_seeded(
+                    checker,
+                    scenario,
+                    faults,
+                    (100_000, 3, 0x5eed + k),
+                    want,
+                    true,
+                )
+            })
+            .collect(),
+        Checker::Loom => {
+            let info = scenario.info();
+            if info.tasks - info.bystanders > loom::MAX_THREADS {
+                return None;
+            }
+            vec![loom_check::explore(
+                scenario,
+                faults,
+                loom_bound(scenario, 3),
+                true,
+            )]
+        }
+        Checker::Tokio => return None,
+    };
+    let hits: Vec<&Report> = runs
+        .iter()
+        .filter(|r| r.violations.iter().any(|v| want.contains(&v.rule)))
+        .collect();
+    Some(Kill {
+        fault,
+        checker: checker.name(),
+        scenario: scenario.info().name,
+        found: hits.len() as u64,
+        tried: runs.len() as u64,
+        executions: stat(hits.iter().map(|r| r.executions as f64).collect()),
+        seconds: stat(hits.iter().map(|r| r.seconds).collect()),
+    })
+}
+
+fn peak_mib(who: libc::c_int) -> f64 {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::getrusage(who, &mut u) } == 0;
+    if ok {
+        u.ru_maxrss as f64 / 1024.0
+    } else {
+        f64::NAN
+    }
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cpu}, {cores} cores, {}", std::env::consts::OS)
+}
+
+/// `bench`.
+pub fn run(args: &BenchArgs) -> ExitCode {
+    let scenarios: Vec<ScenarioId> = if args.scenario.is_empty() {
+        DEFAULT.to_vec()
+    } else {
+        match args
+            .scenario
+            .iter()
+            .map(|s| ScenarioId::parse(s).ok_or_else(|| format!("unknown scenario {s:?}")))
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    if args.seeds == 0 || args.executions == 0 {
+        eprintln!("error: --seeds and --executions must be at least 1");
+        return ExitCode::from(2);
+    }
+    check::quiet_panics();
+    let start = Instant::now();
+    let mut throughput = Vec::new();
+    let mut exhaustion = Vec::new();
+    for &scenario in &scenarios {
+        let name = scenario.info().name;
+        eprintln!("bench: {name}");
+        let loom = if args.no_loom {
+            None
+        } else {
+            loom_run(scenario)
+        };
+        let loom_rate = loom.as_ref().map(|r| Rate::new(r.executions, r.seconds));
+        let sim_random = sim_rate(scenario, args.executions, false);
+        let sim_pct = sim_rate(scenario, args.executions, true);
+        let shuttle_random = shuttle_rate(Checker::ShuttleRandom, scenario, args.executions);
+        let shuttle_pct = shuttle_rate(Checker::ShuttlePct, scenario, args.executions);
+        throughput.push(Throughput {
+            scenario: name,
+            ratio_sim_shuttle_random: sim_random.per_second / shuttle_random.per_second,
+            ratio_sim_shuttle_pct: sim_pct.per_second / shuttle_pct.per_second,
+            ratio_sim_loom: loom_rate
+                .as_ref()
+                .map(|l| sim_random.per_second / l.per_second),
+            sim_random,
+            sim_pct,
+            shuttle_random,
+            shuttle_pct,
+            loom: loom_rate,
+        });
+        let reduced = dfs_space(scenario, true, args.dfs_cap);
+        let unreduced = dfs_space(scenario, false, args.dfs_cap);
+        let (n, exhausted, seconds) = shuttle_check::dfs_count(scenario, args.shuttle_dfs_cap);
+        let loom_space = loom.as_ref().map(|r| Space {
+            schedules: r.executions,
+            exhausted: r.exhausted,
+            seconds: r.seconds,
+            bound: format!(
+                "preemptions <= {}",
+                loom_bound(scenario, check::Budget::PR.loom_preemptions)
+            ),
+        });
+        exhaustion.push(Exhaustion {
+            scenario: name,
+            ratio_reduced_loom: loom_space
+                .as_ref()
+                .filter(|l| l.exhausted && reduced.exhausted)
+                .map(|l| reduced.schedules as f64 / l.schedules as f64),
+            sim_dfs_reduced: reduced,
+            sim_dfs_unreduced: unreduced,
+            loom: loom_space,
+            shuttle_dfs: Space {
+                schedules: n,
+                exhausted,
+                seconds,
+                bound: "unbounded".into(),
+            },
+        });
+    }
+    let mut faults = Vec::new();
+    let checkers: Vec<Checker> = [
+        Checker::Sim,
+        Checker::SimDfs,
+        Checker::ShuttleRandom,
+        Checker::ShuttlePct,
+        Checker::Loom,
+    ]
+    .into_iter()
+    .filter(|c| !(args.no_loom && *c == Checker::Loom))
+    .collect();
+    for fault in Fault::IMPLEMENTED {
+        eprintln!("bench: fault {fault}");
+        for &checker in &checkers {
+            faults.extend(kill(fault, checker, args.seeds));
+        }
+    }
+    let memory = Memory {
+        self_peak_mib: peak_mib(libc::RUSAGE_SELF),
+        children_peak_mib: peak_mib(libc::RUSAGE_CHILDREN),
+    };
+    let targets = render::targets(&throughput, &exhaustion, &faults);
+    let results = Results {
+        machine: machine(),
+        throughput,
+        exhaustion,
+        faults,
+        memory,
+        targets,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    print!("{}", render::table(&results));
+    match serde_json::to_string_pretty(&results) {
+        Ok(json) => {
+            if let Err(e) = std::fs::write(&args.out, json) {
+                eprintln!("error: cannot write {}: {e}", args.out.display());
+                return ExitCode::from(2);
+            }
+            println!("JSON: {}", args.out.display());
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,177 @@
+//! The bench table and the targets.
+
+use super::{Exhaustion, Kill, Results, Space, Target, Throughput};
+use std::fmt::Write;
+
+fn space(s: &Space) -> String {
+    format!("{}{}", s.schedules, if s.exhausted { "" } else { " (cap)" })
+}
+
+/// The three targets: simulator random at least 20x shuttle random on every
+/// scenario; reduced DFS at most loom's schedules where both finish; every
+/// fault found by the simulator in a median under one second.
+pub fn targets(t: &[Throughput], e: &[Exhaustion], k: &[Kill]) -> Vec<Target> {
+    let worst = t
+        .iter()
+        .map(|r| (r.ratio_sim_shuttle_random, r.scenario))
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    let speed = match worst {
+        Some((ratio, scenario)) => Target {
+            target: "sim random >= 20x shuttle random executions/s, every scenario".into(),
+            met: ratio >= 20.0,
+            detail: format!("lowest {ratio:.1}x ({scenario})"),
+        },
+        None => Target {
+            target: "sim random >= 20x shuttle random".into(),
+            met: false,
+            detail: "nothing measured".into(),
+        },
+    };
+    let both: Vec<(&str, f64)> = e
+        .iter()
+        .filter_map(|x| x.ratio_reduced_loom.map(|r| (x.scenario, r)))
+        .collect();
+    let over: Vec<String> = both
+        .iter()
+        .filter(|(_, r)| *r > 1.0)
+        .map(|(s, r)| format!("{s} {r:.2}x"))
+        .collect();
+    let dfs = Target {
+        target: "reduced DFS schedules <= loom's, every scenario both exhaust".into(),
+        met: over.is_empty() && !both.is_empty(),
+        detail: if over.is_empty() {
+            format!(
+                "{} scenarios compared; highest ratio {:.3}",
+                both.len(),
+                both.iter().map(|x| x.1).fold(0.0, f64::max)
+            )
+        } else {
+            format!("above loom: {}", over.join(", "))
+        },
+    };
+    let sim: Vec<&Kill> = k.iter().filter(|x| x.checker == "sim").collect();
+    let slow: Vec<String> = sim
+        .iter()
+        .filter(|x| x.found == 0 || !(x.seconds.median < 1.0))
+        .map(|x| {
+            if x.found == 0 {
+                format!("{} not found", x.fault)
+            } else {
+                format!("{} {:.2}s", x.fault, x.seconds.median)
+            }
+        })
+        .collect();
+    let faults = Target {
+        target: "every fault found by sim (portfolio) in a median under 1 s".into(),
+        met: slow.is_empty() && !sim.is_empty(),
+        detail: if slow.is_empty() {
+            format!(
+                "slowest median {:.3}s",
+                sim.iter().map(|x| x.seconds.median).fold(0.0, f64::max)
+            )
+        } else {
+            format!("over: {}", slow.join(", "))
+        },
+    };
+    vec![speed, dfs, faults]
+}
+
+/// The whole table.
+pub fn table(r: &Results) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "machine: {}", r.machine);
+    let _ = writeln!(
+        s,
+        "\n1. executions per second (same scenarios; loom: its exhaustive run at the PR bound)"
+    );
+    let _ = writeln!(
+        s,
+        "{:<30} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}",
+        "scenario",
+        "sim-rand",
+        "sim-pct",
+        "shut-rand",
+        "shut-pct",
+        "loom",
+        "sim/shut",
+        "pct/pct",
+        "sim/loom"
+    );
+    for t in &r.throughput {
+        let _ = writeln!(
+            s,
+            "{:<30} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10} {:>8.1}x {:>8.1}x {:>9}",
+            t.scenario,
+            t.sim_random.per_second,
+            t.sim_pct.per_second,
+            t.shuttle_random.per_second,
+            t.shuttle_pct.per_second,
+            t.loom
+                .as_ref()
+                .map_or("-".into(), |l| format!("{:.0}", l.per_second)),
+            t.ratio_sim_shuttle_random,
+            t.ratio_sim_shuttle_pct,
+            t.ratio_sim_loom.map_or("-".into(), |x| format!("{x:.1}x"))
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n2. schedules to exhaust ((cap) = stopped at the cap; loom at its preemption bound)"
+    );
+    let _ = writeln!(
+        s,
+        "{:<30} {:>12} {:>14} {:>12} {:>12} {:>11}",
+        "scenario", "dfs-reduced", "dfs-unreduced", "loom", "shuttle-dfs", "red./loom"
+    );
+    for e in &r.exhaustion {
+        let _ = writeln!(
+            s,
+            "{:<30} {:>12} {:>14} {:>12} {:>12} {:>11}",
+            e.scenario,
+            space(&e.sim_dfs_reduced),
+            space(&e.sim_dfs_unreduced),
+            e.loom.as_ref().map_or("-".into(), space),
+            space(&e.shuttle_dfs),
+            e.ratio_reduced_loom
+                .map_or("-".into(), |x| format!("{x:.3}"))
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n3. faults: executions / seconds to the first violation of the fault's rule (median, max over seeds; found/tried)"
+    );
+    let _ = writeln!(
+        s,
+        "{:<5} {:<30} {:<15} {:>7} {:>18} {:>20}",
+        "fault", "scenario", "checker", "found", "executions", "seconds"
+    );
+    for k in &r.faults {
+        let _ = writeln!(
+            s,
+            "{:<5} {:<30} {:<15} {:>7} {:>18} {:>20}",
+            k.fault.to_string(),
+            k.scenario,
+            k.checker,
+            format!("{}/{}", k.found, k.tried),
+            format!("{:.0} / {:.0}", k.executions.median, k.executions.max),
+            format!("{:.4} / {:.4}", k.seconds.median, k.seconds.max)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n4. peak memory: this process {:.1} MiB, largest loom worker {:.1} MiB",
+        r.memory.self_peak_mib, r.memory.children_peak_mib
+    );
+    let _ = writeln!(s, "\ntargets:");
+    for t in &r.targets {
+        let _ = writeln!(
+            s,
+            "  [{}] {}: {}",
+            if t.met { "met" } else { "MISSED" },
+            t.target,
+            t.detail
+        );
+    }
+    let _ = writeln!(s, "\nbench took {:.0} s", r.seconds);
+    s
+}
