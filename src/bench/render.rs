@@ -52,7 +52,7 @@ pub fn targets(t: &[Throughput], e: &[Exhaustion], k: &[Kill]) -> Vec<Target> {
     let sim: Vec<&Kill> = k.iter().filter(|x| x.checker == "sim").collect();
     let slow: Vec<String> = sim
         .iter()
-        .filter(|x| x.found == 0 || !(x.seconds.median < 1.0))
+        .filter(|x| x.found == 0 || x.seconds.median.is_nan() || x.seconds.median >= 1.0)
         .map(|x| {
             if x.found == 0 {
                 format!("{} not found", x.fault)
