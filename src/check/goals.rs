@@ -13,21 +13,25 @@ pub struct GoalHit {
     pub about: &'static str,
     /// Executions that hit it.
     pub hits: u64,
+    /// Why this checker is not required to reach it, if it is not.
+    pub excused: Option<&'static str>,
 }
 
 /// Counts goal hits over executions.
 pub struct GoalTally {
     goals: &'static [Goal],
     hits: Vec<u64>,
+    checker: &'static str,
 }
 
 impl GoalTally {
-    /// No hits yet for `scenario`'s goals.
-    pub fn new(scenario: ScenarioId) -> GoalTally {
+    /// No hits yet for `scenario`'s goals under `checker`.
+    pub fn new(scenario: ScenarioId, checker: &'static str) -> GoalTally {
         let goals = scenario.goals();
         GoalTally {
             goals,
             hits: vec![0; goals.len()],
+            checker,
         }
     }
 
@@ -56,6 +60,11 @@ impl GoalTally {
                 goal: g.name,
                 about: g.about,
                 hits,
+                excused: g
+                    .excused
+                    .iter()
+                    .find(|(c, _)| *c == self.checker)
+                    .map(|(_, why)| *why),
             })
             .collect()
     }

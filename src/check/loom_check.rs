@@ -195,7 +195,7 @@ pub fn worker_main(
         0u64,
         0u64,
         std::collections::BTreeMap::<String, u64>::new(),
-        super::GoalTally::new(scenario),
+        super::GoalTally::new(scenario, "loom"),
         std::collections::BTreeSet::<String>::new(),
     )));
     let s = stats.clone();

@@ -278,7 +278,7 @@ impl Tally {
             dfs: None,
             distinct: std::collections::BTreeSet::new(),
             distinct_count: None,
-            goals: GoalTally::new(scenario),
+            goals: GoalTally::new(scenario, checker.name()),
             error: None,
             skipped: None,
         }
@@ -428,7 +428,7 @@ impl Tally {
         {
             goals
                 .iter()
-                .filter(|g| g.hits == 0)
+                .filter(|g| g.hits == 0 && g.excused.is_none())
                 .map(|g| g.goal)
                 .collect()
         } else {

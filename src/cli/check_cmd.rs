@@ -32,7 +32,14 @@ fn row(r: &Report) {
     let goals: Vec<String> = r
         .goals
         .iter()
-        .map(|g| format!("{}={}", g.goal, g.hits))
+        .map(|g| {
+            format!(
+                "{}={}{}",
+                g.goal,
+                g.hits,
+                if g.excused.is_some() { "*" } else { "" }
+            )
+        })
         .collect();
     println!(
         "{:<30} {:<14} {:>10} {:>8} {:<6} {:>7.2}  {:<10} {}{}",
@@ -124,6 +131,9 @@ pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode
         }
     }
     pb.finish_and_clear();
+    if !json {
+        println!("\n* = not required of that checker (see `explore <scenario> --checker <checker>` for the measured reason)");
+    }
     if !json && !dfs_rows.is_empty() {
         let exhausted = dfs_rows.iter().filter(|r| r.exhausted).count();
         println!(
@@ -412,6 +422,9 @@ pub(super) fn run_explore(args: &ExploreArgs) -> ExitCode {
         println!("goals:");
         for g in &report.goals {
             println!("  {:>9}  {} ({})", g.hits, g.goal, g.about);
+            if let Some(why) = g.excused {
+                println!("             not required of {}: {why}", report.checker);
+            }
         }
         if report.status == "fail" {
             println!();

@@ -28,6 +28,9 @@ pub struct Goal {
     pub about: &'static str,
     /// How an execution is recognised.
     pub matches: Match,
+    /// Checkers not required to reach it, with the measurement that says
+    /// why (their hits are still counted and shown).
+    pub excused: &'static [(&'static str, &'static str)],
 }
 
 impl Goal {
@@ -45,7 +48,20 @@ const fn label(name: &'static str, about: &'static str, text: &'static str) -> G
         name,
         about,
         matches: Match::Label(text),
+        excused: &[],
     }
+}
+
+/// Not reachable by shuttle's uniform random walk at any budget we could
+/// measure: the late task must win every one of a long run of coin flips.
+const SHUTTLE_RANDOM_WALK: (&str, &str) = (
+    "shuttle-random",
+    "0 hits in 50,000 iterations (3.5 s): the uniform random walk must pick the same task at every one of its scheduling points before the other task's next one",
+);
+
+const fn excused(mut goal: Goal, who: &'static [(&'static str, &'static str)]) -> Goal {
+    goal.excused = who;
+    goal
 }
 
 const fn pred(name: &'static str, about: &'static str, f: fn(&Outcome) -> bool) -> Goal {
@@ -53,6 +69,7 @@ const fn pred(name: &'static str, about: &'static str, f: fn(&Outcome) -> bool) 
         name,
         about,
         matches: Match::Pred(f),
+        excused: &[],
     }
 }
 
@@ -131,10 +148,16 @@ const CONCURRENT_DISPOSE: &[Goal] = &[
         "the disposals land while the turn awaits a step",
         "A:disposed",
     ),
-    pred(
-        "dispose-during-flush",
-        "disposal begins after turn/end and before the turn's flush closed",
-        dispose_during_flush,
+    excused(
+        pred(
+            "dispose-during-flush",
+            "disposal begins after turn/end and before the turn's flush closed",
+            dispose_during_flush,
+        ),
+        &[(
+            "shuttle-pct",
+            "0 hits in 50,000 iterations (4.5 s) at depth 3: the flush window needs the loop to keep its priority through the turn's end while three disposers wait",
+        )],
     ),
 ];
 
@@ -228,10 +251,13 @@ const CREATE_DURING_UNLOAD: &[Goal] = &[
         "the owner unloads before the creation publishes: refused",
         "refused",
     ),
-    label(
-        "unload-after-publication",
-        "the owner unloads after the creation published: created, then disposed",
-        "created-then-disposed",
+    excused(
+        label(
+            "unload-after-publication",
+            "the owner unloads after the creation published: created, then disposed",
+            "created-then-disposed",
+        ),
+        &[SHUTTLE_RANDOM_WALK],
     ),
 ];
 
@@ -258,10 +284,13 @@ const RACING_NEW: &[Goal] = &[
         "the close lands while session/new awaits creation",
         "new:connection closed during session/new",
     ),
-    label(
-        "close-after-publication",
-        "the close lands after session/new published its session",
-        "new:won-before-close",
+    excused(
+        label(
+            "close-after-publication",
+            "the close lands after session/new published its session",
+            "new:won-before-close",
+        ),
+        &[SHUTTLE_RANDOM_WALK],
     ),
 ];
 
@@ -276,10 +305,13 @@ const DURING_LOAD: &[Goal] = &[
         "the close lands while session/load awaits the resume",
         "load:connection closed during session/load",
     ),
-    label(
-        "close-after-publication",
-        "the close lands after session/load published the session",
-        "load:won-before-close",
+    excused(
+        label(
+            "close-after-publication",
+            "the close lands after session/load published the session",
+            "load:won-before-close",
+        ),
+        &[SHUTTLE_RANDOM_WALK],
     ),
 ];
 
@@ -325,11 +357,6 @@ const TOOL_BASH_RELOAD: &[Goal] = &[
         "reload-between-checks",
         "tool-bash reloads between two fence checks: the original instance serves the first, the reloaded one the second",
         "gens:1-2",
-    ),
-    label(
-        "reload-before-checks",
-        "both fence checks run on the reloaded instance",
-        "gens:2-2",
     ),
     label(
         "reload-after-checks",
