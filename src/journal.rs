@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// Who asked for a cancel (SPEC C1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Cause {
     /// A user (ACP `session/cancel`). The default.
@@ -19,7 +19,7 @@ pub enum Cause {
 }
 
 /// Why a turn ended (`turn/end {reason}`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EndReason {
     /// Every step ran.
@@ -38,7 +38,7 @@ pub type SteerId = u64;
 pub type CallId = u64;
 
 /// One transition of an agent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum Event {
     /// `send` (or `steer` while not running) queued a prompt.
@@ -166,7 +166,7 @@ pub enum Event {
 }
 
 /// A journal entry.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Record {
     /// Position in the journal, from 0.
     pub seq: u64,

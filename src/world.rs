@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 /// One lifecycle event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum WorldEvent {
     /// `create`/`resume` began (attempt numbers are per provider).

@@ -44,10 +44,13 @@ fn c2_observer_queued_work_is_cleared_too() {
 
 #[test]
 fn c3_first_cause_wins_and_turn_ends_aborted() {
+    // With virtual time the cancel always lands mid-turn; the portfolio's
+    // untimed runs also let the turn finish first (then nothing is aborted,
+    // and the oracle still checks C3 on every execution).
     let r = run(Checker::Sim, ScenarioId::CancelMidTurn, None);
     assert_pass(&r);
     assert!(
-        r.outcomes.keys().all(|k| k.starts_with("A:aborted")),
+        r.outcomes.keys().any(|k| k.starts_with("A:aborted")),
         "{:?}",
         r.outcomes
     );

@@ -140,7 +140,10 @@ impl ReplayLine {
         let err = |m: String| Err(ReplayError(m));
         let line = line.trim();
         let parts: Vec<&str> = line.splitn(6, ':').collect();
-        if parts.first().is_some_and(|v| *v != "v2") {
+        let versioned = |v: &str| {
+            v.len() > 1 && v.starts_with('v') && v[1..].chars().all(|c| c.is_ascii_digit())
+        };
+        if parts.first().is_some_and(|v| versioned(v) && *v != "v2") {
             return err(format!(
                 "replay line version {:?} is not supported by this build (v2); re-run the check that printed it",
                 parts[0]

@@ -234,7 +234,7 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
     if !replayed.outcome.world.is_empty() {
         println!("\nworld journal (registry, store, scopes, tool-bash):");
         for (i, e) in replayed.outcome.world.iter().enumerate() {
-            println!("  #{i:<3} {e}");
+            println!("  #{i:<3} {}", serde_json::to_string(e).unwrap_or_default());
         }
     }
     if let Some(h) = replayed.trace_hash {

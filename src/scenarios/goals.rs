@@ -9,6 +9,7 @@
 
 use super::{Outcome, ScenarioId};
 use crate::journal::Event;
+use crate::world::WorldEvent;
 
 /// How a goal recognises an execution that reached its window.
 #[derive(Clone, Copy, Debug)]
@@ -186,27 +187,18 @@ const PROVIDER_UNLOAD: &[Goal] = &[label(
     "all-disposed",
 )];
 
-/// World events as JSON values.
-fn world(o: &Outcome) -> Vec<serde_json::Value> {
-    o.world
-        .iter()
-        .filter_map(|w| serde_json::from_str(w).ok())
-        .collect()
-}
-
-fn is(e: &serde_json::Value, event: &str) -> bool {
-    e["event"] == event
-}
-
 /// Whether some creation attempt failed after passing setup (`at_enter`)
 /// or before it.
 fn create_failed(o: &Outcome, at_enter: bool) -> bool {
-    let w = world(o);
-    w.iter().filter(|e| is(e, "create-failed")).any(|f| {
-        let checked = w
-            .iter()
-            .any(|c| is(c, "create-checked") && c["attempt"] == f["attempt"]);
-        checked == at_enter
+    o.world.iter().any(|f| match f {
+        WorldEvent::CreateFailed { attempt, .. } => {
+            let checked = o
+                .world
+                .iter()
+                .any(|c| matches!(c, WorldEvent::CreateChecked { attempt: a, .. } if a == attempt));
+            checked == at_enter
+        }
+        _ => false,
     })
 }
 
@@ -220,16 +212,28 @@ fn refused_at_prepare(o: &Outcome) -> bool {
 
 /// A completion notice was dropped (no live owner, or tool-bash unloaded).
 fn notice_dropped(o: &Outcome) -> bool {
-    world(o)
-        .iter()
-        .any(|e| is(e, "notice") && e["delivered_to"].is_null())
+    o.world.iter().any(|e| {
+        matches!(
+            e,
+            WorldEvent::Notice {
+                delivered_to: None,
+                ..
+            }
+        )
+    })
 }
 
 /// A completion notice was delivered.
 fn notice_delivered(o: &Outcome) -> bool {
-    world(o)
-        .iter()
-        .any(|e| is(e, "notice") && !e["delivered_to"].is_null())
+    o.world.iter().any(|e| {
+        matches!(
+            e,
+            WorldEvent::Notice {
+                delivered_to: Some(_),
+                ..
+            }
+        )
+    })
 }
 
 const SAME_ID: &[Goal] = &[

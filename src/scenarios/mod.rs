@@ -330,8 +330,8 @@ pub struct Outcome {
     pub invariants: usize,
     /// The agent's journal, for traces.
     pub journal: Vec<Record>,
-    /// The world journal (registry, store, scopes), rendered, for traces.
-    pub world: Vec<String>,
+    /// The world journal (registry, store, scopes, tool-bash).
+    pub world: Vec<crate::world::WorldEvent>,
 }
 
 impl Outcome {

@@ -135,10 +135,7 @@ impl<R: Rt> Rig<R> {
                 .first()
                 .map(|(a, _)| a.journal())
                 .unwrap_or_default(),
-            world: events
-                .iter()
-                .map(|e| serde_json::to_string(e).unwrap_or_default())
-                .collect(),
+            world: events,
         }
     }
 }

@@ -31,10 +31,16 @@ pub fn run(checker: Checker, scenario: ScenarioId, fault: Option<Fault>) -> Repo
     check::run(checker, scenario, Faults::from(fault), &TEST_BUDGET, true)
 }
 
-/// Assert a clean pass, printing the failure otherwise.
+/// Assert a clean pass, printing the failure otherwise. The test budget is
+/// smaller than the PR tier, so a reachability goal may go unreached here
+/// (`check --tier pr` requires them; `tests/exploration.rs` tests that).
 pub fn assert_pass(r: &Report) {
+    let goals_only = r.violations.is_empty()
+        && r.error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("reachability goals never hit"));
     assert!(
-        r.status == "pass" && r.executions > 0,
+        (r.status == "pass" || goals_only) && r.executions > 0,
         "{} on {}: {:?} {:?}",
         r.scenario,
         r.checker,

@@ -76,7 +76,7 @@ impl Driver {
                 Step::Polled { task, .. } if task == id => {}
                 Step::Polled { .. } | Step::TimeAdvanced { .. } => {}
                 Step::Panicked { message, name, .. } => panic!("task {name} panicked: {message}"),
-                Step::Finished | Step::Stalled(_) => break,
+                Step::Finished | Step::Stalled(_) | Step::Abandoned => break,
             }
         }
         self.preferred.set(None);
@@ -98,7 +98,7 @@ impl Driver {
                 Step::Polled { name, .. } if name.starts_with(prefix) => return true,
                 Step::Polled { .. } | Step::TimeAdvanced { .. } => {}
                 Step::Panicked { message, name, .. } => panic!("task {name} panicked: {message}"),
-                Step::Finished | Step::Stalled(_) => return false,
+                Step::Finished | Step::Stalled(_) | Step::Abandoned => return false,
             }
         }
         panic!("poll_task({prefix}): no progress after 10000 steps");
@@ -110,7 +110,7 @@ impl Driver {
             match self.sim.step() {
                 Step::Polled { .. } | Step::TimeAdvanced { .. } => {}
                 Step::Panicked { message, name, .. } => panic!("task {name} panicked: {message}"),
-                Step::Finished | Step::Stalled(_) => return,
+                Step::Finished | Step::Stalled(_) | Step::Abandoned => return,
             }
         }
         panic!("settle: no quiescence after 100000 steps");
