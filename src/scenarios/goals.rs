@@ -325,10 +325,16 @@ const MID_PROMPT: &[Goal] = &[
         "the disconnect lands while the prompt runs; it answers cancelled",
         "first:Ok(Cancelled)",
     ),
-    label(
-        "prompt-ends-first",
-        "the prompt ends before the disconnect",
-        "first:Ok(EndTurn)",
+    excused(
+        label(
+            "prompt-ends-first",
+            "the prompt ends before the disconnect",
+            "first:Ok(EndTurn)",
+        ),
+        &[(
+            "shuttle-pct",
+            "0 hits in 50,000 iterations (2.5 s) at depth 3: the prompt's turn must outrun the disconnect through all its steps",
+        )],
     ),
 ];
 
