@@ -159,7 +159,7 @@ pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode
     }
     if failed.is_empty() {
         if !json {
-            println!("\nall {total} runs passed; every goal reached");
+            println!("\nall {total} runs passed; every required goal reached");
         }
         return ExitCode::SUCCESS;
     }

@@ -76,10 +76,9 @@ struct VirtualTime;
 
 impl tracing_subscriber::fmt::time::FormatTime for VirtualTime {
     fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
-        if lifecycle_sim::is_running() {
-            write!(w, "t={:>5}ms", lifecycle_sim::now_ms())
-        } else {
-            write!(w, "t=    -  ")
+        match lifecycle_sim::current_step() {
+            Some(step) => write!(w, "step {step:>4} t={:>5}ms", lifecycle_sim::now_ms()),
+            None => write!(w, "step    - t=    -  "),
         }
     }
 }
@@ -96,6 +95,9 @@ fn replay_traced(line: &ReplayLine) -> (Result<Replayed, String>, Vec<Seen>) {
         .with_target("journal", tracing::Level::DEBUG)
         .with_target("world", tracing::Level::DEBUG)
         .with_target("sim", tracing::Level::INFO)
+        // The spans: `step{n, t_ms, task}` per poll, `task{name}` per task.
+        .with_target("lifecycle_sim", tracing::Level::INFO)
+        .with_target("agent_lifecycle", tracing::Level::INFO)
         .with_default(tracing::Level::WARN);
     let subscriber = tracing_subscriber::registry()
         .with(tracing_subscriber::Layer::with_filter(fmt, filter.clone()))

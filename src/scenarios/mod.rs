@@ -368,7 +368,7 @@ pub async fn run_with<R: Rt>(
     faults: Faults,
     durable: Option<Arc<dyn Durable>>,
 ) -> Outcome {
-    let span = tracing::info_span!("task", name = "main");
+    let span = tracing::info_span!(parent: None, "task", name = "main");
     tracing::Instrument::instrument(body::<R>(id, faults, durable), span).await
 }
 
