@@ -369,11 +369,24 @@ impl Tally {
         self.distinct_count = Some(self.distinct_count.unwrap_or(0) + distinct);
     }
 
-    /// Replace the counts (a resumed search carries earlier ones).
-    pub fn set_counts(&mut self, executions: u64, outcomes: BTreeMap<String, u64>, distinct: u64) {
-        self.executions = executions;
+    /// Start from the counts of a resumed search.
+    pub fn resume_counts(
+        &mut self,
+        outcomes: BTreeMap<String, u64>,
+        distinct: std::collections::BTreeSet<String>,
+    ) {
         self.outcomes = outcomes;
-        self.distinct_count = Some(distinct);
+        self.distinct = distinct;
+    }
+
+    /// Outcome label counts so far.
+    pub fn outcomes(&self) -> &BTreeMap<String, u64> {
+        &self.outcomes
+    }
+
+    /// Keys of the distinct terminal outcomes so far.
+    pub fn distinct_keys(&self) -> &std::collections::BTreeSet<String> {
+        &self.distinct
     }
 
     /// What bounded the search.

@@ -28,12 +28,10 @@ use std::path::PathBuf;
 
 /// One execution on the simulator.
 pub struct SimRun {
-    /// Its outcome (empty if abandoned).
+    /// Its outcome.
     pub outcome: Outcome,
     /// The simulator after the run (decisions, plan, trace, hash).
     pub sim: Sim,
-    /// The scheduler abandoned the run (a search pruning it).
-    pub abandoned: bool,
 }
 
 /// Run `scenario` once under `scheduler`; with `trace`, keep the full trace
@@ -48,16 +46,11 @@ pub fn run_scheduled(
     let mut sim = Sim::new(scheduler, DEFAULT_MAX_STEPS);
     sim.set_trace(trace);
     sim.set_untimed(untimed);
-    let (outcome, abandoned) = match sim.block_on(scenarios::run::<SimRt>(scenario, faults)) {
-        Ok(outcome) => (outcome, false),
-        Err(SimError::Abandoned { .. }) => (Outcome::default(), true),
-        Err(e) => (sim_error_outcome(&e), false),
+    let outcome = match sim.block_on(scenarios::run::<SimRt>(scenario, faults)) {
+        Ok(outcome) => outcome,
+        Err(e) => sim_error_outcome(&e),
     };
-    SimRun {
-        outcome,
-        sim,
-        abandoned,
-    }
+    SimRun { outcome, sim }
 }
 
 /// Follow `plan` exactly (strict): the replay of a recorded run. After a
@@ -191,6 +184,23 @@ fn report_failure(tally: &mut Tally, line: ReplayLine, run: &SimRun, shrink_it: 
     }
 }
 
+/// Count one run; if it is the first failure (of the wanted rules), check
+/// and shrink it (`line` builds its replay line, only when needed). Returns
+/// whether the run failed in the way the search is after.
+fn count_run(
+    tally: &mut Tally,
+    run: &SimRun,
+    shrink_it: bool,
+    line: impl Fn() -> ReplayLine,
+) -> bool {
+    let fresh = tally.first_failure.is_none();
+    let failed = tally.add(&run.outcome, || line().to_string());
+    if failed && fresh {
+        report_failure(tally, line(), run, shrink_it);
+    }
+    failed
+}
+
 /// Options of the portfolio.
 #[derive(Clone, Debug)]
 pub struct PortfolioOptions {
@@ -220,8 +230,7 @@ pub fn explore(
     for seed in opts.shard.range(opts.seeds) {
         let (scheduler, untimed) = portfolio_scheduler(seed, opts.pct_depth, expected);
         let run = run_scheduled(scenario, faults, scheduler, untimed, false);
-        let fresh = tally.first_failure.is_none();
-        let failed = tally.add(&run.outcome, || {
+        let failed = count_run(&mut tally, &run, opts.shrink, || {
             ReplayLine::sim(
                 scenario,
                 Checker::Sim,
@@ -230,19 +239,7 @@ pub fn explore(
                 untimed,
                 run.sim.choices(),
             )
-            .to_string()
         });
-        if failed && fresh {
-            let line = ReplayLine::sim(
-                scenario,
-                Checker::Sim,
-                faults,
-                seed,
-                untimed,
-                run.sim.choices(),
-            );
-            report_failure(&mut tally, line, &run, opts.shrink);
-        }
         if tally.executions % 1024 == 0 {
             progress(tally.executions);
         }
@@ -346,19 +343,18 @@ pub fn explore_dfs(
 ) -> Report {
     let mut tally = Tally::new(scenario, Checker::SimDfs, faults);
     tally.want(opts.stop_on);
-    let (mut dfs, mut outcomes, mut distinct) = match (&opts.checkpoint, opts.resume) {
+    let mut dfs = match (&opts.checkpoint, opts.resume) {
         (Some(path), true) => match load(path, scenario, faults) {
-            Ok((dfs, cp)) => (dfs, cp.outcomes, cp.distinct),
+            Ok((dfs, cp)) => {
+                tally.resume_counts(cp.outcomes, cp.distinct);
+                dfs
+            }
             Err(e) => {
                 tally.error(e);
                 return tally.finish();
             }
         },
-        _ => (
-            Dfs::new(opts.config.clone()),
-            BTreeMap::new(),
-            BTreeSet::new(),
-        ),
+        _ => Dfs::new(opts.config.clone()),
     };
     let start_executions = dfs.stats().executions;
     let mut nondeterminism = None;
@@ -375,10 +371,7 @@ pub fn explore_dfs(
                 continue;
             }
         }
-        *outcomes.entry(run.outcome.label.clone()).or_default() += 1;
-        distinct.insert(outcome_key(&run.outcome));
-        let fresh = tally.first_failure.is_none();
-        let failed = tally.add(&run.outcome, || {
+        let failed = count_run(&mut tally, &run, opts.shrink, || {
             ReplayLine::sim(
                 scenario,
                 Checker::SimDfs,
@@ -387,29 +380,14 @@ pub fn explore_dfs(
                 true,
                 run.sim.choices(),
             )
-            .to_string()
         });
-        if failed && fresh {
-            let line = ReplayLine::sim(
-                scenario,
-                Checker::SimDfs,
-                faults,
-                0,
-                true,
-                run.sim.choices(),
-            );
-            report_failure(&mut tally, line, &run, opts.shrink);
-        }
         let n = dfs.stats().complete;
         if n % 1024 == 0 {
             progress(n);
         }
         if n % 20_000 == 0 {
             if let Some(path) = &opts.checkpoint {
-                let _ = save(
-                    path,
-                    &checkpoint(scenario, faults, &dfs, &outcomes, &distinct),
-                );
+                let _ = save(path, &checkpoint(scenario, faults, &dfs, &tally));
             }
         }
         if failed && stop_at_first {
@@ -433,14 +411,12 @@ pub fn explore_dfs(
     if dfs.exhausted() {
         tally.exhausted();
     } else if let Some(path) = &opts.checkpoint {
-        if let Err(e) = save(
-            path,
-            &checkpoint(scenario, faults, &dfs, &outcomes, &distinct),
-        ) {
+        if let Err(e) = save(path, &checkpoint(scenario, faults, &dfs, &tally)) {
             tally.error(e);
         }
     }
-    tally.set_counts(stats.executions, outcomes, distinct.len() as u64);
+    // Schedules explored: complete runs plus sleep-blocked ones.
+    tally.executions = stats.executions;
     tally.dfs(stats);
     tally.bound(format!(
         "{}, preemptions {}, shard {}",
@@ -457,19 +433,13 @@ pub fn explore_dfs(
     tally.finish()
 }
 
-fn checkpoint(
-    scenario: ScenarioId,
-    faults: Faults,
-    dfs: &Dfs,
-    outcomes: &BTreeMap<String, u64>,
-    distinct: &BTreeSet<String>,
-) -> Checkpoint {
+fn checkpoint(scenario: ScenarioId, faults: Faults, dfs: &Dfs, tally: &Tally) -> Checkpoint {
     Checkpoint {
         scenario: scenario.info().name.to_string(),
         fault: faults.iter().next().map(|f| f.to_string()),
         fingerprint: super::replay::fingerprint(scenario),
-        outcomes: outcomes.clone(),
-        distinct: distinct.clone(),
+        outcomes: tally.outcomes().clone(),
+        distinct: tally.distinct_keys().clone(),
         search: dfs.checkpoint(),
     }
 }
