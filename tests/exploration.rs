@@ -328,3 +328,22 @@ fn an_unreached_goal_fails_the_check() {
     assert!(full.exhausted);
     assert!(full.goals.iter().all(|g| g.hits > 0));
 }
+
+/// Every scenario names at least one race window, and every excuse names a
+/// checker that exists and says why.
+#[test]
+fn every_scenario_declares_goals() {
+    for s in ScenarioId::ALL {
+        assert!(!s.goals().is_empty(), "{} declares no goal", s.info().name);
+        for g in s.goals() {
+            for (checker, why) in g.excused {
+                assert!(Checker::parse(checker).is_some(), "{}: {checker}", g.name);
+                assert!(
+                    why.contains("0 hits"),
+                    "{}: excuse without a measurement",
+                    g.name
+                );
+            }
+        }
+    }
+}
