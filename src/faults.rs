@@ -35,11 +35,17 @@ pub enum Fault {
     M11,
     /// `when_idle` resolves on the status flip, before quiescence (violates C7).
     M12,
+    /// The bridge's `session/load` checks the id in one lock section and
+    /// marks it loading in a second one (check-then-act; violates A5).
+    M13,
+    /// `when_idle` reads quiescence and parks its waiter in two separate
+    /// lock sections (a lost wake-up; violates C7).
+    M14,
 }
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 12] = [
+    pub const ALL: [Fault; 14] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -52,11 +58,13 @@ impl Fault {
         Fault::M10,
         Fault::M11,
         Fault::M12,
+        Fault::M13,
+        Fault::M14,
     ];
 
     /// The faults this build can switch on (the others belong to parts not
     /// built yet, see the README).
-    pub const IMPLEMENTED: [Fault; 12] = [
+    pub const IMPLEMENTED: [Fault; 14] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -69,6 +77,8 @@ impl Fault {
         Fault::M10,
         Fault::M11,
         Fault::M12,
+        Fault::M13,
+        Fault::M14,
     ];
 
     /// What the fault does.
@@ -86,6 +96,10 @@ impl Fault {
             Fault::M10 => "a panicking agent/disposed listener aborts the teardown chain",
             Fault::M11 => "cancel-requested emitted after clearing the inbox",
             Fault::M12 => "when_idle resolves on the status flip, before quiescence",
+            Fault::M13 => "session/load checks the id, then marks it loading, in two lock sections",
+            Fault::M14 => {
+                "when_idle checks quiescence, then parks its waiter, in two lock sections"
+            }
         }
     }
 
@@ -102,7 +116,8 @@ impl Fault {
             Fault::M9 => &["R1"],
             Fault::M10 => &["D4"],
             Fault::M11 => &["C1", "C2"],
-            Fault::M12 => &["C7"],
+            Fault::M12 | Fault::M14 => &["C7"],
+            Fault::M13 => &["A5"],
         }
     }
 

@@ -57,35 +57,38 @@ fn reduced(reduction: bool) -> DfsConfig {
     }
 }
 
-/// Sleep sets explore at most a fifth of the schedules of the plain DFS and
-/// reach exactly the same terminal outcomes (label, broken rules and both
-/// journals). Both counts are pinned: a change to the scenarios or to the
-/// simulator's scheduling points shows up here first.
+/// Source-DPOR explores no more schedules than sleep sets alone and
+/// reaches exactly the same terminal outcomes (label, broken rules and both
+/// journals), on scenarios small enough to exhaust unbounded at lock
+/// granularity. The DPOR counts are pinned: a change to the scenarios or to
+/// the simulator's scheduling points shows up here first.
 #[test]
-fn reduction_cuts_schedules_and_keeps_every_outcome() {
-    for (scenario, pinned_reduced, pinned_full) in [
-        (ScenarioId::CancelBeforeClaim, 1_728, 370_653),
-        (ScenarioId::ConcurrentDispose, 12_506, 706_828),
+fn dpor_cuts_schedules_and_keeps_every_outcome() {
+    for (scenario, pinned) in [
+        (ScenarioId::DisposeMidTurn, 6_400),
+        (ScenarioId::CreateDuringOwnerUnload, 4_938),
     ] {
-        let r = search(scenario, reduced(true));
-        let f = search(scenario, reduced(false));
+        let d = search(scenario, reduced(true));
+        let s = search(
+            scenario,
+            DfsConfig {
+                dpor: false,
+                ..reduced(true)
+            },
+        );
         let name = scenario.info().name;
-        assert_eq!(
-            r.executions, pinned_reduced,
-            "{name}: reduced DFS schedules"
-        );
-        assert_eq!(f.executions, pinned_full, "{name}: unreduced DFS schedules");
+        assert_eq!(d.executions, pinned, "{name}: DPOR schedules");
         assert!(
-            r.executions * 5 <= f.executions,
-            "{name}: reduction explored {} of {}",
-            r.executions,
-            f.executions
+            d.executions <= s.executions,
+            "{name}: DPOR explored {} > sleep sets {}",
+            d.executions,
+            s.executions
         );
-        assert_eq!(r.outcomes, f.outcomes, "{name}: terminal outcomes differ");
+        assert_eq!(d.outcomes, s.outcomes, "{name}: terminal outcomes differ");
         assert!(
-            r.outcomes.len() >= 5,
+            d.outcomes.len() >= 5,
             "{name}: {} outcomes",
-            r.outcomes.len()
+            d.outcomes.len()
         );
     }
 }
@@ -96,7 +99,16 @@ fn reduction_cuts_schedules_and_keeps_every_outcome() {
 fn shards_partition_a_scenario_search() {
     let scenario = ScenarioId::SessionCancelBeforeStart;
     for reduction in [true, false] {
-        let whole = search(scenario, reduced(reduction));
+        // Bound 2 keeps it small; a sharded DPOR search branches fully
+        // above the split depth, so the whole search does too.
+        let whole = search(
+            scenario,
+            DfsConfig {
+                preemption_bound: Some(2),
+                full_top: true,
+                ..reduced(reduction)
+            },
+        );
         let mut union = BTreeSet::new();
         let mut complete = 0;
         for index in 0..3 {
@@ -104,6 +116,7 @@ fn shards_partition_a_scenario_search() {
                 scenario,
                 DfsConfig {
                     reduction,
+                    preemption_bound: Some(2),
                     shard: Shard { index, count: 3 },
                     ..DfsConfig::default()
                 },
@@ -125,7 +138,7 @@ fn checkpoint_and_resume() {
     check::quiet_panics();
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("search.json");
-    let scenario = ScenarioId::DisconnectMidPrompt;
+    let scenario = ScenarioId::DisposeMidTurn;
     let opts = |max, resume| DfsOptions {
         max_executions: max,
         checkpoint: Some(path.clone()),
@@ -171,7 +184,7 @@ fn checkpoint_and_resume() {
         wrong
             .error
             .as_deref()
-            .is_some_and(|e| e.contains("is for disconnect-mid-prompt")),
+            .is_some_and(|e| e.contains("is for dispose-mid-turn")),
         "{:?}",
         wrong.error
     );
@@ -189,10 +202,11 @@ fn every_fault_is_found_shrunk_and_reproduced() {
             .find(|s| s.targets().contains(&fault))
             .expect("a target scenario");
         let faults = Faults::none().with(fault);
-        let opts = DfsOptions {
+        let mut opts = DfsOptions {
             stop_on: fault.must_violate(),
             ..DfsOptions::exhaustive(u64::MAX)
         };
+        opts.config.preemption_bound = scenario.info().dfs_bound;
         let report = explore_dfs(scenario, faults, &opts, true, &|_| {});
         let v = report
             .violations

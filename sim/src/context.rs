@@ -80,12 +80,111 @@ pub fn spawn<F: Future<Output = ()> + 'static>(name: &str, fut: F) -> TaskId {
     current().spawn(name, Box::pin(fut))
 }
 
-/// Virtual time of the running simulation, in milliseconds.
+/// Virtual time of the running simulation, in milliseconds. A clock read
+/// is a scheduling point.
 ///
 /// # Panics
 /// If no simulation is running on this thread.
 pub fn now_ms() -> u64 {
+    schedule_point();
     current().now.get()
+}
+
+/// Virtual time without a scheduling point, for observers that must not
+/// change the schedule (log formatters, traces); `None` outside a
+/// simulation.
+pub fn peek_now_ms() -> Option<u64> {
+    try_current().map(|s| s.now.get())
+}
+
+/// A scheduling point inside a poll: if another task could run now, the
+/// running task is suspended here (on its own stack, mid-poll) and the
+/// scheduler decides who goes next; the task later resumes right here.
+///
+/// Does nothing outside a task, inside [`atomic`], while the run is torn
+/// down, in await-granularity mode ([`Sim::set_preemptive`]), or when no
+/// other task is runnable (a decision with one choice is no decision).
+///
+/// Put one before every access to shared state (a lock section, a wake, a
+/// clock read): that is where a preemptive runtime may switch threads.
+///
+/// [`Sim::set_preemptive`]: crate::Sim::set_preemptive
+pub fn schedule_point() {
+    let Some(shared) = try_current() else {
+        return;
+    };
+    let Some(task) = shared.current.get() else {
+        return;
+    };
+    if shared.atomic.get() > 0
+        || !shared.preemptive.get()
+        || shared.tearing_down.get()
+        || !shared.on_task_stack.get()
+    {
+        return;
+    }
+    if !crate::task::lock(&shared.ready).others_runnable(task) {
+        return;
+    }
+    let yielder = shared
+        .yielders
+        .borrow()
+        .get(task)
+        .copied()
+        .unwrap_or(std::ptr::null());
+    if yielder.is_null() {
+        return;
+    }
+    drop(shared);
+    // SAFETY: the yielder lives on this task's coroutine stack, which is the
+    // stack we are running on; it stays valid while the coroutine lives.
+    let yielder = unsafe { &*yielder };
+    let _ = yielder.suspend(crate::coro::Out::Point);
+}
+
+/// Runs `f` with no scheduling point inside it: to other tasks it happens at
+/// once (a lock section). Nested scheduling points are ignored.
+pub fn atomic<O>(f: impl FnOnce() -> O) -> O {
+    struct Exit(Option<Rc<Shared>>);
+    impl Drop for Exit {
+        fn drop(&mut self) {
+            if let Some(shared) = &self.0 {
+                shared.atomic.set(shared.atomic.get().saturating_sub(1));
+            }
+        }
+    }
+    let shared = try_current();
+    if let Some(s) = &shared {
+        s.atomic.set(s.atomic.get() + 1);
+    }
+    let _exit = Exit(shared);
+    f()
+}
+
+/// Called by a task's waker before it marks the task ready: waking another
+/// task from inside a task is a scheduling point, and both the waker's step
+/// and the woken task's next poll touch the woken task's
+/// [`WAKE`](crate::resource::WAKE) resource.
+pub(crate) fn before_wake(target: TaskId) {
+    let Some(shared) = try_current() else {
+        return;
+    };
+    let Some(me) = shared.current.get() else {
+        return;
+    };
+    if me == target {
+        return;
+    }
+    drop(shared);
+    schedule_point();
+    if let Some(shared) = try_current() {
+        if shared.current.get().is_some() {
+            shared
+                .footprint
+                .borrow_mut()
+                .push(crate::resource::WAKE | target as u64);
+        }
+    }
 }
 
 /// A deterministic random `u64` from the scheduler's value stream (see

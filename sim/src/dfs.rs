@@ -29,11 +29,27 @@
 //! the set of terminal states is the same with and without reduction;
 //! `tests/dfs.rs` checks that on programs with known answers.
 //!
+//! # Dynamic partial-order reduction (source sets)
+//!
+//! On top of the sleep sets, a decision explores only its *backtrack set*:
+//! its first choice, plus the tasks that race analysis of explored runs
+//! added to it (see `race`: happens-before from footprints, a race is two
+//! dependent steps of different tasks ordered by nothing else, and one
+//! *initial* of the race's reversal is added at the first step's decision;
+//! Abdulla et al., "Optimal dynamic partial order reduction", POPL 2014,
+//! source sets). Runs where every ready task sleeps are counted as
+//! `blocked`: the waste sleep sets leave without wakeup trees.
+//!
 //! # Bound
 //!
 //! A *preemption* is a decision that does not pick the task polled just
 //! before although it is still ready. With a bound, choices that would exceed
 //! it are not explored (then "exhausted" means "exhausted within the bound").
+//! A race whose reversal would need one preemption too many is also
+//! reversed at the latest earlier decision where switching is free, as loom
+//! does (Coons et al., bounded partial-order reduction); a bounded search
+//! with reduction is a heuristic, checked by differential coverage against
+//! the other checkers.
 //!
 //! # Sharding
 //!
@@ -54,6 +70,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::race::{reversals, Event, Reversal};
 use crate::resource::independent;
 use crate::scheduler::{is_preemption, value_stream, Scheduler};
 use crate::task::TaskId;
@@ -116,6 +133,23 @@ pub struct DfsConfig {
     pub shard: Shard,
     /// Branching decisions that decide a run's shard.
     pub split_depth: u32,
+    /// Dynamic partial-order reduction (source sets) on top of the sleep
+    /// sets: a decision explores only the alternatives that reverse a race
+    /// found in an explored run. Off: every alternative that is not asleep.
+    /// Used only with `reduction`.
+    #[serde(default = "yes")]
+    pub dpor: bool,
+    /// Explore every alternative at the first `split_depth` branching
+    /// decisions even with `dpor` (as a sharded search must: a shard never
+    /// sees the races in the other shards' subtrees). Implied by a shard
+    /// count above 1; set it to compare an unsharded search with the union
+    /// of its shards.
+    #[serde(default)]
+    pub full_top: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for DfsConfig {
@@ -125,6 +159,8 @@ impl Default for DfsConfig {
             preemption_bound: None,
             shard: Shard::ALL,
             split_depth: 6,
+            dpor: true,
+            full_top: false,
         }
     }
 }
@@ -145,6 +181,17 @@ pub struct DfsStats {
     pub max_depth: u64,
     /// Most preemptions in one complete run.
     pub max_preemptions: u32,
+    /// Races found (pairs of dependent steps of different tasks, unordered
+    /// by happens-before), over every explored run.
+    #[serde(default)]
+    pub races: u64,
+    /// Alternatives that race analysis added to a decision.
+    #[serde(default)]
+    pub backtracks: u64,
+    /// Decisions where every awake task would have exceeded the preemption
+    /// bound and the sleeping last task went on instead of blocking.
+    #[serde(default)]
+    pub woken_in_bound: u64,
 }
 
 /// How one execution of the search ended.
@@ -168,6 +215,14 @@ struct Node {
     footprint: Option<Vec<u64>>,
     done: Vec<(TaskId, Vec<u64>)>,
     sleep: Vec<(TaskId, Vec<u64>)>,
+    /// The alternatives to explore here: every one (no DPOR), or the first
+    /// choice plus those race analysis added.
+    #[serde(default)]
+    backtrack: Vec<TaskId>,
+    /// Whether the chosen task's step ended mid-poll (switching away from
+    /// it next is a preemption) rather than with `Pending`.
+    #[serde(default)]
+    mid_poll: Option<bool>,
     /// Preemptions before this decision.
     preemptions: u32,
     /// Branching decisions before this one.
@@ -242,6 +297,13 @@ fn alternatives(
 }
 
 impl State {
+    /// Whether decisions after `branches` branching decisions use DPOR.
+    fn dpor_at(&self, branches: u32) -> bool {
+        let c = &self.config;
+        let full_top = c.full_top || c.shard.count > 1;
+        c.reduction && c.dpor && !(full_top && branches < c.split_depth)
+    }
+
     fn owner(&self, key: u64) -> bool {
         self.config.shard.count <= 1
             || (key % u64::from(self.config.shard.count)) == u64::from(self.config.shard.index)
@@ -305,23 +367,42 @@ impl State {
                 };
                 let pre = p.preemptions + u32::from(is_preemption(&p.ready, p.last, p.chosen));
                 let branches = p.branches + u32::from(p.ready.len() > 1);
-                (Some(p.chosen), pre, branches, self.child_key(p), sleep)
+                // After a `Pending` the task gave way: no task is "last",
+                // so no choice here is a preemption.
+                let last = (p.mid_poll != Some(false)).then_some(p.chosen);
+                (last, pre, branches, self.child_key(p), sleep)
             }
         };
         if branches >= self.config.split_depth && !self.owner(key) {
             self.stop = Some(Stop::Foreign);
             return 0;
         }
-        let alts = alternatives(
+        let mut alts = alternatives(
             ready,
             last,
             preemptions,
             self.config.preemption_bound,
             |t| sleep.iter().any(|(s, _)| *s == t),
         );
+        let last_ready = last.filter(|l| ready.binary_search(l).is_ok());
+        if let (true, Some(l), Some(_)) =
+            (alts.is_empty(), last_ready, self.config.preemption_bound)
+        {
+            // Every awake task would need one preemption too many: go on
+            // with the task that ran last (asleep, but free to continue)
+            // rather than waste the run. Sleep sets and a bound are both
+            // heuristics together; this keeps the run within the bound.
+            alts.push(l);
+            self.stats.woken_in_bound += 1;
+        }
         let Some(&chosen) = alts.first() else {
             self.stop = Some(Stop::Blocked);
             return 0;
+        };
+        let backtrack = if self.dpor_at(branches) {
+            vec![chosen]
+        } else {
+            alts
         };
         self.stack.push(Node {
             ready: ready.to_vec(),
@@ -330,6 +411,8 @@ impl State {
             footprint: None,
             done: Vec::new(),
             sleep,
+            backtrack,
+            mid_poll: None,
             preemptions,
             branches,
             key,
@@ -337,6 +420,16 @@ impl State {
         self.pos += 1;
         self.stats.max_depth = self.stats.max_depth.max(self.pos as u64);
         ready.binary_search(&chosen).unwrap_or(0)
+    }
+
+    fn suspended(&mut self, task: TaskId, mid_poll: bool) {
+        if self.stop.is_some() || self.pos == 0 {
+            return;
+        }
+        let node = &mut self.stack[self.pos - 1];
+        if node.chosen == task {
+            node.mid_poll = Some(mid_poll);
+        }
     }
 
     fn observe(&mut self, task: TaskId, footprint: &[u64]) {
@@ -388,10 +481,101 @@ impl State {
         // Nodes past the end of this run (a shorter run than recorded) are
         // dropped; the last executed node backtracks.
         self.stack.truncate(self.pos);
+        if !matches!(kind, ExecKind::Nondeterministic(_)) {
+            self.analyse_races();
+        }
         self.backtrack();
         self.pos = 0;
         self.last = None;
         kind
+    }
+
+    /// Source-DPOR: adds to each decision's backtrack set a task that
+    /// reverses each race the run just explored has there (see `race`).
+    ///
+    /// With a preemption bound (as loom and CHESS do), a reversal that
+    /// would need one preemption too many is also tried at the latest
+    /// earlier decision where switching is free (the task before it could
+    /// not go on), so that the race can still be reversed within the bound
+    /// (Coons, Musuvathi and McKinley, "Bounded partial-order reduction").
+    fn analyse_races(&mut self) {
+        if !self.config.reduction || !self.config.dpor {
+            return;
+        }
+        let events: Vec<Event<'_>> = self
+            .stack
+            .iter()
+            .map(|n| Event {
+                task: n.chosen,
+                footprint: n.footprint.as_deref().unwrap_or(&[]),
+            })
+            .collect();
+        let (found, reversals) = reversals(&events, |at| {
+            let n = &self.stack[at];
+            n.ready.len() > 1 && self.dpor_at(n.branches)
+        });
+        drop(events);
+        self.stats.races += found;
+        let bound = self.config.preemption_bound;
+        for Reversal { at, initials } in reversals {
+            let added = self.add_backtrack(at, &initials);
+            if bound.is_some() && !added.1 {
+                let free = (0..at).rev().find(|&k| {
+                    let n = &self.stack[k];
+                    let switch_free = n.last.is_none_or(|l| n.ready.binary_search(&l).is_err());
+                    switch_free && initials.iter().any(|q| n.ready.binary_search(q).is_ok())
+                });
+                if let Some(k) = free {
+                    if self.dpor_at(self.stack[k].branches) {
+                        self.add_backtrack(k, &initials);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds one of `initials` (enabled at decision `at`; all enabled tasks
+    /// if none is) to its backtrack set unless one is there already.
+    /// Returns (whether one was added, whether the decision covers the race
+    /// within the preemption bound).
+    fn add_backtrack(&mut self, at: usize, initials: &[TaskId]) -> (bool, bool) {
+        let bound = self.config.preemption_bound;
+        let node = &mut self.stack[at];
+        let mut usable: Vec<TaskId> = initials
+            .iter()
+            .copied()
+            .filter(|q| node.ready.binary_search(q).is_ok())
+            .collect();
+        if usable.is_empty() {
+            // Enabledness escaped the footprints: be conservative.
+            usable.clone_from(&node.ready);
+        }
+        let within = |q: TaskId| {
+            bound.is_none_or(|b| {
+                node.preemptions + u32::from(is_preemption(&node.ready, node.last, q)) <= b
+            })
+        };
+        let covered = usable.iter().any(|q| {
+            node.backtrack.contains(q) || node.chosen == *q || node.done.iter().any(|(d, _)| d == q)
+        });
+        if covered {
+            return (false, usable.iter().any(|&q| within(q)));
+        }
+        let asleep = |q: &TaskId| node.sleep.iter().any(|(s, _)| s == q);
+        // Prefer a task that is awake and within the bound, then the one
+        // that ran last (no preemption), then the lowest id.
+        let good = |q: &TaskId| !asleep(q) && within(*q);
+        let pick = usable
+            .iter()
+            .copied()
+            .filter(good)
+            .find(|q| Some(*q) == node.last)
+            .or_else(|| usable.iter().copied().find(good))
+            .unwrap_or(usable[0]);
+        let ok = within(pick);
+        node.backtrack.push(pick);
+        self.stats.backtracks += 1;
+        (true, ok)
     }
 
     fn backtrack(&mut self) {
@@ -403,6 +587,7 @@ impl State {
             let excluded = |t: TaskId| {
                 node.done.iter().any(|(d, _)| *d == t)
                     || (reduction && node.sleep.iter().any(|(s, _)| *s == t))
+                    || !node.backtrack.contains(&t)
             };
             let next = alternatives(&node.ready, node.last, node.preemptions, bound, excluded)
                 .first()
@@ -526,6 +711,10 @@ impl Scheduler for DfsScheduler {
 
     fn observe(&mut self, task: TaskId, footprint: &[u64]) {
         self.state.borrow_mut().observe(task, footprint);
+    }
+
+    fn suspended(&mut self, task: TaskId, mid_poll: bool) {
+        self.state.borrow_mut().suspended(task, mid_poll);
     }
 
     fn should_stop(&self) -> bool {

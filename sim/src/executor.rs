@@ -21,9 +21,11 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
-use std::task::{Context, Poll};
 
-use crate::context::enter;
+use corosensei::CoroutineResult;
+
+use crate::context::{enter, try_current};
+use crate::coro::{self, Cmd, Done, Out, TaskYielder};
 use crate::report::{
     BlockedTask, Fnv64, RunReport, SimError, StallReport, Step, TraceEntry, UNLABELLED_WAIT,
 };
@@ -125,6 +127,15 @@ impl Sim {
     /// order of the program's awaits is explored.
     pub fn set_untimed(&mut self, untimed: bool) {
         self.shared.untimed.set(untimed);
+    }
+
+    /// Lock granularity (the default): every scheduling point inside a poll
+    /// ([`schedule_point`](crate::schedule_point): lock sections, wakes,
+    /// spawns, clock reads) may suspend the task there and run another, as
+    /// a preemptive multi-threaded runtime does. Off: tasks switch only
+    /// where a poll returns `Pending` (await granularity).
+    pub fn set_preemptive(&mut self, on: bool) {
+        self.shared.preemptive.set(on);
     }
 
     /// Turns the trace vector on or off (on by default). Decisions and the
@@ -289,9 +300,7 @@ impl Sim {
         if shared.live.get() == 0 {
             return Ok(Inner::Finished);
         }
-        self.ready_buf.clear();
-        self.ready_buf
-            .extend(lock(&shared.ready).ready.iter().copied());
+        lock(&shared.ready).runnable_into(&mut self.ready_buf);
         if self.ready_buf.is_empty() {
             let fired = shared.timers.borrow_mut().pop_earliest();
             return match fired {
@@ -318,8 +327,10 @@ impl Sim {
             return Err(SimError::Abandoned { steps: self.steps });
         }
         let task = self.ready_buf[chosen];
+        // Only a task stopped mid-poll is preempted; one that returned
+        // `Pending` (a yield) gave way voluntarily.
         let preempted = match self.last {
-            Some(l) if l != task && self.ready_buf.binary_search(&l).is_ok() => Some(l),
+            Some(l) if l != task && lock(&shared.ready).midpoll.contains(&l) => Some(l),
             _ => None,
         };
         if preempted.is_some() {
@@ -332,25 +343,52 @@ impl Sim {
         self.steps += 1;
         self.last = Some(task);
 
-        lock(&shared.ready).ready.remove(&task);
-        let taken = shared
-            .tasks
+        let resumed = {
+            let mut ready = lock(&shared.ready);
+            if ready.midpoll.remove(&task) {
+                true
+            } else {
+                ready.ready.remove(&task);
+                false
+            }
+        };
+        let coro = shared
+            .coros
             .borrow_mut()
             .get_mut(task)
             .and_then(Option::take);
-        let Some(mut fut) = taken else {
-            // A finished task cannot be ready; be defensive anyway.
-            return Ok(Inner::Polled(task));
+        let mut coro = match coro {
+            Some(c) => c,
+            None => {
+                let taken = shared
+                    .tasks
+                    .borrow_mut()
+                    .get_mut(task)
+                    .and_then(Option::take);
+                let Some(fut) = taken else {
+                    // A finished task cannot be ready; be defensive anyway.
+                    return Ok(Inner::Polled(task));
+                };
+                let waker = shared.wakers.borrow()[task].clone();
+                coro::start(fut, waker, task, register_yielder)
+            }
         };
-        if let Some(label) = shared.labels.borrow_mut().get_mut(task) {
-            label.clear();
+        if !resumed {
+            if let Some(label) = shared.labels.borrow_mut().get_mut(task) {
+                label.clear();
+            }
         }
-        let waker = shared.wakers.borrow()[task].clone();
-        let mut cx = Context::from_waker(&waker);
 
         shared.current.set(Some(task));
         shared.step.set(step);
-        shared.footprint.borrow_mut().clear();
+        {
+            let mut fp = shared.footprint.borrow_mut();
+            fp.clear();
+            if !resumed {
+                // A new poll follows the wake (or spawn) that enabled it.
+                fp.push(crate::resource::WAKE | task as u64);
+            }
+        }
         let span = self.trace_on.then(|| {
             tracing::info_span!(
                 "step",
@@ -363,7 +401,9 @@ impl Sim {
         if let (Some(l), true) = (preempted, self.trace_on) {
             tracing::info!(target: "sim", "preempts task {l} `{}`", self.shared.name(l));
         }
-        let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
+        shared.on_task_stack.set(true);
+        let outcome = coro.resume(Cmd::Run);
+        shared.on_task_stack.set(false);
         drop(entered);
         {
             let mut fp = shared.footprint.borrow_mut();
@@ -376,26 +416,28 @@ impl Sim {
             }
             shared.scheduler.borrow_mut().observe(task, &fp);
         }
-        let result = match polled {
-            Ok(Poll::Pending) => {
-                shared.tasks.borrow_mut()[task] = Some(fut);
+        shared
+            .scheduler
+            .borrow_mut()
+            .suspended(task, matches!(outcome, CoroutineResult::Yield(Out::Point)));
+        let result = match outcome {
+            CoroutineResult::Yield(Out::Point) => {
+                lock(&shared.ready).midpoll.insert(task);
+                shared.coros.borrow_mut()[task] = Some(coro);
                 Ok(Inner::Polled(task))
             }
-            Ok(Poll::Ready(())) => {
-                shared.finish(task);
-                // Drop with the task still current; a panicking destructor
-                // counts as a task panic.
-                match catch_unwind(AssertUnwindSafe(move || drop(fut))) {
-                    Ok(()) => Ok(Inner::Polled(task)),
-                    Err(payload) => Err(self.panicked(task, payload)),
-                }
+            CoroutineResult::Yield(Out::Pending) => {
+                shared.coros.borrow_mut()[task] = Some(coro);
+                Ok(Inner::Polled(task))
             }
-            Err(payload) => {
+            CoroutineResult::Return(done) => {
                 shared.finish(task);
-                let err = self.panicked(task, payload);
-                // The future's state is unknown; ignore a second panic.
-                let _ = catch_unwind(AssertUnwindSafe(move || drop(fut)));
-                Err(err)
+                shared.yielders.borrow_mut()[task] = std::ptr::null();
+                coro::recycle(coro);
+                match done {
+                    Done::Ready | Done::Dropped => Ok(Inner::Polled(task)),
+                    Done::Panicked(payload) => Err(self.panicked(task, payload)),
+                }
             }
         };
         shared.current.set(None);
@@ -473,9 +515,34 @@ impl Sim {
 impl Drop for Sim {
     fn drop(&mut self) {
         // Keep the context installed so destructors of unfinished tasks may
-        // still call the free functions; no task is current.
+        // still call the free functions; no task is current and no
+        // scheduling point suspends.
         let _guard = enter(&self.shared);
         self.shared.current.set(None);
+        self.shared.tearing_down.set(true);
+        // Started tasks: drop their futures on their own stacks. A task
+        // between polls drops its future when told to; one suspended
+        // mid-poll is unwound.
+        let coros = std::mem::take(&mut *self.shared.coros.borrow_mut());
+        for (task, coro) in coros.into_iter().enumerate() {
+            let Some(mut coro) = coro else { continue };
+            let midpoll = lock(&self.shared.ready).midpoll.contains(&task);
+            self.shared.current.set(Some(task));
+            let _ = catch_unwind(AssertUnwindSafe(|| {
+                if midpoll {
+                    coro.force_unwind();
+                } else {
+                    let _ = coro.resume(Cmd::Drop);
+                }
+            }));
+            self.shared.current.set(None);
+            if coro.done() {
+                coro::recycle(coro);
+            } else {
+                // Could not be unwound: leak it rather than run its frames.
+                std::mem::forget(coro);
+            }
+        }
         // Destructors may spawn; whatever they spawn is dropped in the next
         // round. Bounded in case destructors keep spawning forever.
         for _ in 0..1_000 {
@@ -489,5 +556,14 @@ impl Drop for Sim {
         }
         let timers = self.shared.timers.borrow_mut().take_all();
         drop(timers);
+    }
+}
+
+/// Records a task's yielder when its coroutine first runs.
+fn register_yielder(task: TaskId, yielder: *const TaskYielder) {
+    if let Some(shared) = try_current() {
+        if let Some(slot) = shared.yielders.borrow_mut().get_mut(task) {
+            *slot = yielder;
+        }
     }
 }

@@ -79,8 +79,18 @@
 //!
 //! - Single thread, no OS time, no OS randomness, no `HashMap`: a run is a
 //!   pure function of the program and the scheduler.
-//! - A scheduling point is any `Pending` poll. Code between two `.await`s
-//!   runs atomically; [`yield_now`] adds a scheduling point.
+//! - Tasks are preempted, not futures: every task polls on its own stack (a
+//!   `corosensei` coroutine, stacks pooled across runs), and a scheduling
+//!   point inside a poll ([`schedule_point`]: lock sections through
+//!   [`atomic`], wakes of another task, spawns, clock reads, timer
+//!   registration) may suspend it there while another task runs, as a
+//!   preemptive multi-threaded runtime may switch threads between two lock
+//!   sections with no `.await` between them. A `Pending` poll is a
+//!   scheduling point too. Futures joined inside one task still interleave
+//!   only at their awaits. [`Sim::set_preemptive`]`(false)` gives the older
+//!   await granularity.
+//! - A point with only one runnable task is no decision and costs no
+//!   switch.
 //! - Time advances only when no task is ready, to the earliest timer; one
 //!   timer fires per step and equal deadlines fire in registration order.
 //! - Wakers are real `std` wakers and can be sent to other threads, but the
@@ -96,9 +106,11 @@
 #![deny(missing_docs)]
 
 mod context;
+mod coro;
 mod dfs;
 mod executor;
 mod pct;
+mod race;
 mod report;
 mod resource;
 mod scheduler;
@@ -106,8 +118,8 @@ mod task;
 mod time;
 
 pub use context::{
-    current_step, current_task, is_running, note_wait, now_ms, random_u64, spawn, yield_now,
-    YieldNow,
+    atomic, current_step, current_task, is_running, note_wait, now_ms, peek_now_ms, random_u64,
+    schedule_point, spawn, yield_now, YieldNow,
 };
 pub use dfs::{Dfs, DfsConfig, DfsStats, ExecKind, Shard};
 pub use executor::{Sim, DEFAULT_MAX_STEPS};
@@ -115,7 +127,7 @@ pub use pct::PctScheduler;
 pub use report::{
     BlockedTask, RunReport, SimError, StallReport, Step, TraceEntry, UNLABELLED_WAIT,
 };
-pub use resource::{describe as describe_resource, independent, new_object, touch};
+pub use resource::{describe as describe_resource, independent, new_object, touch, WAKE};
 pub use scheduler::{
     is_preemption, GuidedScheduler, NonPreemptiveScheduler, RandomScheduler, ReplayScheduler,
     Scheduler,

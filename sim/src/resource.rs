@@ -32,6 +32,10 @@ pub const RANDOM: u64 = 2 << 60;
 pub const TIMER: u64 = 3 << 60;
 /// An application object; the low bits hold `(creator << 32) | n`.
 pub const OBJECT: u64 = 4 << 60;
+/// Enabling a task (a wake or its spawn); the low bits hold the task id.
+/// The woken task's next poll touches it too, so the happens-before order
+/// the search derives from footprints includes "woken before it runs".
+pub const WAKE: u64 = 5 << 60;
 const KIND: u64 = 0xF << 60;
 const LOW: u64 = !KIND;
 /// Creator id used for objects created outside any task.
@@ -101,6 +105,7 @@ pub fn describe(resource: u64) -> String {
         SPAWN => "spawn".to_string(),
         RANDOM => "random".to_string(),
         TIMER => format!("timer@{low}ms"),
+        WAKE => format!("wake {low}"),
         OBJECT => {
             let creator = low >> 32;
             let n = low & 0xFFFF_FFFF;

@@ -55,6 +55,16 @@ pub trait Scheduler {
         let _ = (task, footprint);
     }
 
+    /// Called after every poll: whether task `task` stopped in the middle of
+    /// its poll, at a scheduling point (`true`), or at the end of a poll
+    /// (`false`: it returned `Pending`, a voluntary switch even when it
+    /// woke itself). Switching away from a task that stopped mid-poll is a
+    /// preemption; switching away after a `Pending` is not (as loom and
+    /// CHESS count preemptions).
+    fn suspended(&mut self, task: TaskId, mid_poll: bool) {
+        let _ = (task, mid_poll);
+    }
+
     /// Asked after every pick: `true` ends the run before the picked task is
     /// polled, with [`SimError::Abandoned`](crate::SimError::Abandoned) (a
     /// search that knows the rest of this run is redundant).
@@ -310,6 +320,10 @@ impl Scheduler for GuidedScheduler {
 
     fn observe(&mut self, task: TaskId, footprint: &[u64]) {
         self.fallback.observe(task, footprint);
+    }
+
+    fn suspended(&mut self, task: TaskId, mid_poll: bool) {
+        self.fallback.suspended(task, mid_poll);
     }
 }
 

@@ -24,6 +24,7 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Wake, Waker};
 
+use crate::coro::{Coro, TaskYielder};
 use crate::scheduler::Scheduler;
 use crate::time::Timers;
 
@@ -40,6 +41,26 @@ pub(crate) struct ReadySet {
     pub(crate) ready: BTreeSet<TaskId>,
     /// `finished[id]` is true once task `id` completed (or panicked).
     pub(crate) finished: Vec<bool>,
+    /// Tasks suspended at a scheduling point inside a poll: runnable, and
+    /// resumed where they stopped (see `coro`).
+    pub(crate) midpoll: BTreeSet<TaskId>,
+}
+
+impl ReadySet {
+    /// Whether a task other than `me` could run now.
+    pub(crate) fn others_runnable(&self, me: TaskId) -> bool {
+        !self.midpoll.is_empty() || self.ready.iter().any(|&t| t != me)
+    }
+
+    /// The runnable tasks (woken or mid-poll), ascending, into `out`.
+    pub(crate) fn runnable_into(&self, out: &mut Vec<TaskId>) {
+        out.clear();
+        if self.midpoll.is_empty() {
+            out.extend(self.ready.iter().copied());
+        } else {
+            out.extend(self.ready.union(&self.midpoll).copied());
+        }
+    }
 }
 
 impl ReadySet {
@@ -69,6 +90,9 @@ impl Wake for TaskWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
+        // Waking another task is a scheduling point, and orders the woken
+        // task's next poll after this one (see `context::before_wake`).
+        crate::context::before_wake(self.id);
         lock(&self.ready).wake(self.id);
     }
 }
@@ -106,6 +130,23 @@ pub(crate) struct Shared {
     pub(crate) step: Cell<u64>,
     /// Untimed mode: a sleep is one yield (an arbitrary delay).
     pub(crate) untimed: Cell<bool>,
+    /// Started tasks' coroutines, by id; `None` while resumed, before the
+    /// first poll and once finished.
+    pub(crate) coros: RefCell<Vec<Option<Coro>>>,
+    /// Each started task's yielder (valid while its coroutine lives).
+    pub(crate) yielders: RefCell<Vec<*const TaskYielder>>,
+    /// Depth of atomic sections of the running task: no scheduling point
+    /// inside one (a lock section is atomic to other tasks).
+    pub(crate) atomic: Cell<u32>,
+    /// Whether scheduling points inside polls suspend the task (lock
+    /// granularity) or are ignored (await granularity).
+    pub(crate) preemptive: Cell<bool>,
+    /// The run is being torn down: scheduling points do nothing.
+    pub(crate) tearing_down: Cell<bool>,
+    /// Whether the code running now is on the current task's coroutine
+    /// stack (the executor's own code between resumes is not, even while
+    /// `current` names the task).
+    pub(crate) on_task_stack: Cell<bool>,
 }
 
 impl Shared {
@@ -127,6 +168,12 @@ impl Shared {
             created_outside: Cell::new(0),
             step: Cell::new(0),
             untimed: Cell::new(false),
+            coros: RefCell::new(Vec::new()),
+            yielders: RefCell::new(Vec::new()),
+            atomic: Cell::new(0),
+            preemptive: Cell::new(true),
+            tearing_down: Cell::new(false),
+            on_task_stack: Cell::new(false),
         }
     }
 
@@ -134,6 +181,7 @@ impl Shared {
     pub(crate) fn spawn(&self, name: &str, fut: TaskFuture) -> TaskId {
         // Task ids follow spawn order: spawns never commute.
         if self.current.get().is_some() {
+            crate::context::schedule_point();
             self.footprint.borrow_mut().push(crate::resource::SPAWN);
         }
         let id = {
@@ -151,6 +199,14 @@ impl Shared {
         self.names.borrow_mut().push(Rc::from(name));
         self.wakers.borrow_mut().push(waker);
         self.labels.borrow_mut().push(String::new());
+        self.coros.borrow_mut().push(None);
+        self.yielders.borrow_mut().push(std::ptr::null());
+        if self.current.get().is_some() {
+            // The spawn enables the new task: its first poll comes after.
+            self.footprint
+                .borrow_mut()
+                .push(crate::resource::WAKE | id as u64);
+        }
         self.live.set(self.live.get() + 1);
         id
     }
@@ -166,6 +222,7 @@ impl Shared {
                 *done = true;
             }
             ready.ready.remove(&id);
+            ready.midpoll.remove(&id);
         }
         if let Some(label) = self.labels.borrow_mut().get_mut(id) {
             label.clear();

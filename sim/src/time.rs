@@ -111,6 +111,10 @@ impl Future for Sleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
+        if !this.yielded && this.key.is_none() {
+            // Reading the clock and registering a timer: a scheduling point.
+            context::schedule_point();
+        }
         let shared = context::current();
         if shared.untimed.get() {
             // Untimed: the sleep is an arbitrary delay, i.e. one scheduling

@@ -137,7 +137,17 @@ fn preemption_bound_limits_the_search() {
 #[test]
 fn shards_partition_the_search() {
     for reduction in [false, true] {
-        let whole = search(cfg(reduction), 3, 2, true);
+        // A sharded DPOR search branches fully above the split depth.
+        let whole = search(
+            DfsConfig {
+                full_top: true,
+                split_depth: 2,
+                ..cfg(reduction)
+            },
+            3,
+            2,
+            true,
+        );
         let mut union = BTreeSet::new();
         let mut complete = 0;
         let mut executions = 0;
@@ -200,10 +210,16 @@ fn checkpoint_resume_continues_exactly() {
 fn nondeterminism_is_detected() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static RUNS: AtomicUsize = AtomicUsize::new(0);
-    let mut dfs = Dfs::new(cfg(true));
+    // Without DPOR, so the search re-runs the prefix where the runs differ.
+    let mut dfs = Dfs::new(DfsConfig {
+        dpor: false,
+        ..cfg(true)
+    });
     let mut seen = None;
     while let Some(s) = dfs.next_scheduler() {
         let mut sim = Sim::new(s, 1_000);
+        // Await granularity: the extra spawn then shows in a ready set.
+        sim.set_preemptive(false);
         let n = RUNS.fetch_add(1, Ordering::SeqCst);
         let _ = sim.block_on(async move {
             // Spawns one extra task on every other run: the ready sets differ.
@@ -218,5 +234,67 @@ fn nondeterminism_is_detected() {
         }
     }
     let m = seen.expect("nondeterminism was not detected");
-    assert!(m.contains("ready tasks"), "{m}");
+    assert!(m.contains("ready tasks") || m.contains("touched"), "{m}");
+}
+
+/// Tasks in a ring: task `t` appends to log `t`, then to log `t + 1`, so
+/// each pair of neighbours races on one log and the rest commute. Output:
+/// every log's order.
+fn ring(sim: &mut Sim, tasks: usize) -> Option<String> {
+    let logs: Logs = Rc::new(RefCell::new(vec![Vec::new(); tasks]));
+    let out = Rc::clone(&logs);
+    sim.block_on(async move {
+        let objs: Vec<u64> = (0..tasks).map(|_| new_object()).collect();
+        for t in 0..tasks {
+            let logs = Rc::clone(&logs);
+            let objs = objs.clone();
+            spawn("ring", async move {
+                for slot in [t, (t + 1) % tasks] {
+                    touch(objs[slot]);
+                    logs.borrow_mut()[slot].push(t);
+                    yield_now().await;
+                }
+            });
+        }
+    })
+    .ok()?;
+    let s = format!("{:?}", out.borrow());
+    Some(s)
+}
+
+fn search_ring(config: DfsConfig, tasks: usize) -> (u64, BTreeSet<String>) {
+    let mut dfs = Dfs::new(config);
+    let mut outcomes = BTreeSet::new();
+    while let Some(s) = dfs.next_scheduler() {
+        let mut sim = Sim::new(s, 10_000);
+        let out = ring(&mut sim, tasks);
+        drop(sim);
+        if dfs.end_execution() == ExecKind::Complete {
+            outcomes.insert(out.expect("a complete run finishes"));
+        }
+    }
+    assert!(dfs.exhausted());
+    (dfs.stats().complete, outcomes)
+}
+
+/// Source-DPOR keeps every terminal state of the plain search and of the
+/// sleep-set search, with no more complete runs than sleep sets alone.
+#[test]
+fn dpor_keeps_every_outcome_with_fewer_runs() {
+    let (full_runs, full) = search_ring(cfg(false), 3);
+    let (sleep_runs, sleep) = search_ring(
+        DfsConfig {
+            dpor: false,
+            ..cfg(true)
+        },
+        3,
+    );
+    let (dpor_runs, dpor) = search_ring(cfg(true), 3);
+    assert_eq!(full, sleep);
+    assert_eq!(full, dpor);
+    // Three logs with two writers each: 2^3 orders, less the one whose
+    // "each task's second write comes first" would need a cycle.
+    assert_eq!(dpor.len(), 7, "{dpor:?}");
+    assert!(dpor_runs <= sleep_runs, "{dpor_runs} > {sleep_runs}");
+    assert!(sleep_runs < full_runs);
 }

@@ -153,15 +153,27 @@ impl<R: Rt> Bridge<R> {
     /// `session/load`: resume the session `id` from its durable log.
     pub async fn load_session(&self, id: &str) -> Result<String, AcpError> {
         let live = self.provider.registry().get(id).is_some();
-        let claimed = self.state.update(|s| {
+        let check = |s: &State<R>| {
             if s.closed {
                 return Err(AcpError::Disposed);
             }
-            if live || s.sessions.contains_key(id) || !s.loading.insert(id.to_string()) {
+            if live || s.sessions.contains_key(id) || s.loading.contains(id) {
                 return Err(AcpError::AlreadyLoaded(id.to_string()));
             }
             Ok(())
-        });
+        };
+        let claimed = if self.faults.has(Fault::M13) {
+            // M13: check, then mark, in two lock sections.
+            self.state.read(check).map(|()| {
+                self.state.update(|s| s.loading.insert(id.to_string()));
+            })
+        } else {
+            self.state.update(|s| {
+                check(s)?;
+                s.loading.insert(id.to_string());
+                Ok(())
+            })
+        };
         claimed?;
         let resumed = self.provider.resume(id, &self.scope).await;
         self.state.update(|s| s.loading.remove(id));

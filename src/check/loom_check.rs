@@ -94,9 +94,9 @@ pub enum WorkerLine {
         /// Reachability goal hits.
         #[serde(default)]
         goals: Vec<(String, u64)>,
-        /// Distinct terminal outcomes.
+        /// Contract views, each with the first execution reaching it.
         #[serde(default)]
-        distinct: u64,
+        views: Vec<(String, u64)>,
     },
 }
 
@@ -129,8 +129,11 @@ fn each_execution(
 ) -> bool {
     let visit = Arc::new(Mutex::new(visit));
     CURRENT.store(0, Ordering::SeqCst);
+    let mut b = builder(preemptions);
+    let cap = scenario.info().loom_max;
+    b.max_permutations = cap;
     let result = catch_unwind(AssertUnwindSafe(|| {
-        builder(preemptions).check(move || {
+        b.check(move || {
             let index = CURRENT.load(Ordering::SeqCst);
             let outcome = loom::future::block_on(scenarios::run::<LoomRt>(scenario, faults));
             CURRENT.fetch_add(1, Ordering::SeqCst);
@@ -141,7 +144,8 @@ fn each_execution(
         })
     }));
     match result {
-        Ok(()) => true,
+        // Stopped at the scenario's execution cap: not exhausted.
+        Ok(()) => cap.is_none_or(|c| CURRENT.load(Ordering::SeqCst) + 1 < c as u64),
         Err(payload) if panic_message(payload.as_ref()) == STOP => false,
         Err(payload) => {
             // A loom failure that unwound cleanly.
@@ -159,9 +163,16 @@ fn install_worker_hook() {
         let message = panic_message(info.payload());
         let in_loom = info.location().is_some_and(|l| l.file().contains("/loom-"));
         if message != STOP && (message.contains("deadlock") || in_loom) {
+            let mut first = message.lines().next().unwrap_or("").to_string();
+            if message.contains("deadlock") {
+                first.push_str(&format!(
+                    " (waits parked: {})",
+                    crate::rt::parked_waits().join(", ")
+                ));
+            }
             emit(&WorkerLine::LoomPanic {
                 exec: CURRENT.load(Ordering::SeqCst),
-                message: message.lines().next().unwrap_or("").to_string(),
+                message: first,
             });
         }
     }));
@@ -196,7 +207,7 @@ pub fn worker_main(
         0u64,
         std::collections::BTreeMap::<String, u64>::new(),
         super::GoalTally::new(scenario, "loom"),
-        std::collections::BTreeSet::<String>::new(),
+        std::collections::BTreeMap::<String, u64>::new(),
     )));
     let s = stats.clone();
     let exhausted = each_execution(scenario, faults, preemptions, move |i, outcome| {
@@ -205,7 +216,8 @@ pub fn worker_main(
         st.1 += outcome.invariants as u64;
         *st.2.entry(outcome.label.clone()).or_default() += 1;
         st.3.add(&outcome);
-        st.4.insert(super::sim_check::outcome_key(&outcome));
+        let view = super::view::view_key(scenario, &outcome);
+        st.4.entry(view).or_insert(i);
         if outcome.violations.is_empty() {
             return true;
         }
@@ -227,7 +239,7 @@ pub fn worker_main(
             .into_iter()
             .map(|g| (g.goal.to_string(), g.hits))
             .collect(),
-        distinct: st.4.len() as u64,
+        views: st.4.clone().into_iter().collect(),
     });
 }
 
@@ -327,7 +339,7 @@ pub fn explore(
             }
             WorkerLine::LoomPanic { exec, message } => {
                 let rule = if message.contains("deadlock") {
-                    "progress"
+                    scenarios::deadlock_rule(&message)
                 } else {
                     "loom"
                 };
@@ -347,9 +359,10 @@ pub fn explore(
                 exhausted,
                 outcomes,
                 goals,
-                distinct,
+                views,
             } => {
-                tally.merge_goals(&goals, distinct);
+                let views = views.into_iter().map(|(v, e)| (v, replay(e))).collect();
+                tally.merge_goals(&goals, views);
                 done = Some((executions, invariants, exhausted, outcomes));
             }
             WorkerLine::Replayed { .. } => {}
@@ -390,7 +403,7 @@ pub fn replay(
             }
             WorkerLine::LoomPanic { exec, message } if exec == index => {
                 let rule = if message.contains("deadlock") {
-                    "progress"
+                    scenarios::deadlock_rule(&message)
                 } else {
                     "loom"
                 };

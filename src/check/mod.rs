@@ -18,6 +18,7 @@ pub mod shuttle_check;
 pub mod sim_check;
 pub mod swimlane;
 pub mod tokio_check;
+pub mod view;
 
 use crate::faults::{Fault, Faults};
 use crate::oracle::Violation;
@@ -224,8 +225,12 @@ pub struct Report {
     pub dfs: Option<DfsStats>,
     /// How often each outcome label was reached.
     pub outcomes: BTreeMap<String, u64>,
-    /// Distinct terminal outcomes (label, broken rules, journals).
+    /// Distinct contract views reached (see `view`): comparable across
+    /// checkers.
     pub distinct_outcomes: u64,
+    /// The views, each with the replay line of an execution reaching it.
+    #[serde(skip)]
+    pub views: BTreeMap<String, String>,
     /// Hits of each of the scenario's reachability goals.
     pub goals: Vec<GoalHit>,
     /// Goals this checker had to reach and did not.
@@ -252,8 +257,12 @@ pub(crate) struct Tally {
     exhausted: bool,
     bound: Option<String>,
     dfs: Option<DfsStats>,
-    distinct: std::collections::BTreeSet<String>,
-    distinct_count: Option<u64>,
+    /// Contract views reached (see `view`), each with the replay line of
+    /// its first execution (empty until known).
+    views: BTreeMap<String, String>,
+    /// A view first reached by the last execution whose line is not known
+    /// yet (shuttle knows a schedule only once its execution ended).
+    pending_view: Option<String>,
     goals: GoalTally,
     error: Option<String>,
     skipped: Option<String>,
@@ -276,8 +285,8 @@ impl Tally {
             exhausted: false,
             bound: None,
             dfs: None,
-            distinct: std::collections::BTreeSet::new(),
-            distinct_count: None,
+            views: BTreeMap::new(),
+            pending_view: None,
             goals: GoalTally::new(scenario, checker.name()),
             error: None,
             skipped: None,
@@ -288,7 +297,20 @@ impl Tally {
     pub fn add(&mut self, outcome: &Outcome, replay: impl FnOnce() -> String) -> bool {
         self.executions += 1;
         self.goals.add(outcome);
-        self.distinct.insert(sim_check::outcome_key(outcome));
+        let mut replay = Some(replay);
+        let mut line: Option<String> = None;
+        let mut line_of = move || {
+            line.get_or_insert_with(|| replay.take().map(|f| f()).unwrap_or_default())
+                .clone()
+        };
+        let key = view::view_key(self.scenario, outcome);
+        if !self.views.contains_key(&key) {
+            let l = line_of();
+            if l.is_empty() {
+                self.pending_view = Some(key.clone());
+            }
+            self.views.insert(key, l);
+        }
         self.invariants += outcome.invariants as u64;
         *self.outcomes.entry(outcome.label.clone()).or_default() += 1;
         if outcome.violations.is_empty() {
@@ -301,12 +323,12 @@ impl Tally {
                 .any(|v| self.want.contains(&v.rule));
         if !wanted {
             if self.other_failure.is_none() {
-                self.other_failure = Some((outcome.violations.clone(), replay()));
+                self.other_failure = Some((outcome.violations.clone(), line_of()));
             }
             return false;
         }
         if self.first_failure.is_none() {
-            self.first_failure = Some((outcome.violations.clone(), replay()));
+            self.first_failure = Some((outcome.violations.clone(), line_of()));
         }
         true
     }
@@ -361,22 +383,32 @@ impl Tally {
         self.shrunk = Some((line, before, after));
     }
 
-    /// Add goal hits and distinct outcomes counted elsewhere (a worker).
-    pub fn merge_goals(&mut self, goals: &[(String, u64)], distinct: u64) {
+    /// Add goal hits and views counted elsewhere (a worker).
+    pub fn merge_goals(&mut self, goals: &[(String, u64)], views: Vec<(String, String)>) {
         for (name, hits) in goals {
             self.goals.merge(name, *hits);
         }
-        self.distinct_count = Some(self.distinct_count.unwrap_or(0) + distinct);
+        for (view, line) in views {
+            self.views.entry(view).or_insert(line);
+        }
+    }
+
+    /// The replay line of the view the last execution reached first, once
+    /// its schedule is known (shuttle).
+    pub fn resolve_pending_view(&mut self, line: impl FnOnce() -> String) {
+        if let Some(key) = self.pending_view.take() {
+            self.views.insert(key, line());
+        }
     }
 
     /// Start from the counts of a resumed search.
     pub fn resume_counts(
         &mut self,
         outcomes: BTreeMap<String, u64>,
-        distinct: std::collections::BTreeSet<String>,
+        views: BTreeMap<String, String>,
     ) {
         self.outcomes = outcomes;
-        self.distinct = distinct;
+        self.views = views;
     }
 
     /// Outcome label counts so far.
@@ -384,9 +416,9 @@ impl Tally {
         &self.outcomes
     }
 
-    /// Keys of the distinct terminal outcomes so far.
-    pub fn distinct_keys(&self) -> &std::collections::BTreeSet<String> {
-        &self.distinct
+    /// The views reached so far, with their replay lines.
+    pub fn views(&self) -> &BTreeMap<String, String> {
+        &self.views
     }
 
     /// What bounded the search.
@@ -473,7 +505,8 @@ impl Tally {
             exhausted: self.exhausted,
             bound: self.bound,
             dfs: self.dfs,
-            distinct_outcomes: self.distinct_count.unwrap_or(self.distinct.len() as u64),
+            distinct_outcomes: self.views.len() as u64,
+            views: self.views,
             goals,
             unreached,
             outcomes: self.outcomes,

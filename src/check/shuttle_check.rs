@@ -23,10 +23,16 @@ struct Recording<S> {
     failed: Arc<Mutex<bool>>,
     /// The failing execution's complete schedule.
     saved: Arc<Mutex<Option<Schedule>>>,
+    /// Called with each execution's complete schedule.
+    ended: Box<dyn FnMut(&Schedule) + Send>,
 }
 
 impl<S: Scheduler> Scheduler for Recording<S> {
     fn new_execution(&mut self) -> Option<Schedule> {
+        {
+            let done = self.current.lock().unwrap_or_else(|p| p.into_inner());
+            (self.ended)(&done);
+        }
         let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
         if std::mem::take(&mut *failed) {
             let done = self
@@ -154,11 +160,25 @@ pub fn explore_seeded(
             *st.lock().unwrap_or_else(|p| p.into_inner()) = true;
         }
     };
-    let recording = |inner| Recording {
-        inner,
-        current: current.clone(),
-        failed: failed.clone(),
-        saved: saved.clone(),
+    let line = move |schedule: &Schedule| {
+        let hex: String = serialize_schedule(schedule).split_whitespace().collect();
+        ReplayLine::new(scenario, checker, faults, format!("schedule={hex}")).to_string()
+    };
+    let recording = |inner| {
+        let tally = tally.clone();
+        Recording {
+            inner,
+            current: current.clone(),
+            failed: failed.clone(),
+            saved: saved.clone(),
+            // A view first reached gets its line once the schedule is whole.
+            ended: Box::new(move |schedule: &Schedule| {
+                tally
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .resolve_pending_view(|| line(schedule));
+            }),
+        }
     };
     // Seeds are fixed so a run is reproducible as a whole; each failing
     // execution is replayable on its own from its recorded schedule.
@@ -185,24 +205,53 @@ pub fn explore_seeded(
             .unwrap_or_else(|p| p.into_inner())
             .get_or_insert(done);
     }
-    let mut tally = Arc::try_unwrap(tally)
-        .ok()
-        .expect("shuttle finished")
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner());
+    // Shuttle may still hold the body (and so the tally) after a failure it
+    // raised itself: take the tally out instead of unwrapping the Arc.
+    let mut tally = std::mem::replace(
+        &mut *tally.lock().unwrap_or_else(|p| p.into_inner()),
+        Tally::new(scenario, checker, faults),
+    );
+    {
+        // The last execution's view, if it was new.
+        let done = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        tally.resolve_pending_view(|| line(&done));
+    }
     if let Some(schedule) = saved.lock().unwrap_or_else(|p| p.into_inner()).take() {
-        let hex: String = serialize_schedule(&schedule).split_whitespace().collect();
-        tally.set_replay(
-            ReplayLine::new(scenario, checker, faults, format!("schedule={hex}")).to_string(),
-        );
+        tally.set_replay(line(&schedule));
     }
     if let Err(payload) = result {
-        tally.error(format!(
-            "shuttle: {}",
-            crate::bus::panic_message(payload.as_ref())
-        ));
+        let message = crate::bus::panic_message(payload.as_ref());
+        match shuttle_failure(&message) {
+            // A deadlock is a failure of the execution that was running:
+            // a violation with its replay line, not a crash of the run.
+            Some(outcome) => {
+                let schedule = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                tally.add(&outcome, || line(&schedule));
+            }
+            None => tally.error(format!("shuttle: {message}")),
+        }
     }
     tally.finish()
+}
+
+/// The outcome of an execution that shuttle itself failed: a deadlock
+/// (every task blocked) breaks the rule of the waits still parked.
+fn shuttle_failure(message: &str) -> Option<Outcome> {
+    if !message.contains("deadlock") {
+        return None;
+    }
+    let parked = crate::rt::parked_waits().join(", ");
+    let rule = scenarios::deadlock_rule(&parked);
+    Some(Outcome {
+        violations: vec![crate::oracle::Violation::new(
+            rule,
+            format!("shuttle: {message} (waits parked: {parked})"),
+        )],
+        label: "deadlock".into(),
+        invariants: 1,
+        journal: Vec::new(),
+        world: Vec::new(),
+    })
 }
 
 /// Replay one execution from its encoded schedule.
@@ -218,9 +267,12 @@ pub fn replay(scenario: ScenarioId, faults: Faults, encoded: &str) -> Result<Out
         })
     }));
     if let Err(payload) = result {
+        let message = crate::bus::panic_message(payload.as_ref());
+        if let Some(outcome) = shuttle_failure(&message) {
+            return Ok(outcome);
+        }
         return Err(format!(
-            "shuttle could not replay the schedule (recorded by another build or scenario?): {}",
-            crate::bus::panic_message(payload.as_ref())
+            "shuttle could not replay the schedule (recorded by another build or scenario?): {message}"
         ));
     }
     let outcome = found.lock().unwrap_or_else(|p| p.into_inner()).take();

@@ -71,10 +71,8 @@ pub fn run_plan(
 /// A simulator error as a failed outcome.
 pub fn sim_error_outcome(e: &SimError) -> Outcome {
     let rule = match e {
-        SimError::Stalled(report) if report.to_string().contains("when_idle") => "C7",
-        SimError::Stalled(_) | SimError::StepLimit { .. } | SimError::Abandoned { .. } => {
-            "progress"
-        }
+        SimError::Stalled(report) => crate::scenarios::deadlock_rule(&report.to_string()),
+        SimError::StepLimit { .. } | SimError::Abandoned { .. } => "progress",
         SimError::TaskPanicked { .. } => "panic",
     };
     Outcome {
@@ -293,7 +291,8 @@ struct Checkpoint {
     fault: Option<String>,
     fingerprint: String,
     outcomes: BTreeMap<String, u64>,
-    distinct: BTreeSet<String>,
+    /// Views reached so far, with their replay lines.
+    views: BTreeMap<String, String>,
     search: String,
 }
 
@@ -346,7 +345,7 @@ pub fn explore_dfs(
     let mut dfs = match (&opts.checkpoint, opts.resume) {
         (Some(path), true) => match load(path, scenario, faults) {
             Ok((dfs, cp)) => {
-                tally.resume_counts(cp.outcomes, cp.distinct);
+                tally.resume_counts(cp.outcomes, cp.views);
                 dfs
             }
             Err(e) => {
@@ -439,7 +438,7 @@ fn checkpoint(scenario: ScenarioId, faults: Faults, dfs: &Dfs, tally: &Tally) ->
         fault: faults.iter().next().map(|f| f.to_string()),
         fingerprint: super::replay::fingerprint(scenario),
         outcomes: tally.outcomes().clone(),
-        distinct: tally.distinct_keys().clone(),
+        views: tally.views().clone(),
         search: dfs.checkpoint(),
     }
 }

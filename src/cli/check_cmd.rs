@@ -101,7 +101,9 @@ pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode
     if !json {
         pb.suspend(header);
     }
+    let mut coverage: Vec<Coverage> = Vec::new();
     for &scenario in &sel.scenarios {
+        let mut reports: Vec<Report> = Vec::new();
         for &checker in &sel.checkers {
             let name = format!("{} / {checker}", scenario.info().name);
             pb.set_message(name.clone());
@@ -126,11 +128,23 @@ pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode
                 dfs_rows.push(report.clone());
             }
             if report.status == "fail" {
-                failed.push(report);
+                failed.push(report.clone());
             }
+            reports.push(report);
+        }
+        if let Some(c) = Coverage::of(&reports) {
+            coverage.push(c);
         }
     }
     pb.finish_and_clear();
+    let coverage_ok = !coverage.iter().any(Coverage::fails);
+    if json {
+        for c in &coverage {
+            println!("{}", serde_json::to_string(c).expect("json"));
+        }
+    } else if !coverage.is_empty() {
+        print_coverage(&coverage);
+    }
     if !json {
         println!("\n* = not required of that checker (see `explore <scenario> --checker <checker>` for the measured reason)");
     }
@@ -157,7 +171,7 @@ pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode
             }
         }
     }
-    if failed.is_empty() {
+    if failed.is_empty() && coverage_ok {
         if !json {
             println!("\nall {total} runs passed; every required goal reached");
         }
@@ -170,6 +184,90 @@ pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode
         }
     }
     ExitCode::from(1)
+}
+
+/// Differential coverage of one scenario: every contract view another
+/// checker reached must be reached by `sim-dfs` at the bound it reports.
+#[derive(Serialize)]
+struct Coverage {
+    scenario: &'static str,
+    /// `sim-dfs`'s bound (as its row reports it).
+    bound: String,
+    /// Views per checker.
+    views: Vec<(&'static str, u64)>,
+    /// Views `sim-dfs` missed: (checker that reached it, view, replay line).
+    missed: Vec<(&'static str, String, String)>,
+    /// The scenario's declared, measured coverage gap, if it has one: its
+    /// misses are reported and do not fail the run.
+    known_gap: Option<&'static str>,
+}
+
+impl Coverage {
+    fn of(reports: &[Report]) -> Option<Coverage> {
+        let dfs = reports
+            .iter()
+            .find(|r| r.checker == Checker::SimDfs.name())?;
+        let scenario = ScenarioId::parse(dfs.scenario)?;
+        let others: Vec<&Report> = reports
+            .iter()
+            .filter(|r| r.checker != dfs.checker && r.status != "skip")
+            .collect();
+        if others.is_empty() || dfs.status == "skip" {
+            return None;
+        }
+        let missed =
+            check::view::missed_by(&dfs.views, others.iter().map(|r| (r.checker, &r.views)));
+        Some(Coverage {
+            scenario: dfs.scenario,
+            bound: dfs.bound.clone().unwrap_or_default(),
+            views: reports
+                .iter()
+                .map(|r| (r.checker, r.distinct_outcomes))
+                .collect(),
+            missed,
+            known_gap: scenario.coverage_gap(),
+        })
+    }
+
+    /// Whether this scenario fails the run: a miss with no declared gap.
+    fn fails(&self) -> bool {
+        !self.missed.is_empty() && self.known_gap.is_none()
+    }
+}
+
+fn print_coverage(coverage: &[Coverage]) {
+    let covered = coverage.iter().filter(|c| c.missed.is_empty()).count();
+    println!(
+        "\ndifferential coverage: sim-dfs reached every contract view another checker \
+         reached on {covered} of {} scenarios",
+        coverage.len()
+    );
+    for c in coverage.iter().filter(|c| !c.missed.is_empty()) {
+        let per: Vec<String> = c.views.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        match c.known_gap {
+            Some(why) => println!(
+                "  {}: known gap, {} view(s) missed (views: {}): {why}",
+                c.scenario,
+                c.missed.len(),
+                per.join(", ")
+            ),
+            None => {
+                println!(
+                    "  {}: sim-dfs ({}) missed {} view(s) (views: {}):",
+                    c.scenario,
+                    c.bound,
+                    c.missed.len(),
+                    per.join(", ")
+                );
+                for (checker, view, line) in &c.missed {
+                    println!("    {view}  reached by {checker}");
+                    if !line.is_empty() {
+                        println!("      replay: cargo run --release -- replay '{line}'");
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// One fault's row of the kill matrix.

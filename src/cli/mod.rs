@@ -137,7 +137,7 @@ struct ExploreArgs {
     /// Executions (sampling checkers) or the cap of the exhaustive search.
     #[arg(long)]
     budget: Option<u64>,
-    /// Switch a fault on (M1..M12).
+    /// Switch a fault on (M1..M14).
     #[arg(long)]
     fault: Option<String>,
     /// `sim-dfs`: explore without sleep-set reduction.
@@ -181,7 +181,7 @@ fn parse_fault(f: &str) -> Result<Fault, String> {
     match Fault::parse(f) {
         Some(f) if Fault::IMPLEMENTED.contains(&f) => Ok(f),
         Some(f) => Err(format!("fault {f} is not switchable in this build")),
-        None => Err(format!("unknown fault {f:?} (M1..M12)")),
+        None => Err(format!("unknown fault {f:?} (M1..M14)")),
     }
 }
 

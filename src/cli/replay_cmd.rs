@@ -77,7 +77,11 @@ struct VirtualTime;
 impl tracing_subscriber::fmt::time::FormatTime for VirtualTime {
     fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
         match lifecycle_sim::current_step() {
-            Some(step) => write!(w, "step {step:>4} t={:>5}ms", lifecycle_sim::now_ms()),
+            Some(step) => write!(
+                w,
+                "step {step:>4} t={:>5}ms",
+                lifecycle_sim::peek_now_ms().unwrap_or(0)
+            ),
             None => write!(w, "step    - t=    -  "),
         }
     }

@@ -11,23 +11,28 @@ use std::task::{Context, Poll};
 #[derive(Debug, Clone, Copy)]
 pub struct LoomRt;
 
-/// Yields the loom thread once, then completes.
+/// A yield point: the first poll yields the loom thread, wakes its own task
+/// and returns `Pending`, so futures joined in one task interleave here (as
+/// they do at a yield on tokio); the second poll completes.
 struct LoomYield(bool);
 
 impl Future for LoomYield {
     type Output = ();
-    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        if !self.0 {
-            self.0 = true;
-            loom::thread::yield_now();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
         }
-        Poll::Ready(())
+        self.0 = true;
+        loom::thread::yield_now();
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 }
 
 impl Rt for LoomRt {
     const NAME: &'static str = "loom";
     const BYSTANDERS: bool = false;
+    const COUNTS_PARKED: bool = true;
     type RawMutex<T: Send + 'static> = loom::sync::Mutex<T>;
 
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {

@@ -33,7 +33,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use loom_rt::LoomRt;
-pub use monitor::{spawn, JoinHandle, Monitor};
+pub use monitor::{parked_waits, reset_parked_waits, spawn, JoinHandle, Monitor};
 pub use shuttle_rt::ShuttleRt;
 pub use sim_rt::{SimMutex, SimRt};
 pub use tokio_rt::TokioRt;
@@ -53,6 +53,10 @@ pub trait Rt: Send + Sync + Sized + 'static {
     /// than 9 minutes at preemption bound 1 with its bystander, 14 s at
     /// bound 2 without. Every other backend runs them.
     const BYSTANDERS: bool = true;
+    /// Whether waits are counted by label while parked
+    /// ([`parked_waits`]): for backends whose deadlock report cannot say
+    /// which wait never ended (loom, shuttle).
+    const COUNTS_PARKED: bool = false;
     /// The backend's blocking mutex.
     type RawMutex<T: Send + 'static>: Send + Sync + 'static;
 

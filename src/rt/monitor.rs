@@ -59,6 +59,7 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
         label: &'static str,
         mut f: impl FnMut(&mut S) -> Option<O> + 'a,
     ) -> impl Future<Output = O> + 'a {
+        let mut parked = Parked::<R>::new(label);
         std::future::poll_fn(move |cx| {
             let (res, woken) = self.inner.with(|inner| match f(&mut inner.state) {
                 Some(v) => (Poll::Ready(v), std::mem::take(&mut inner.waiters)),
@@ -71,12 +72,116 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
             });
             if res.is_pending() {
                 R::note_wait(label);
+                parked.park();
+            } else {
+                parked.unpark();
             }
             for w in woken {
                 w.wake();
             }
             res
         })
+    }
+}
+
+impl<R: Rt, S: Send + 'static> Monitor<R, S> {
+    /// The check-then-act shape of fault M14, kept for the harness only:
+    /// `f` is checked in one lock section and the waker parked in a second
+    /// one, so an [`update`](Self::update) between the two wakes nobody and
+    /// the wait never ends (a lost wake-up). Lifecycle code uses
+    /// [`wait_until`](Self::wait_until).
+    pub fn wait_until_unfenced<'a, O: 'a>(
+        &'a self,
+        label: &'static str,
+        mut f: impl FnMut(&mut S) -> Option<O> + 'a,
+    ) -> impl Future<Output = O> + 'a {
+        let mut parked = Parked::<R>::new(label);
+        std::future::poll_fn(move |cx| {
+            if let Some(v) = self.inner.with(|inner| f(&mut inner.state)) {
+                parked.unpark();
+                let woken = self.inner.with(|inner| std::mem::take(&mut inner.waiters));
+                for w in woken {
+                    w.wake();
+                }
+                return Poll::Ready(v);
+            }
+            self.inner.with(|inner| {
+                if !inner.waiters.iter().any(|w| w.will_wake(cx.waker())) {
+                    inner.waiters.push(cx.waker().clone());
+                }
+            });
+            R::note_wait(label);
+            parked.park();
+            Poll::Pending
+        })
+    }
+}
+
+/// Counts, per label, the waits parked right now, on backends whose
+/// deadlock report names no wait (loom, shuttle: `Rt::COUNTS_PARKED`), so
+/// a deadlock can say which waits never ended (`parked_waits`). Reset at
+/// the start of every execution.
+static PARKED: std::sync::Mutex<Vec<(&'static str, u32)>> = std::sync::Mutex::new(Vec::new());
+
+fn parked_count(label: &'static str, delta: i32) {
+    let mut p = PARKED.lock().unwrap_or_else(|e| e.into_inner());
+    match p.iter_mut().find(|(l, _)| *l == label) {
+        Some((_, n)) => *n = n.saturating_add_signed(delta),
+        None if delta > 0 => p.push((label, 1)),
+        None => {}
+    }
+}
+
+/// Forgets every parked wait (a new execution starts).
+pub fn reset_parked_waits() {
+    PARKED.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// The labels of the waits parked right now (loom and shuttle only).
+pub fn parked_waits() -> Vec<&'static str> {
+    PARKED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(l, _)| *l)
+        .collect()
+}
+
+/// One wait's entry in the parked count.
+struct Parked<R: Rt> {
+    label: &'static str,
+    parked: bool,
+    _rt: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<R: Rt> Parked<R> {
+    fn new(label: &'static str) -> Self {
+        Parked {
+            label,
+            parked: false,
+            _rt: std::marker::PhantomData,
+        }
+    }
+
+    fn park(&mut self) {
+        if R::COUNTS_PARKED && !self.parked {
+            self.parked = true;
+            parked_count(self.label, 1);
+        }
+    }
+
+    fn unpark(&mut self) {
+        if self.parked {
+            self.parked = false;
+            parked_count(self.label, -1);
+        }
+    }
+}
+
+impl<R: Rt> Drop for Parked<R> {
+    fn drop(&mut self) {
+        self.unpark();
     }
 }
 

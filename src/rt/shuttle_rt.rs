@@ -9,6 +9,7 @@ pub struct ShuttleRt;
 
 impl Rt for ShuttleRt {
     const NAME: &'static str = "shuttle";
+    const COUNTS_PARKED: bool = true;
     type RawMutex<T: Send + 'static> = shuttle::sync::Mutex<T>;
 
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {

@@ -3,9 +3,9 @@
 
 use super::{BoxFuture, Rt};
 
-/// The simulator's mutex: one thread, and the closure cannot await, so the
-/// lock is never contended; it carries the object id the simulator's
-/// footprints use.
+/// The simulator's mutex: one thread, and the closure cannot await and
+/// holds no scheduling point (`lifecycle_sim::atomic`), so the lock is never
+/// contended; it carries the object id the simulator's footprints use.
 pub struct SimMutex<T> {
     object: u64,
     inner: std::sync::Mutex<T>,
@@ -27,11 +27,15 @@ impl Rt for SimRt {
     }
 
     fn raw_with<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&mut T) -> O) -> O {
-        // Every access is reported, so the exhaustive search knows which
-        // polls commute (sleep sets); all shared state lives in these.
+        // Lock granularity: another task may run right before the section,
+        // as another thread may take the lock first on a preemptive
+        // runtime. The section itself is atomic (no scheduling point
+        // inside), and every access is reported, so the exhaustive search
+        // knows which steps commute; all shared state lives in these.
+        lifecycle_sim::schedule_point();
         lifecycle_sim::touch(m.object);
         let mut guard = m.inner.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut guard)
+        lifecycle_sim::atomic(|| f(&mut guard))
     }
 
     fn spawn_detached(name: &str, fut: BoxFuture<()>) {

@@ -8,6 +8,7 @@ use crate::faults::Faults;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::store::durable::Durable;
+use crate::world::WorldEvent;
 use std::sync::Arc;
 
 fn bridge<R: Rt>(rig: &Rig<R>) -> Arc<Bridge<R>> {
@@ -231,6 +232,7 @@ pub async fn duplicate_load<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durab
     let first = first.join().await;
     let of_live = b.load_session(&live).await;
     let oks = [&first, &second].iter().filter(|r| r.is_ok()).count();
+    let overlap = overlapping_attempts(&rig.world.events(), "old");
     let loser_ok = [&first, &second]
         .iter()
         .filter_map(|r| r.as_ref().err())
@@ -247,6 +249,16 @@ pub async fn duplicate_load<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durab
             matches!(&of_live, Err(e) if e.to_string().contains("already loaded")),
             Violation::new("A5", format!("load of a live session answered {of_live:?}")),
         ),
+        (
+            overlap < 2,
+            Violation::new(
+                "A5",
+                format!(
+                    "a load of `old` reached the provider while another was being loaded \
+                     ({overlap} resumes in flight at once)"
+                ),
+            ),
+        ),
     ];
     b.unload().await;
     setup.unload().await;
@@ -260,4 +272,26 @@ pub async fn duplicate_load<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durab
         ));
     }
     out
+}
+
+/// The most creations or resumes of `id` the provider had in flight at once
+/// (began, and neither failed nor registered yet): what the provider, the
+/// receiving side of the bridge's `session/load`, saw (A5 allows one).
+fn overlapping_attempts(events: &[WorldEvent], id: &str) -> usize {
+    let (mut now, mut most) = (0usize, 0usize);
+    for ev in events {
+        match ev {
+            WorldEvent::CreateBegan { id: i, .. } if i == id => {
+                now += 1;
+                most = most.max(now);
+            }
+            WorldEvent::CreateFailed { id: i, .. } | WorldEvent::AgentRegistered { id: i, .. }
+                if i == id =>
+            {
+                now = now.saturating_sub(1);
+            }
+            _ => {}
+        }
+    }
+    most
 }

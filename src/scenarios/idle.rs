@@ -6,7 +6,7 @@ use crate::agent::{Agent, CancelOutcome, Idle};
 use crate::faults::Faults;
 use crate::journal::{Cause, Event};
 use crate::oracle::Violation;
-use crate::rt::Rt;
+use crate::rt::{self, Rt};
 
 /// `idle-cancel-then-prompt`: A completes; a cancel with no turn and an
 /// empty inbox emits nothing and sets no marker; B then runs (C6).
@@ -51,13 +51,20 @@ pub async fn when_idle_waiters<R: Rt>(faults: Faults) -> Outcome {
     let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     agent.send(spec("A", 1)).expect("send A");
-    // Registered now, before the cancel; polled together with `late`.
+    // Registered now, before the cancel.
     let early = agent.when_idle();
     agent.cancel(Cause::User);
     let b = agent.send(spec("B", 1)).expect("send B");
     let late = agent.when_idle();
-    let (early_result, late) = futures::future::join(early, late).await;
-    let b_done_at_late = fate(&agent.journal(), b);
+    // The late waiter waits alone in its own task, so no other future of
+    // its task can wake it by chance: a lost wake-up (M14) is a stall.
+    let watcher = agent.clone();
+    let late = rt::spawn::<R, _>("late-waiter", async move {
+        let idle = late.await;
+        (idle, fate(&watcher.journal(), b))
+    });
+    let early_result = early.await;
+    let (late, b_done_at_late) = late.join().await;
     h.stop().await;
     let journal = agent.journal();
     let own = vec![

@@ -1,0 +1,205 @@
+//! Race analysis of one explored run, for dynamic partial-order reduction
+//! (source-DPOR, Abdulla, Aronis, Jonsson and Sagonas, POPL 2014).
+//!
+//! A run is a sequence of *events*: one per decision, the step the chosen
+//! task took, with its footprint (the resources it touched; every access
+//! counts as a write). From it:
+//!
+//! - **happens-before** is program order, plus an edge from every event to
+//!   the next event touching one of its resources. Spawns and wakes touch a
+//!   [`WAKE`](crate::WAKE) resource of the enabled task, which that task's
+//!   next poll touches too, so "enabled before it ran" is an edge as well.
+//!   It is kept as one vector clock per event.
+//! - a **race** is a pair `j < i` of events of different tasks that touch a
+//!   common resource and are ordered by nothing but that direct conflict:
+//!   with all accesses writes, `j` can only be the last earlier event on
+//!   one of `i`'s resources, and it races with `i` unless it already
+//!   happens before `i`'s previous event or another of `i`'s predecessors.
+//! - for each race, the **initials** of `v = notdep(j).i` (the events after
+//!   `j` that do not happen after it, then `i`): the tasks whose first event
+//!   in `v` has no predecessor in `v`. Running one of them at `j`'s decision
+//!   reverses the race; source-DPOR adds one to that decision's backtrack
+//!   set unless it already holds one.
+
+use std::collections::BTreeMap;
+
+use crate::task::TaskId;
+
+/// One step of an explored run.
+pub(crate) struct Event<'a> {
+    /// The task that took the step.
+    pub(crate) task: TaskId,
+    /// The resources it touched (sorted, deduplicated).
+    pub(crate) footprint: &'a [u64],
+}
+
+/// A race to reverse: at decision `at`, one of `initials` must be explored.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Reversal {
+    /// The decision whose step is the first event of the race.
+    pub(crate) at: usize,
+    /// Tasks that, run at `at`, start a run reversing the race.
+    pub(crate) initials: Vec<TaskId>,
+}
+
+/// Vector clocks of a run: `tasks` counters per event.
+struct Clocks {
+    tasks: usize,
+    vc: Vec<u32>,
+    /// 1-based position of each event within its task.
+    local: Vec<u32>,
+}
+
+impl Clocks {
+    fn of(&self, e: usize) -> &[u32] {
+        &self.vc[e * self.tasks..(e + 1) * self.tasks]
+    }
+
+    /// Whether event `a` happens before (or is) event `b`.
+    fn hb(&self, a: usize, task_a: TaskId, b: usize) -> bool {
+        self.of(b)[task_a] >= self.local[a]
+    }
+}
+
+/// Every race of the run and its reversal. `wanted(at)` says whether the
+/// decision `at` is interested (it uses DPOR and has a choice); others are
+/// skipped before their initials are computed. Returns the race count too.
+pub(crate) fn reversals(
+    events: &[Event<'_>],
+    wanted: impl Fn(usize) -> bool,
+) -> (u64, Vec<Reversal>) {
+    let n = events.len();
+    let tasks = events.iter().map(|e| e.task + 1).max().unwrap_or(0);
+    let mut clocks = Clocks {
+        tasks,
+        vc: vec![0; n * tasks],
+        local: vec![0; n],
+    };
+    let mut count = vec![0u32; tasks];
+    let mut task_last: Vec<Option<usize>> = vec![None; tasks];
+    let mut obj_last: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut races: Vec<(usize, usize)> = Vec::new();
+    let mut cands: Vec<usize> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        let p = e.task;
+        count[p] += 1;
+        clocks.local[i] = count[p];
+        cands.clear();
+        for o in e.footprint {
+            if let Some(&j) = obj_last.get(o) {
+                if events[j].task != p && !cands.contains(&j) {
+                    cands.push(j);
+                }
+            }
+        }
+        for &j in &cands {
+            let tj = events[j].task;
+            let via_program = task_last[p].is_some_and(|k| clocks.hb(j, tj, k));
+            let via_other = e.footprint.iter().any(|o| {
+                obj_last
+                    .get(o)
+                    .is_some_and(|&m| m != j && clocks.hb(j, tj, m))
+            });
+            if !via_program && !via_other {
+                races.push((j, i));
+            }
+        }
+        let mut c = match task_last[p] {
+            Some(k) => clocks.of(k).to_vec(),
+            None => vec![0; tasks],
+        };
+        for o in e.footprint {
+            if let Some(&j) = obj_last.get(o) {
+                for (x, y) in c.iter_mut().zip(clocks.of(j)) {
+                    *x = (*x).max(*y);
+                }
+            }
+        }
+        c[p] = clocks.local[i];
+        clocks.vc[i * tasks..(i + 1) * tasks].copy_from_slice(&c);
+        task_last[p] = Some(i);
+        for o in e.footprint {
+            obj_last.insert(*o, i);
+        }
+    }
+    let found = races.len() as u64;
+    let mut out = Vec::new();
+    let mut first_in_v: Vec<Option<usize>> = vec![None; tasks];
+    for (j, i) in races {
+        if !wanted(j) {
+            continue;
+        }
+        let tj = events[j].task;
+        first_in_v.iter_mut().for_each(|f| *f = None);
+        let mut initials = Vec::new();
+        for k in (j + 1..i).chain(std::iter::once(i)) {
+            if k != i && clocks.hb(j, tj, k) {
+                continue;
+            }
+            let q = events[k].task;
+            if first_in_v[q].is_some() {
+                continue;
+            }
+            let ck = clocks.of(k);
+            let initial = first_in_v
+                .iter()
+                .enumerate()
+                .all(|(r, m)| r == q || m.is_none_or(|m| ck[r] < clocks.local[m]));
+            first_in_v[q] = Some(k);
+            if initial {
+                initials.push(q);
+            }
+        }
+        out.push(Reversal { at: j, initials });
+    }
+    (found, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(task: TaskId, footprint: &[u64]) -> Event<'_> {
+        Event { task, footprint }
+    }
+
+    #[test]
+    fn two_writes_race_and_reverse_at_the_first() {
+        let (n, r) = reversals(&[ev(0, &[1]), ev(1, &[1])], |_| true);
+        assert_eq!(n, 1);
+        assert_eq!(
+            r,
+            vec![Reversal {
+                at: 0,
+                initials: vec![1]
+            }]
+        );
+    }
+
+    #[test]
+    fn disjoint_steps_do_not_race() {
+        let (n, r) = reversals(&[ev(0, &[1]), ev(1, &[2])], |_| true);
+        assert_eq!(n, 0);
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn a_race_ordered_through_a_third_event_is_not_direct() {
+        // 0 writes x; 2 reads x then writes y; 1 writes x and y: 0 -> 1 is
+        // ordered through 2 (x then y), so only (2, 1) is a direct race on
+        // both x and y... and 0 -> 2 on x.
+        let (_, r) = reversals(&[ev(0, &[1]), ev(2, &[1, 2]), ev(1, &[1, 2])], |_| true);
+        let ats: Vec<usize> = r.iter().map(|x| x.at).collect();
+        assert_eq!(ats, vec![0, 1]);
+    }
+
+    #[test]
+    fn initials_skip_events_that_depend_on_an_earlier_one_in_v() {
+        // j = task 0 on x. Then task 1 writes y, task 2 reads y and x: the
+        // race (0, 2) has v = [1:y, 2:x+y]; task 2's event follows task 1's,
+        // so only task 1 is an initial.
+        let (_, r) = reversals(&[ev(0, &[1]), ev(1, &[2]), ev(2, &[1, 2])], |_| true);
+        let race = r.iter().find(|x| x.at == 0).expect("race on x");
+        assert_eq!(race.initials, vec![1]);
+    }
+}

@@ -1,0 +1,132 @@
+//! Contract views: what the contract can see of one execution, so that
+//! "distinct outcomes" means the same under every checker and views can be
+//! compared across checkers (differential coverage).
+//!
+//! A view is:
+//! - the outcome label and the set of broken rules;
+//! - the agent's journal, events only (no timestamps: virtual time exists on
+//!   the simulator alone);
+//! - the world journal with serials and attempt numbers renumbered by first
+//!   appearance (they count creations, and bystanders take some), without
+//!   the events of bystander agents (loom runs without them; their own
+//!   rules, C5 and D5, are checked and show as broken rules).
+//!
+//! The key is the label, the rules and a 64-bit FNV-1a hash of the rest.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+
+use crate::scenarios::{Outcome, ScenarioId};
+use crate::world::WorldEvent;
+
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Renumbers values by first appearance: 0, 1, 2, ...
+#[derive(Default)]
+struct Renumber(BTreeMap<u64, u64>);
+
+impl Renumber {
+    fn map(&mut self, v: &mut u64) {
+        let n = self.0.len() as u64;
+        *v = *self.0.entry(*v).or_insert(n);
+    }
+}
+
+/// The id or scope a world event is about, if any.
+fn subject(ev: &WorldEvent) -> Option<&str> {
+    use WorldEvent as W;
+    match ev {
+        W::CreateBegan { id, .. }
+        | W::CreateChecked { id, .. }
+        | W::CreateFailed { id, .. }
+        | W::SessionEntered { id, .. }
+        | W::AgentRegistered { id, .. }
+        | W::DisposeCalled { id, .. }
+        | W::DisposeReturned { id, .. }
+        | W::TeardownBegan { id, .. }
+        | W::TeardownStep { id, .. }
+        | W::TeardownAborted { id, .. }
+        | W::TeardownDone { id, .. }
+        | W::AppendDropped { id, .. } => Some(id),
+        W::ScopeUnloading { scope } | W::ScopeUnloaded { scope } => Some(scope),
+        W::ListenerPanicked { .. } | W::Notice { .. } => None,
+    }
+}
+
+/// `ev` with its serial and attempt renumbered.
+fn normalized(ev: &WorldEvent, serials: &mut Renumber, attempts: &mut Renumber) -> WorldEvent {
+    use WorldEvent as W;
+    let mut ev = ev.clone();
+    match &mut ev {
+        W::CreateBegan { attempt, .. }
+        | W::CreateChecked { attempt, .. }
+        | W::CreateFailed { attempt, .. } => attempts.map(attempt),
+        W::SessionEntered { serial, .. }
+        | W::AgentRegistered { serial, .. }
+        | W::DisposeCalled { serial, .. }
+        | W::DisposeReturned { serial, .. }
+        | W::TeardownBegan { serial, .. }
+        | W::TeardownStep { serial, .. }
+        | W::TeardownAborted { serial, .. }
+        | W::TeardownDone { serial, .. }
+        | W::AppendDropped { serial, .. } => serials.map(serial),
+        W::ListenerPanicked { .. }
+        | W::Notice { .. }
+        | W::ScopeUnloading { .. }
+        | W::ScopeUnloaded { .. } => {}
+    }
+    ev
+}
+
+/// The contract view of `outcome`, an execution of `scenario`.
+pub fn view_key(scenario: ScenarioId, outcome: &Outcome) -> String {
+    let bystanders = scenario.bystander_names();
+    let mut fnv = Fnv(0xcbf2_9ce4_8422_2325);
+    for r in &outcome.journal {
+        r.event.hash(&mut fnv);
+    }
+    let (mut serials, mut attempts) = (Renumber::default(), Renumber::default());
+    for ev in &outcome.world {
+        if subject(ev).is_some_and(|s| bystanders.contains(&s)) {
+            continue;
+        }
+        normalized(ev, &mut serials, &mut attempts).hash(&mut fnv);
+    }
+    let rules: BTreeSet<&str> = outcome.violations.iter().map(|v| v.rule).collect();
+    format!(
+        "{}|{}|{:016x}",
+        outcome.label,
+        rules.into_iter().collect::<Vec<_>>().join(","),
+        fnv.finish()
+    )
+}
+
+/// Views reached by other checkers of one scenario that `dfs` did not
+/// reach: `(checker, view, replay line)`, in checker then view order.
+pub fn missed_by<'a>(
+    dfs: &BTreeMap<String, String>,
+    others: impl IntoIterator<Item = (&'static str, &'a BTreeMap<String, String>)>,
+) -> Vec<(&'static str, String, String)> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for (checker, views) in others {
+        for (view, line) in views {
+            if !dfs.contains_key(view) && seen.insert(view.clone()) {
+                out.push((checker, view.clone(), line.clone()));
+            }
+        }
+    }
+    out
+}
