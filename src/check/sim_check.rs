@@ -419,10 +419,10 @@ pub fn explore_dfs(
     tally.dfs(stats);
     tally.bound(format!(
         "{}, preemptions {}, shard {}",
-        if config.reduction {
-            "sleep sets"
-        } else {
-            "no reduction"
+        match (config.reduction, config.dpor) {
+            (true, true) => "source-DPOR + sleep sets",
+            (true, false) => "sleep sets",
+            (false, _) => "no reduction",
         },
         config
             .preemption_bound

@@ -134,7 +134,7 @@ const CANCEL_BEFORE_CLAIM: &[Goal] = &[
         ),
         &[(
             "shuttle-pct",
-            "11 hits in 50,000 iterations (4.2 s) at depth 3, 0 in the PR tier's 5,000: the cancel must land inside one lock section's gap of the loop",
+            "0 hits in the PR tier's 5,000 iterations, 11 in 50,000 (4.2 s) at depth 3: the cancel must land inside one lock section's gap of the loop",
         )],
     ),
     pred(
@@ -202,10 +202,16 @@ const CONCURRENT_DISPOSE: &[Goal] = &[
             "disposal begins after turn/end and before the turn's flush closed",
             dispose_during_flush,
         ),
-        &[(
-            "shuttle-pct",
-            "0 hits in 50,000 iterations (4.5 s) at depth 3: the flush window needs the loop to keep its priority through the turn's end while three disposers wait",
-        )],
+        &[
+            (
+                "shuttle-pct",
+                "0 hits in 50,000 iterations (4.5 s) at depth 3: the flush window needs the loop to keep its priority through the turn's end while three disposers wait",
+            ),
+            (
+                "loom",
+                "0 hits in 18,763 executions (4.4 s), exhaustive at loom's bound 1 for 3 threads (bound 2: 627,308 executions, 98 s)",
+            ),
+        ],
     ),
 ];
 

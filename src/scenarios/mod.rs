@@ -265,6 +265,9 @@ impl ScenarioId {
             ScenarioId::DisconnectMidPrompt => 1,
             // 64,578 executions in 5.4 s at bound 1; bound 2 ran >4 min.
             ScenarioId::SessionCancelBeforeStart => 1,
+            // 627,308 executions in 98 s at bound 2 once loom interleaves
+            // joined futures.
+            ScenarioId::ConcurrentDispose => 1,
             // 3 threads since the late waiter waits in its own task: bound 2
             // ran more than 7 minutes once loom interleaves joined futures.
             ScenarioId::WhenIdleWaiters => 1,
@@ -323,6 +326,42 @@ impl ScenarioId {
     /// such misses instead of failing; every other scenario must be covered.
     pub fn coverage_gap(self) -> Option<&'static str> {
         match self {
+            ScenarioId::CancelBeforeClaim => Some(
+                "sim-dfs at bound 3 misses 15 views (10 reached by sim seeds, 4 by loom, 1 by shuttle-random) (check --tier pr, this machine)",
+            ),
+            ScenarioId::CancelMidTurn => Some(
+                "sim-dfs at bound 3 misses 359 views (216 sim, 106 loom, 35 shuttle-random, 2 shuttle-pct): how many steps and steering inputs land before each cancel multiplies the views (check --tier pr, this machine)",
+            ),
+            ScenarioId::ObserverQueuesDuringCancel => Some(
+                "sim-dfs at bound 3 misses 13 views (11 sim, 2 shuttle-random) (check --tier pr, this machine)",
+            ),
+            ScenarioId::WhenIdleWaiters => Some(
+                "sim-dfs at bound 3 misses 95 views (82 sim, 12 shuttle-random, 1 shuttle-pct) (check --tier pr, this machine)",
+            ),
+            ScenarioId::ConcurrentDispose => Some(
+                "sim-dfs at bound 2 misses 377 views (308 sim, 54 loom, 11 shuttle-random, 4 shuttle-pct); bound 3 does not finish 100,000 schedules (check --tier pr, this machine)",
+            ),
+            ScenarioId::OwnerUnloadVsHandleDispose => Some(
+                "sim-dfs at bound 3 misses 100 views (96 sim, 3 shuttle-random, 1 shuttle-pct) (check --tier pr, this machine)",
+            ),
+            ScenarioId::ProviderUnload => Some(
+                "sim-dfs at bound 3 misses 6 views, all reached by sim seeds (check --tier pr, this machine)",
+            ),
+            ScenarioId::SameIdCreateRace => Some(
+                "sim-dfs at bound 3 misses 53 views (42 sim, 6 shuttle-random, 4 shuttle-pct, 1 loom) (check --tier pr, this machine)",
+            ),
+            ScenarioId::IdReuseAfterDetach => Some(
+                "sim-dfs at bound 3 misses 592 views (549 sim, 37 shuttle-random, 6 shuttle-pct) (check --tier pr, this machine)",
+            ),
+            ScenarioId::SessionCancelBeforeStart => Some(
+                "sim-dfs at bound 3 misses 4 views (3 sim, 1 shuttle-random) (check --tier pr, this machine)",
+            ),
+            ScenarioId::ToolBashReload => Some(
+                "sim-dfs at bound 1 misses 1,213 views (993 sim, 188 shuttle-pct, 17 shuttle-random, 15 tokio); bound 2 does not finish 100,000 schedules (check --tier pr, this machine)",
+            ),
+            ScenarioId::CompletionNoticeRouting => Some(
+                "sim-dfs at bound 2 misses 89 views (86 sim, 3 shuttle-random) (check --tier pr, this machine)",
+            ),
             _ => None,
         }
     }
