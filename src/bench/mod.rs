@@ -265,6 +265,10 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
             scenario,
             faults,
             &DfsOptions {
+                config: DfsConfig {
+                    preemption_bound: scenario.info().dfs_bound,
+                    ..DfsConfig::default()
+                },
                 shrink: false,
                 stop_on: want,
                 ..DfsOptions::exhaustive(5_000_000)
