@@ -75,7 +75,8 @@ fn every_fault_is_killed_by_sim_and_shuttle_pct() {
 /// Check-then-act faults (two lock sections with no await between them)
 /// need a scheduler that preempts a task between the sections: the
 /// simulator at lock granularity and loom find them. (Shuttle does not
-/// find M14's lost wake-up: 0 in 300,000 executions per scheduler.)
+/// find M14's lost wake-up in this scenario: 0 in 300,000 executions per
+/// scheduler.)
 #[test]
 fn check_then_act_faults_are_killed_at_lock_granularity() {
     for (fault, scenario) in [
