@@ -130,19 +130,7 @@ pub fn outcome_key(outcome: &Outcome) -> String {
     // FNV-1a over the derived `Hash` of both journals: deterministic across
     // runs and builds of one toolchain, and no rendering (the profile showed
     // JSON rendering here at 15% of a simulator run).
-    struct Fnv(u64);
-    impl Hasher for Fnv {
-        fn write(&mut self, bytes: &[u8]) {
-            for &b in bytes {
-                self.0 ^= u64::from(b);
-                self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-            }
-        }
-        fn finish(&self) -> u64 {
-            self.0
-        }
-    }
-    let mut fnv = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut fnv = super::view::Fnv::new();
     outcome.journal.hash(&mut fnv);
     outcome.world.hash(&mut fnv);
     let h = fnv.finish();

@@ -19,7 +19,16 @@ use std::hash::{Hash, Hasher};
 use crate::scenarios::{Outcome, ScenarioId};
 use crate::world::WorldEvent;
 
-struct Fnv(u64);
+/// FNV-1a 64 as a `Hasher`: deterministic across runs and builds, over the
+/// values' derived `Hash` (no rendering).
+pub(crate) struct Fnv(u64);
+
+impl Fnv {
+    /// The FNV-1a offset basis.
+    pub(crate) fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
 
 impl Hasher for Fnv {
     fn write(&mut self, bytes: &[u8]) {
@@ -93,7 +102,7 @@ fn normalized(ev: &WorldEvent, serials: &mut Renumber, attempts: &mut Renumber) 
 /// The contract view of `outcome`, an execution of `scenario`.
 pub fn view_key(scenario: ScenarioId, outcome: &Outcome) -> String {
     let bystanders = scenario.bystander_names();
-    let mut fnv = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut fnv = Fnv::new();
     for r in &outcome.journal {
         r.event.hash(&mut fnv);
     }

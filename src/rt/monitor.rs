@@ -17,6 +17,15 @@ struct Inner<S> {
     waiters: Vec<Waker>,
 }
 
+impl<S> Inner<S> {
+    /// Registers `waker` once among the waiters (call under the lock).
+    fn park(&mut self, waker: &Waker) {
+        if !self.waiters.iter().any(|w| w.will_wake(waker)) {
+            self.waiters.push(waker.clone());
+        }
+    }
+}
+
 /// State guarded by a mutex, with tasks able to wait for a condition on it.
 pub struct Monitor<R: Rt, S: Send + 'static> {
     inner: Mutex<R, Inner<S>>,
@@ -64,9 +73,7 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
             let (res, woken) = self.inner.with(|inner| match f(&mut inner.state) {
                 Some(v) => (Poll::Ready(v), std::mem::take(&mut inner.waiters)),
                 None => {
-                    if !inner.waiters.iter().any(|w| w.will_wake(cx.waker())) {
-                        inner.waiters.push(cx.waker().clone());
-                    }
+                    inner.park(cx.waker());
                     (Poll::Pending, Vec::new())
                 }
             });
@@ -105,11 +112,7 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
                 }
                 return Poll::Ready(v);
             }
-            self.inner.with(|inner| {
-                if !inner.waiters.iter().any(|w| w.will_wake(cx.waker())) {
-                    inner.waiters.push(cx.waker().clone());
-                }
-            });
+            self.inner.with(|inner| inner.park(cx.waker()));
             R::note_wait(label);
             parked.park();
             Poll::Pending
