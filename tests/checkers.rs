@@ -3,8 +3,8 @@
 
 mod common;
 
-use agent_lifecycle::check::{Checker, ReplayLine};
-use agent_lifecycle::faults::Fault;
+use agent_lifecycle::check::{self, Budget, Checker, ReplayLine};
+use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::scenarios::ScenarioId;
 use common::{assert_killed, assert_pass, run};
 use lifecycle_sim::Sim;
@@ -25,7 +25,18 @@ fn every_scenario_passes_on_every_checker() {
 
 #[test]
 fn loom_exhausts_cancel_before_claim() {
-    let r = run(Checker::Loom, ScenarioId::CancelBeforeClaim, None);
+    common::setup();
+    let budget = Budget {
+        loom_executions: None,
+        ..common::TEST_BUDGET
+    };
+    let r = check::run(
+        Checker::Loom,
+        ScenarioId::CancelBeforeClaim,
+        Faults::none(),
+        &budget,
+        true,
+    );
     assert_pass(&r);
     assert!(r.exhausted, "loom did not exhaust the space");
 }

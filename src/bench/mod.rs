@@ -209,6 +209,7 @@ fn loom_run(scenario: ScenarioId) -> Option<Report> {
             scenario,
             Faults::none(),
             loom_bound(scenario, check::Budget::PR.loom_preemptions),
+            None,
             false,
         )
     })
@@ -297,6 +298,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
                 scenario,
                 faults,
                 loom_bound(scenario, 3),
+                None,
                 true,
             )]
         }

@@ -125,12 +125,17 @@ fn each_execution(
     scenario: ScenarioId,
     faults: Faults,
     preemptions: usize,
+    max: Option<usize>,
     visit: impl FnMut(u64, Outcome) -> bool + Send + 'static,
 ) -> bool {
     let visit = Arc::new(Mutex::new(visit));
     CURRENT.store(0, Ordering::SeqCst);
     let mut b = builder(preemptions);
-    let cap = scenario.info().loom_max;
+    // The scenario's own cap and the budget's, whichever is lower.
+    let cap = match (scenario.info().loom_max, max) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     b.max_permutations = cap;
     let result = catch_unwind(AssertUnwindSafe(|| {
         b.check(move || {
@@ -184,12 +189,13 @@ pub fn worker_main(
     scenario: ScenarioId,
     faults: Faults,
     preemptions: usize,
+    max: Option<usize>,
     stop_at_first: bool,
     replay_exec: Option<u64>,
 ) {
     install_worker_hook();
     if let Some(target) = replay_exec {
-        each_execution(scenario, faults, preemptions, move |i, outcome| {
+        each_execution(scenario, faults, preemptions, None, move |i, outcome| {
             if i < target {
                 return true;
             }
@@ -210,7 +216,7 @@ pub fn worker_main(
         std::collections::BTreeMap::<String, u64>::new(),
     )));
     let s = stats.clone();
-    let exhausted = each_execution(scenario, faults, preemptions, move |i, outcome| {
+    let exhausted = each_execution(scenario, faults, preemptions, max, move |i, outcome| {
         let mut st = s.lock().unwrap_or_else(|p| p.into_inner());
         st.0 += 1;
         st.1 += outcome.invariants as u64;
@@ -292,19 +298,23 @@ fn violations(pairs: Vec<(String, String)>) -> Vec<Violation> {
         .collect()
 }
 
-/// Explore exhaustively up to `preemptions`.
+/// Explore exhaustively up to `preemptions`, or stop after `max`
+/// executions (then the row is sampled, not exhausted).
 pub fn explore(
     scenario: ScenarioId,
     faults: Faults,
     preemptions: usize,
+    max: Option<u64>,
     stop_at_first: bool,
 ) -> Report {
     let mut tally = Tally::new(scenario, Checker::Loom, faults);
-    let extra = if stop_at_first {
-        vec!["--stop-at-first".to_string()]
-    } else {
-        vec![]
-    };
+    let mut extra = Vec::new();
+    if stop_at_first {
+        extra.push("--stop-at-first".to_string());
+    }
+    if let Some(max) = max {
+        extra.extend(["--max".to_string(), max.to_string()]);
+    }
     let replay = |exec: u64| {
         ReplayLine::new(
             scenario,

@@ -109,6 +109,9 @@ pub struct Budget {
     pub pct_depth: usize,
     /// loom's preemption bound.
     pub loom_preemptions: usize,
+    /// loom executions before it stops unexhausted (`None`: only the
+    /// scenario's own cap, `ScenarioInfo::loom_max`).
+    pub loom_executions: Option<u64>,
     /// Runs on tokio.
     pub tokio_runs: u64,
     /// The part of the search this process runs.
@@ -130,6 +133,7 @@ impl Budget {
         shuttle_iterations: 5_000,
         pct_depth: 3,
         loom_preemptions: 3,
+        loom_executions: None,
         tokio_runs: 200,
         shard: Shard::ALL,
         shrink: true,
@@ -145,6 +149,7 @@ impl Budget {
         shuttle_iterations: 250_000,
         pct_depth: 4,
         loom_preemptions: 4,
+        loom_executions: None,
         tokio_runs: 5_000,
         shard: Shard::ALL,
         shrink: true,
@@ -166,6 +171,7 @@ impl Budget {
         self.dfs_executions = n;
         self.shuttle_iterations = n as usize;
         self.tokio_runs = n;
+        self.loom_executions = Some(n);
         self
     }
 }
@@ -586,6 +592,7 @@ pub fn run_with_progress(
             scenario,
             faults,
             loom_bound(scenario, budget.loom_preemptions),
+            budget.loom_executions,
             stop_at_first,
         ),
         Checker::ShuttleRandom | Checker::ShuttlePct => shuttle_check::explore(

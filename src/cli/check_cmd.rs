@@ -292,17 +292,19 @@ fn kill_with(
     budget: &Budget,
     scenarios: &[ScenarioId],
 ) -> Option<(Report, &'static str)> {
+    // A fault is hunted on the scenarios that target it; only a fault no
+    // selected scenario targets is hunted on all of them. (Falling back to
+    // every scenario when a checker skips the targets ran loom and tokio
+    // on 19 scenarios that cannot reach M2 or M13: 410 of `mutants`' 412
+    // seconds.)
     let mut order: Vec<ScenarioId> = scenarios
         .iter()
         .copied()
         .filter(|s| s.targets().contains(&fault))
         .collect();
-    order.extend(
-        scenarios
-            .iter()
-            .copied()
-            .filter(|s| !s.targets().contains(&fault)),
-    );
+    if order.is_empty() {
+        order.extend_from_slice(scenarios);
+    }
     let budget = Budget {
         stop_on: fault.must_violate(),
         ..budget.clone()

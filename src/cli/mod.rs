@@ -73,6 +73,8 @@ enum Command {
         stop_at_first: bool,
         #[arg(long)]
         replay_exec: Option<u64>,
+        #[arg(long)]
+        max: Option<usize>,
     },
 }
 
@@ -91,7 +93,8 @@ struct CheckArgs {
     /// The budget tier: `pr` (the PR gate) or `nightly` (deeper).
     #[arg(long, default_value = "pr")]
     tier: String,
-    /// Executions for every sampling checker (overrides the tier).
+    /// Executions for every sampling checker, and the cap of loom and of
+    /// the exhaustive search (overrides the tier).
     #[arg(long)]
     budget: Option<u64>,
     /// Run part k of n of every search (`1/4`): disjoint seed ranges and
@@ -277,6 +280,7 @@ pub fn main() -> ExitCode {
             fault,
             stop_at_first,
             replay_exec,
+            max,
         } => {
             let Some(scenario) = ScenarioId::parse(&scenario) else {
                 eprintln!("error: unknown scenario {scenario:?}");
@@ -294,6 +298,7 @@ pub fn main() -> ExitCode {
                 scenario,
                 Faults::from(fault),
                 pb,
+                max,
                 stop_at_first,
                 replay_exec,
             );

@@ -381,7 +381,7 @@ impl ScenarioId {
         match self {
             ScenarioId::CancelBeforeClaim => &[Fault::M3, Fault::M5],
             ScenarioId::IdleCancelThenPrompt => &[Fault::M4],
-            ScenarioId::CancelMidTurn => &[],
+            ScenarioId::CancelMidTurn => &[Fault::M14],
             ScenarioId::ObserverQueuesDuringCancel => &[Fault::M11],
             ScenarioId::WhenIdleWaiters => &[Fault::M12, Fault::M14],
             ScenarioId::ConcurrentDispose => &[Fault::M6],

@@ -8,12 +8,14 @@ use agent_lifecycle::scenarios::ScenarioId;
 /// A budget small enough for a debug build.
 pub const TEST_BUDGET: Budget = Budget {
     sim_seeds: 2_000,
-    dfs_executions: 400_000,
+    dfs_executions: 20_000,
     dfs_preemptions: None,
     dfs_bound_extra: 0,
     shuttle_iterations: 1_000,
     pct_depth: 3,
     loom_preemptions: 2,
+    // `check --tier pr` runs loom to the end; here it is a smoke run.
+    loom_executions: Some(5_000),
     tokio_runs: 20,
     shard: lifecycle_sim::Shard::ALL,
     shrink: false,
