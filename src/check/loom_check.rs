@@ -140,7 +140,11 @@ fn each_execution(
     let result = catch_unwind(AssertUnwindSafe(|| {
         b.check(move || {
             let index = CURRENT.load(Ordering::SeqCst);
-            let outcome = loom::future::block_on(scenarios::run::<LoomRt>(scenario, faults));
+            // Boxed: loom's main thread has a fixed 32 KiB stack, and
+            // `block_on` would pin the whole scenario future on it (too big
+            // in debug builds).
+            let outcome =
+                loom::future::block_on(Box::pin(scenarios::run::<LoomRt>(scenario, faults)));
             CURRENT.fetch_add(1, Ordering::SeqCst);
             let go_on = (visit.lock().unwrap_or_else(|p| p.into_inner()))(index, outcome);
             if !go_on {

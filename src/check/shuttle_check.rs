@@ -78,6 +78,11 @@ fn config() -> Config {
     let mut config = Config::new();
     config.failure_persistence = FailurePersistence::None;
     config.silence_warnings = true;
+    // Shuttle's default task stack (32 KiB) fits the release build; debug
+    // poll frames overflow it (SIGSEGV), so debug builds get 1 MiB.
+    if cfg!(debug_assertions) {
+        config.stack_size = 1 << 20;
+    }
     config
 }
 

@@ -7,6 +7,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+/// Stack of a spawned loom thread in debug builds, whose poll frames are
+/// several times larger than release's: 1 MiB, in the `usize` words loom's
+/// coroutine crate counts (release keeps loom's default, 32 KiB).
+const DEBUG_THREAD_STACK_WORDS: usize = (1 << 20) / std::mem::size_of::<usize>();
+
 /// Loom backend. Loom models at most `loom::MAX_THREADS` (5) threads.
 #[derive(Debug, Clone, Copy)]
 pub struct LoomRt;
@@ -45,8 +50,11 @@ impl Rt for LoomRt {
     }
 
     fn spawn_detached(name: &str, fut: BoxFuture<()>) {
-        let handle = loom::thread::Builder::new()
-            .name(name.to_string())
+        let mut builder = loom::thread::Builder::new().name(name.to_string());
+        if cfg!(debug_assertions) {
+            builder = builder.stack_size(DEBUG_THREAD_STACK_WORDS);
+        }
+        let handle = builder
             .spawn(move || loom::future::block_on(fut))
             .expect("loom thread spawn");
         drop(handle);
