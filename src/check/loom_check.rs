@@ -136,7 +136,13 @@ fn each_execution(
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    b.max_permutations = cap;
+    // loom counts its iterations from 1 and stops before iteration `max`.
+    b.max_permutations = cap.map(|c| c + 1);
+    if cap.is_some() {
+        // loom checks `max_permutations` only every `checkpoint_interval`
+        // executions (20,000 by default): check it after every one.
+        b.checkpoint_interval = 1;
+    }
     let result = catch_unwind(AssertUnwindSafe(|| {
         b.check(move || {
             let index = CURRENT.load(Ordering::SeqCst);
@@ -154,7 +160,7 @@ fn each_execution(
     }));
     match result {
         // Stopped at the scenario's execution cap: not exhausted.
-        Ok(()) => cap.is_none_or(|c| CURRENT.load(Ordering::SeqCst) + 1 < c as u64),
+        Ok(()) => cap.is_none_or(|c| CURRENT.load(Ordering::SeqCst) < c as u64),
         Err(payload) if panic_message(payload.as_ref()) == STOP => false,
         Err(payload) => {
             // A loom failure that unwound cleanly.
@@ -312,6 +318,7 @@ pub fn explore(
     stop_at_first: bool,
 ) -> Report {
     let mut tally = Tally::new(scenario, Checker::Loom, faults);
+    tally.bound(format!("loom, preemptions <= {preemptions}"));
     let mut extra = Vec::new();
     if stop_at_first {
         extra.push("--stop-at-first".to_string());

@@ -24,6 +24,8 @@ fn space(r: &Report) -> String {
             Some(b) => format!("exh. pb<={}", b.split(',').next().unwrap_or(b)),
             None => "exhausted".into(),
         },
+        // A search stopped by its budget or cap is not a sample.
+        (None, false) if matches!(r.checker, "sim-dfs" | "loom") => "stopped".into(),
         (None, false) => "sampled".into(),
     }
 }
@@ -102,6 +104,7 @@ pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode
         pb.suspend(header);
     }
     let mut coverage: Vec<Coverage> = Vec::new();
+    let mut skipped = 0u64;
     for &scenario in &sel.scenarios {
         let mut reports: Vec<Report> = Vec::new();
         for &checker in &sel.checkers {
@@ -124,6 +127,7 @@ pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode
                 }
             });
             pb.inc(1);
+            skipped += u64::from(report.skipped.is_some());
             if checker == Checker::SimDfs {
                 dfs_rows.push(report.clone());
             }
@@ -173,7 +177,10 @@ pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode
     }
     if failed.is_empty() && coverage_ok {
         if !json {
-            println!("\nall {total} runs passed; every required goal reached");
+            println!(
+                "\n{} runs passed, {skipped} skipped, 0 failed; every required goal reached",
+                total - skipped
+            );
         }
         return ExitCode::SUCCESS;
     }
