@@ -15,7 +15,7 @@ pub const TEST_BUDGET: Budget = Budget {
     pct_depth: 3,
     loom_preemptions: 2,
     // `check --tier pr` runs loom to the end; here it is a smoke run.
-    loom_executions: Some(5_000),
+    loom_executions: Some(20_000),
     tokio_runs: 20,
     shard: lifecycle_sim::Shard::ALL,
     shrink: false,
