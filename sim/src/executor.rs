@@ -80,12 +80,14 @@ impl Sim {
             shared: Rc::new(Shared::new(scheduler)),
             steps: 0,
             max_steps,
-            decisions: Vec::new(),
+            // Sized for a typical scenario run, so the hot path does not
+            // regrow them step by step.
+            decisions: Vec::with_capacity(512),
             trace_on: true,
             trace: Vec::new(),
             hash: Fnv64::new(),
-            ready_buf: Vec::new(),
-            choices: Vec::new(),
+            ready_buf: Vec::with_capacity(16),
+            choices: Vec::with_capacity(256),
             last: None,
             preemptions: 0,
         }

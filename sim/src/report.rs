@@ -216,15 +216,14 @@ impl Fnv64 {
         Fnv64(Self::OFFSET)
     }
 
-    /// Mixes in `v` as 8 little-endian bytes.
+    /// Mixes in `v` as one 64-bit word: FNV-1a's xor-multiply on the word
+    /// rather than on its 8 bytes, then a shift to fold the high bits back
+    /// (8x fewer multiplies on the executor's hot path; the hash only has
+    /// to tell runs apart, not be FNV-compatible).
     #[inline]
     pub(crate) fn write_u64(&mut self, v: u64) {
-        let mut h = self.0;
-        for b in v.to_le_bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(Self::PRIME);
-        }
-        self.0 = h;
+        let h = (self.0 ^ v).wrapping_mul(Self::PRIME);
+        self.0 = h ^ (h >> 29);
     }
 
     /// The current hash value.
@@ -238,13 +237,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fnv_known_value() {
+    fn word_hash_known_value_and_order() {
         assert_eq!(Fnv64::new().finish(), 0xcbf2_9ce4_8422_2325);
-        // FNV-1a 64 of the bytes 08 07 06 05 04 03 02 01 (computed
-        // independently).
+        // (offset ^ v) * prime, then h ^ (h >> 29), computed independently.
         let mut h = Fnv64::new();
         h.write_u64(0x0102_0304_0506_0708);
-        assert_eq!(h.finish(), 0x0c6d_4496_e178_59d5);
+        let m = (0xcbf2_9ce4_8422_2325u64 ^ 0x0102_0304_0506_0708).wrapping_mul(0x100_0000_01b3);
+        assert_eq!(h.finish(), m ^ (m >> 29));
+        // Order matters: (1, 2) and (2, 1) differ.
+        let (mut a, mut b) = (Fnv64::new(), Fnv64::new());
+        a.write_u64(1);
+        a.write_u64(2);
+        b.write_u64(2);
+        b.write_u64(1);
+        assert_ne!(a.finish(), b.finish());
     }
 
     #[test]

@@ -7,9 +7,9 @@
 //! - The executor takes a task's future *out* of its slot while polling it and
 //!   puts it back afterwards. No `RefCell` borrow is held across a poll, so a
 //!   task may spawn other tasks (which pushes new slots) while it runs.
-//! - The ready set is a `BTreeSet<TaskId>` behind an `Arc<Mutex<_>>`, shared
-//!   with every waker. Ordering by id makes the `ready` slice given to the
-//!   scheduler deterministic. It also records which tasks finished, so waking
+//! - The ready set is a bit set of task ids ([`TaskSet`]) behind an
+//!   `Arc<Mutex<_>>`, shared with every waker. Iterating by ascending id
+//!   makes the `ready` slice given to the scheduler deterministic. It also records which tasks finished, so waking
 //!   a finished task is a no-op and waking a ready task does not duplicate it.
 //! - Each task owns one [`Waker`], built once at spawn time from an
 //!   `Arc<TaskWaker>` through [`std::task::Wake`], and reused for every poll:
@@ -17,7 +17,6 @@
 //!   thread only marks the task ready.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -34,31 +33,84 @@ pub type TaskId = usize;
 /// A spawned task's future.
 pub(crate) type TaskFuture = Pin<Box<dyn Future<Output = ()>>>;
 
+/// A set of task ids as a bit set: ids are dense, so membership, insert and
+/// remove are one word operation and iteration is ascending by id.
+#[derive(Default, Clone, Debug)]
+pub(crate) struct TaskSet {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl TaskSet {
+    /// Whether `id` is in the set.
+    pub(crate) fn contains(&self, id: &TaskId) -> bool {
+        self.words
+            .get(id / 64)
+            .is_some_and(|w| w & (1 << (id % 64)) != 0)
+    }
+
+    /// Adds `id`; returns whether it was absent.
+    pub(crate) fn insert(&mut self, id: TaskId) -> bool {
+        let (w, bit) = (id / 64, 1u64 << (id % 64));
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        let fresh = self.words[w] & bit == 0;
+        self.words[w] |= bit;
+        self.len += usize::from(fresh);
+        fresh
+    }
+
+    /// Removes `id`; returns whether it was present.
+    pub(crate) fn remove(&mut self, id: &TaskId) -> bool {
+        let (w, bit) = (id / 64, 1u64 << (id % 64));
+        let Some(word) = self.words.get_mut(w) else {
+            return false;
+        };
+        let present = *word & bit != 0;
+        *word &= !bit;
+        self.len -= usize::from(present);
+        present
+    }
+
+    /// Whether the set is empty.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// Which tasks are ready to be polled, and which have finished.
 #[derive(Default)]
 pub(crate) struct ReadySet {
-    /// Ready tasks, ascending by id.
-    pub(crate) ready: BTreeSet<TaskId>,
+    /// Ready tasks.
+    pub(crate) ready: TaskSet,
     /// `finished[id]` is true once task `id` completed (or panicked).
     pub(crate) finished: Vec<bool>,
     /// Tasks suspended at a scheduling point inside a poll: runnable, and
     /// resumed where they stopped (see `coro`).
-    pub(crate) midpoll: BTreeSet<TaskId>,
+    pub(crate) midpoll: TaskSet,
 }
 
 impl ReadySet {
     /// Whether a task other than `me` could run now.
     pub(crate) fn others_runnable(&self, me: TaskId) -> bool {
-        !self.midpoll.is_empty() || self.ready.iter().any(|&t| t != me)
+        !self.midpoll.is_empty()
+            || self.ready.len > 1
+            || (!self.ready.contains(&me) && !self.ready.is_empty())
     }
 
     /// The runnable tasks (woken or mid-poll), ascending, into `out`.
     pub(crate) fn runnable_into(&self, out: &mut Vec<TaskId>) {
         out.clear();
-        if self.midpoll.is_empty() {
-            out.extend(self.ready.iter().copied());
-        } else {
-            out.extend(self.ready.union(&self.midpoll).copied());
+        let n = self.ready.words.len().max(self.midpoll.words.len());
+        for i in 0..n {
+            let word = self.ready.words.get(i).copied().unwrap_or(0)
+                | self.midpoll.words.get(i).copied().unwrap_or(0);
+            let mut rest = word;
+            while rest != 0 {
+                out.push(i * 64 + rest.trailing_zeros() as usize);
+                rest &= rest - 1;
+            }
         }
     }
 }
@@ -163,7 +215,7 @@ impl Shared {
             now: Cell::new(0),
             timers: RefCell::new(Timers::default()),
             scheduler: RefCell::new(scheduler),
-            footprint: RefCell::new(Vec::new()),
+            footprint: RefCell::new(Vec::with_capacity(32)),
             created: RefCell::new(Vec::new()),
             created_outside: Cell::new(0),
             step: Cell::new(0),

@@ -9,12 +9,18 @@
 //!    sets, loom at its preemption bound, shuttle's DFS (capped);
 //! 3. per fault and checker: executions and seconds to the first violation of
 //!    the fault's rule, median and max over several seeds;
-//! 4. peak memory (this process, and the loom worker processes).
+//! 4. peak memory (this process, and the loom worker processes);
+//! 5. the per-execution instruction split (executor, scenario, oracles) of
+//!    `sim` and shuttle-random, from callgrind (`callgrind`);
+//! 6. growth: schedules and seconds of exhaustive search as the racers of
+//!    the scalable scenarios go from 2 to 4 (`growth`).
 //!
 //! The table shows the ratios simulator/shuttle and simulator/loom pair by
 //! pair, the three targets of the issue with how far each is from its mark,
 //! and is written as JSON.
 
+mod callgrind;
+mod growth;
 mod render;
 
 use crate::check::sim_check::{
@@ -53,6 +59,30 @@ pub struct BenchArgs {
     /// Leave loom out (it dominates the run time).
     #[arg(long)]
     no_loom: bool,
+    /// Only these sections (repeatable); default: all.
+    #[arg(long, value_enum)]
+    section: Vec<Section>,
+    /// Executions per callgrind profile (the difference of runs of n and 2n).
+    #[arg(long, default_value_t = 500)]
+    profile_executions: u64,
+    /// Schedules after which a growth search stops unfinished.
+    #[arg(long, default_value_t = 300_000)]
+    growth_cap: u64,
+}
+
+/// The sections of the table.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// 1: executions per second.
+    Throughput,
+    /// 2: schedules to exhaust.
+    Exhaustion,
+    /// 3: executions to the first violation of each fault.
+    Faults,
+    /// 5: the callgrind instruction split.
+    Profile,
+    /// 6: growth with 2, 3 and 4 racers.
+    Growth,
 }
 
 /// The scenarios measured by default: both sides of every part, and every
@@ -178,12 +208,18 @@ pub struct Results {
     exhaustion: Vec<Exhaustion>,
     faults: Vec<Kill>,
     memory: Memory,
+    profile: Vec<callgrind::Split>,
+    growth: Vec<growth::Row>,
     targets: Vec<Target>,
     seconds: f64,
 }
 
+/// `n` simulator runs, each counted in a [`check::Tally`] (views, goals,
+/// rules) exactly as shuttle's runs are in `shuttle_rate`: the same work
+/// per execution on both sides.
 fn sim_rate(scenario: ScenarioId, n: u64, pct: bool) -> Rate {
     let expected = expected_branches(scenario, Faults::none());
+    let mut tally = check::Tally::new(scenario, Checker::Sim, Faults::none());
     let start = Instant::now();
     for seed in 0..n {
         let s: Box<dyn lifecycle_sim::Scheduler> = if pct {
@@ -192,8 +228,9 @@ fn sim_rate(scenario: ScenarioId, n: u64, pct: bool) -> Rate {
             Box::new(RandomScheduler::new(seed))
         };
         let run = run_scheduled(scenario, Faults::none(), s, false, false);
-        std::hint::black_box(&run.outcome);
+        tally.add(&run.outcome, String::new);
     }
+    std::hint::black_box(&tally);
     Rate::new(n, start.elapsed().as_secs_f64())
 }
 
@@ -215,11 +252,11 @@ fn loom_run(scenario: ScenarioId) -> Option<Report> {
     })
 }
 
-fn dfs_space(scenario: ScenarioId, reduction: bool, cap: u64) -> Space {
+fn dfs_space(scenario: ScenarioId, reduction: bool, cap: u64, bound: Option<u32>) -> Space {
     let opts = DfsOptions {
         config: DfsConfig {
             reduction,
-            preemption_bound: scenario.info().dfs_bound,
+            preemption_bound: bound,
             ..DfsConfig::default()
         },
         shrink: false,
@@ -344,6 +381,63 @@ fn machine() -> String {
     format!("{cpu}, {cores} cores, {}", std::env::consts::OS)
 }
 
+/// Section 1 for one scenario.
+fn rates(scenario: ScenarioId, n: u64, loom: Option<&Report>) -> Throughput {
+    let loom_rate = loom.map(|r| Rate::new(r.executions, r.seconds));
+    let sim_random = sim_rate(scenario, n, false);
+    let sim_pct = sim_rate(scenario, n, true);
+    let shuttle_random = shuttle_rate(Checker::ShuttleRandom, scenario, n);
+    let shuttle_pct = shuttle_rate(Checker::ShuttlePct, scenario, n);
+    Throughput {
+        scenario: scenario.info().name,
+        ratio_sim_shuttle_random: sim_random.per_second / shuttle_random.per_second,
+        ratio_sim_shuttle_pct: sim_pct.per_second / shuttle_pct.per_second,
+        ratio_sim_loom: loom_rate
+            .as_ref()
+            .map(|l| sim_random.per_second / l.per_second),
+        sim_random,
+        sim_pct,
+        shuttle_random,
+        shuttle_pct,
+        loom: loom_rate,
+    }
+}
+
+/// Section 2 for one scenario: the reduced search runs at loom's bound
+/// when loom ran (an equal bound), else at the scenario's own.
+fn spaces(scenario: ScenarioId, args: &BenchArgs, loom: Option<&Report>) -> Exhaustion {
+    let loom_pb = loom_bound(scenario, check::Budget::PR.loom_preemptions);
+    let bound = match loom {
+        Some(_) => Some(loom_pb as u32),
+        None => scenario.info().dfs_bound,
+    };
+    let reduced = dfs_space(scenario, true, args.dfs_cap, bound);
+    let unreduced = dfs_space(scenario, false, args.dfs_cap, bound);
+    let (n, exhausted, seconds) = shuttle_check::dfs_count(scenario, args.shuttle_dfs_cap);
+    let loom_space = loom.map(|r| Space {
+        schedules: r.executions,
+        exhausted: r.exhausted,
+        seconds: r.seconds,
+        bound: format!("preemptions <= {loom_pb}"),
+    });
+    Exhaustion {
+        scenario: scenario.info().name,
+        ratio_reduced_loom: loom_space
+            .as_ref()
+            .filter(|l| l.exhausted && reduced.exhausted)
+            .map(|l| reduced.schedules as f64 / l.schedules as f64),
+        sim_dfs_reduced: reduced,
+        sim_dfs_unreduced: unreduced,
+        loom: loom_space,
+        shuttle_dfs: Space {
+            schedules: n,
+            exhausted,
+            seconds,
+            bound: "unbounded".into(),
+        },
+    }
+}
+
 /// `bench`.
 pub fn run(args: &BenchArgs) -> ExitCode {
     let scenarios: Vec<ScenarioId> = if args.scenario.is_empty() {
@@ -367,10 +461,14 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     check::quiet_panics();
+    let on = |x: Section| args.section.is_empty() || args.section.contains(&x);
     let start = Instant::now();
     let mut throughput = Vec::new();
     let mut exhaustion = Vec::new();
     for &scenario in &scenarios {
+        if !on(Section::Throughput) && !on(Section::Exhaustion) {
+            break;
+        }
         let name = scenario.info().name;
         eprintln!("bench: {name}");
         let loom = if args.no_loom {
@@ -378,52 +476,12 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         } else {
             loom_run(scenario)
         };
-        let loom_rate = loom.as_ref().map(|r| Rate::new(r.executions, r.seconds));
-        let sim_random = sim_rate(scenario, args.executions, false);
-        let sim_pct = sim_rate(scenario, args.executions, true);
-        let shuttle_random = shuttle_rate(Checker::ShuttleRandom, scenario, args.executions);
-        let shuttle_pct = shuttle_rate(Checker::ShuttlePct, scenario, args.executions);
-        throughput.push(Throughput {
-            scenario: name,
-            ratio_sim_shuttle_random: sim_random.per_second / shuttle_random.per_second,
-            ratio_sim_shuttle_pct: sim_pct.per_second / shuttle_pct.per_second,
-            ratio_sim_loom: loom_rate
-                .as_ref()
-                .map(|l| sim_random.per_second / l.per_second),
-            sim_random,
-            sim_pct,
-            shuttle_random,
-            shuttle_pct,
-            loom: loom_rate,
-        });
-        let reduced = dfs_space(scenario, true, args.dfs_cap);
-        let unreduced = dfs_space(scenario, false, args.dfs_cap);
-        let (n, exhausted, seconds) = shuttle_check::dfs_count(scenario, args.shuttle_dfs_cap);
-        let loom_space = loom.as_ref().map(|r| Space {
-            schedules: r.executions,
-            exhausted: r.exhausted,
-            seconds: r.seconds,
-            bound: format!(
-                "preemptions <= {}",
-                loom_bound(scenario, check::Budget::PR.loom_preemptions)
-            ),
-        });
-        exhaustion.push(Exhaustion {
-            scenario: name,
-            ratio_reduced_loom: loom_space
-                .as_ref()
-                .filter(|l| l.exhausted && reduced.exhausted)
-                .map(|l| reduced.schedules as f64 / l.schedules as f64),
-            sim_dfs_reduced: reduced,
-            sim_dfs_unreduced: unreduced,
-            loom: loom_space,
-            shuttle_dfs: Space {
-                schedules: n,
-                exhausted,
-                seconds,
-                bound: "unbounded".into(),
-            },
-        });
+        if on(Section::Throughput) {
+            throughput.push(rates(scenario, args.executions, loom.as_ref()));
+        }
+        if on(Section::Exhaustion) {
+            exhaustion.push(spaces(scenario, args, loom.as_ref()));
+        }
     }
     let mut faults = Vec::new();
     let checkers: Vec<Checker> = [
@@ -436,12 +494,37 @@ pub fn run(args: &BenchArgs) -> ExitCode {
     .into_iter()
     .filter(|c| !(args.no_loom && *c == Checker::Loom))
     .collect();
-    for fault in Fault::IMPLEMENTED {
+    for fault in Fault::IMPLEMENTED
+        .into_iter()
+        .filter(|_| on(Section::Faults))
+    {
         eprintln!("bench: fault {fault}");
         for &checker in &checkers {
             faults.extend(kill(fault, checker, args.seeds));
         }
     }
+    let mut profile = Vec::new();
+    if on(Section::Profile) {
+        if callgrind::available() {
+            for &scenario in &scenarios {
+                for checker in ["sim", "shuttle-random"] {
+                    eprintln!("bench: callgrind {checker} {}", scenario.info().name);
+                    profile.extend(callgrind::profile(
+                        checker,
+                        scenario.info().name,
+                        args.profile_executions,
+                    ));
+                }
+            }
+        } else {
+            eprintln!("bench: valgrind not found; no instruction split");
+        }
+    }
+    let growth = if on(Section::Growth) {
+        growth::measure(args.growth_cap, !args.no_loom)
+    } else {
+        Vec::new()
+    };
     let memory = Memory {
         self_peak_mib: peak_mib(libc::RUSAGE_SELF),
         children_peak_mib: peak_mib(libc::RUSAGE_CHILDREN),
@@ -453,6 +536,8 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         exhaustion,
         faults,
         memory,
+        profile,
+        growth,
         targets,
         seconds: start.elapsed().as_secs_f64(),
     };

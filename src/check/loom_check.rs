@@ -204,6 +204,12 @@ pub fn worker_main(
     replay_exec: Option<u64>,
 ) {
     install_worker_hook();
+    if let Some(n) = std::env::var(crate::scenarios::WIDTH_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        crate::scenarios::set_width(n);
+    }
     if let Some(target) = replay_exec {
         each_execution(scenario, faults, preemptions, None, move |i, outcome| {
             if i < target {
@@ -273,7 +279,10 @@ fn run_worker(
     if let Some(f) = faults.iter().next() {
         cmd.arg("--fault").arg(f.to_string());
     }
-    cmd.args(extra);
+    cmd.args(extra).env(
+        crate::scenarios::WIDTH_ENV,
+        crate::scenarios::width().to_string(),
+    );
     let out = cmd
         .output()
         .map_err(|e| format!("cannot start the loom worker {}: {e}", worker().display()))?;

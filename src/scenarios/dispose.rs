@@ -38,10 +38,20 @@ pub async fn concurrent_dispose<R: Rt>(
     }
     h.agent.send(spec("A", 2)).expect("send");
     h.agent.started(0).await;
-    let h2 = h.clone();
-    let other = rt::spawn::<R, ()>("dispose-2", async move { h2.dispose_as("handle-2").await });
+    // Disposers: handle-1 and the owner's unload, joined in this task, and
+    // `width - 2` more handles, each in a task of its own (one at width 3).
+    let others: Vec<_> = (2..super::width())
+        .map(|i| {
+            let h2 = h.clone();
+            let name = format!("dispose-{i}");
+            let who = format!("handle-{i}");
+            rt::spawn::<R, ()>(&name, async move { h2.dispose_as(&who).await })
+        })
+        .collect();
     futures::future::join(h.dispose_as("handle-1"), owner.unload()).await;
-    other.join().await;
+    for other in others {
+        other.join().await;
+    }
     let (mut by_idle, mut x_fate) = (Idle::Quiescent, "completed".to_string());
     if let Some(by) = &by {
         by_idle = by.agent.when_idle().await;

@@ -24,14 +24,13 @@ pub async fn same_id_create_race<R: Rt>(
     // One creator is a task of its own; two are joined futures of the main
     // task (they interleave at their awaits). With a fault that lets all
     // three publish, that is 5 threads under loom, its limit.
+    // At width n: one spawned creator and n - 1 joined ones.
+    let n = super::width();
     let (p, o) = (rig.provider.clone(), owner.clone());
     let spawned = rt::spawn::<R, _>("create-1", async move { p.create("x", &o).await });
-    let (r2, r3) = futures::future::join(
-        rig.provider.create("x", &owner),
-        rig.provider.create("x", &owner),
-    )
-    .await;
-    let results = [spawned.join().await, r2, r3];
+    let joined = futures::future::join_all((1..n).map(|_| rig.provider.create("x", &owner))).await;
+    let mut results = vec![spawned.join().await];
+    results.extend(joined);
     let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
     for w in &winners {
         rig.track(&w.agent, w.serial());
@@ -46,7 +45,7 @@ pub async fn same_id_create_race<R: Rt>(
             winners.len() == 1,
             Violation::new(
                 "R1",
-                format!("{} of 3 same-id creates published", winners.len()),
+                format!("{} of {n} same-id creates published", winners.len()),
             ),
         ),
         (

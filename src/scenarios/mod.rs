@@ -22,6 +22,25 @@ use std::sync::Arc;
 
 pub use goals::{Goal, Match};
 
+/// How many racers the two scalable scenarios run: the disposers of
+/// `concurrent-dispose` and the creators of `same-id-create-race`. It is 3
+/// in every check, test and replay line; only `bench`'s growth table
+/// changes it (and hands it to its loom workers as [`WIDTH_ENV`]).
+static WIDTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(3);
+
+/// The environment variable that carries [`width`] to a loom worker.
+pub const WIDTH_ENV: &str = "LIFECYCLE_SCENARIO_WIDTH";
+
+/// Sets the racers of the scalable scenarios (2 to 4; others are clamped).
+pub fn set_width(n: usize) {
+    WIDTH.store(n.clamp(2, 4), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The racers of the scalable scenarios (see [`set_width`]).
+pub fn width() -> usize {
+    WIDTH.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Panic messages that scenarios raise on purpose (a panicking observer,
 /// C9); the checkers keep them out of the output.
 pub const EXPECTED_PANICS: [&str; 2] = [OBSERVER_PANIC, rig::LISTENER_PANIC];
