@@ -41,11 +41,17 @@ pub enum Fault {
     /// `when_idle` reads quiescence and parks its waiter in two separate
     /// lock sections (a lost wake-up; violates C7).
     M14,
+    /// A completion notice goes to the first live agent whose id starts
+    /// with the owner (prefix match; violates S6).
+    M21,
+    /// Registry `detach` removes every entry with the id, not the exact
+    /// `(id, serial)` (violates R2).
+    M22,
 }
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 14] = [
+    pub const ALL: [Fault; 16] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -60,11 +66,13 @@ impl Fault {
         Fault::M12,
         Fault::M13,
         Fault::M14,
+        Fault::M21,
+        Fault::M22,
     ];
 
     /// The faults this build can switch on (the others belong to parts not
     /// built yet, see the README).
-    pub const IMPLEMENTED: [Fault; 14] = [
+    pub const IMPLEMENTED: [Fault; 16] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -79,6 +87,8 @@ impl Fault {
         Fault::M12,
         Fault::M13,
         Fault::M14,
+        Fault::M21,
+        Fault::M22,
     ];
 
     /// What the fault does.
@@ -100,6 +110,12 @@ impl Fault {
             Fault::M14 => {
                 "when_idle checks quiescence, then parks its waiter, in two lock sections"
             }
+            Fault::M21 => {
+                "a completion notice goes to the first live agent whose id starts with the owner"
+            }
+            Fault::M22 => {
+                "registry detach removes every entry with the id, not the exact (id, serial)"
+            }
         }
     }
 
@@ -118,6 +134,8 @@ impl Fault {
             Fault::M11 => &["C1", "C2"],
             Fault::M12 | Fault::M14 => &["C7"],
             Fault::M13 => &["A5"],
+            Fault::M21 => &["S6"],
+            Fault::M22 => &["R2"],
         }
     }
 
@@ -137,7 +155,7 @@ impl fmt::Display for Fault {
 
 /// A set of switched-on faults. Empty in production.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Faults(u16);
+pub struct Faults(u32);
 
 impl Faults {
     /// No fault: the specified behaviour.
@@ -147,12 +165,12 @@ impl Faults {
 
     /// This set plus `fault`.
     pub const fn with(self, fault: Fault) -> Self {
-        Faults(self.0 | (1 << fault as u16))
+        Faults(self.0 | (1 << fault as u32))
     }
 
     /// Whether `fault` is on.
     pub const fn has(self, fault: Fault) -> bool {
-        self.0 & (1 << fault as u16) != 0
+        self.0 & (1 << fault as u32) != 0
     }
 
     /// The faults that are on, in SPEC order.

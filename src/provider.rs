@@ -317,10 +317,10 @@ impl<R: Rt> Provider<R> {
         let store2 = self.store.clone();
         let agent = step(
             3,
-            Box::pin(async move {
-                store2.retire(serial);
-                registry.detach(&id1, serial)
-            }),
+            // The entry detaches and the session's id is freed in one lock
+            // section (R1, R2): a same-id create never sees the id free
+            // while the old entry is still registered.
+            Box::pin(async move { registry.detach_then(&id1, serial, || store2.retire(serial)) }),
         );
         let await_loop = step(
             2,

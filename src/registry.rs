@@ -5,6 +5,7 @@
 //! the same id (R2).
 
 use crate::agent::Agent;
+use crate::faults::{Fault, Faults};
 use crate::rt::{Monitor, Mutex, Rt};
 use crate::store::emit;
 pub use crate::store::Listener;
@@ -21,15 +22,22 @@ struct RegEntry<R: Rt> {
 pub struct Registry<R: Rt> {
     entries: Monitor<R, Vec<RegEntry<R>>>,
     world: Arc<World<R>>,
+    faults: Faults,
     listeners: Mutex<R, Vec<Listener>>,
 }
 
 impl<R: Rt> Registry<R> {
     /// An empty registry journaling to `world`.
     pub fn new(world: Arc<World<R>>) -> Arc<Self> {
+        Self::with_faults(world, Faults::none())
+    }
+
+    /// An empty registry with `faults` switched on (the harness).
+    pub fn with_faults(world: Arc<World<R>>, faults: Faults) -> Arc<Self> {
         Arc::new(Registry {
             entries: Monitor::new(Vec::new()),
             world,
+            faults,
             listeners: Mutex::new(Vec::new()),
         })
     }
@@ -60,8 +68,21 @@ impl<R: Rt> Registry<R> {
     /// Remove exactly the entry `(id, serial)` and emit `agent/disposed`.
     /// A panicking listener is contained and reported as `Err`.
     pub fn detach(&self, id: &str, serial: u64) -> Result<(), String> {
-        self.entries
-            .update(|e| e.retain(|x| !(x.id == id && x.serial == serial)));
+        self.detach_then(id, serial, || ())
+    }
+
+    /// [`detach`](Self::detach), running `release` inside the same lock
+    /// section as the removal: the teardown frees the session's id there
+    /// (`SessionStore::retire`), so no create can see the id free in the
+    /// store while the old entry is still registered (R1), and the id
+    /// becomes reusable exactly when the entry detaches (R2). Lock order:
+    /// registry, then store.
+    pub fn detach_then(&self, id: &str, serial: u64, release: impl FnOnce()) -> Result<(), String> {
+        let by_id_only = self.faults.has(Fault::M22);
+        self.entries.update(|e| {
+            e.retain(|x| !(x.id == id && (by_id_only || x.serial == serial)));
+            release();
+        });
         emit(
             &self.world,
             "agent/disposed",

@@ -43,7 +43,7 @@ impl<R: Rt> ToolBash<R> {
     ) -> Arc<Self> {
         let s = shell.clone();
         let key = shell.on_done(Arc::new(move |job: &str| {
-            deliver(&*s, &registry, &world, job);
+            deliver(&*s, &registry, &world, job, faults);
         }));
         Arc::new(ToolBash {
             shell,
@@ -115,7 +115,13 @@ impl<R: Rt> ToolBash<R> {
 
 /// Deliver the completion notice of `job` into the live agent whose id
 /// equals its owner; drop it if there is none (S6).
-fn deliver<R: Rt>(shell: &dyn ShellExecutor, registry: &Registry<R>, world: &World<R>, job: &str) {
+fn deliver<R: Rt>(
+    shell: &dyn ShellExecutor,
+    registry: &Registry<R>,
+    world: &World<R>,
+    job: &str,
+    faults: Faults,
+) {
     let owner = shell.owner_of(job);
     let exit = shell.job(job).and_then(|s| s.exit).unwrap_or(-1);
     // Every registered agent with the owner's id, in publication order: one
@@ -124,7 +130,10 @@ fn deliver<R: Rt>(shell: &dyn ShellExecutor, registry: &Registry<R>, world: &Wor
         registry
             .list()
             .into_iter()
-            .filter(|a| a.id() == o)
+            .filter(|a| match faults.has(Fault::M21) {
+                true => a.id().starts_with(o),
+                false => a.id() == o,
+            })
             .find_map(|agent| {
                 let notice = PromptSpec {
                     text: format!("[bash] {job} finished with exit {exit}"),

@@ -352,6 +352,87 @@ const ID_REUSE: &[Goal] = &[excused(
     )],
 )];
 
+/// B's create attempt ended (failed or entered its session) after A's
+/// teardown step `after` (0: before step 1) and before step `after + 1`
+/// (6: after A's teardown finished). A's serial is the first entered.
+fn create_between(o: &Outcome, after: u8) -> bool {
+    let mut a: Option<u64> = None;
+    let mut step = 0u8;
+    for e in &o.world {
+        match e {
+            WorldEvent::SessionEntered { id, serial, .. } if id == "x" && a.is_none() => {
+                a = Some(*serial);
+            }
+            WorldEvent::TeardownStep {
+                serial, step: n, ..
+            } if Some(*serial) == a => step = *n,
+            WorldEvent::TeardownDone { serial, .. } if Some(*serial) == a => step = 6,
+            WorldEvent::CreateFailed { id, .. } if id == "x" && step == after => return true,
+            WorldEvent::SessionEntered { id, serial, .. }
+                if id == "x" && Some(*serial) != a && step == after =>
+            {
+                return true
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+macro_rules! between {
+    ($name:literal, $about:literal, $after:literal) => {
+        pred($name, $about, |o| create_between(o, $after))
+    };
+}
+
+/// loom at the PR bound (1) on `same-id-vs-teardown`'s late windows.
+const LOOM_PB1_LATE_STEPS: &[(&str, &str)] = &[(
+    "loom",
+    "0 hits in 4,841 executions (0.9 s), exhaustive at loom's bound 1; at bound 3 loom reaches every window (1,417,716 executions, 294 s)",
+)];
+
+const SAME_ID_VS_TEARDOWN: &[Goal] = &[
+    between!(
+        "create-before-step-1",
+        "a create of x ends before A's teardown stopped its loop",
+        0
+    ),
+    between!(
+        "create-between-1-2",
+        "a create of x ends between A's teardown steps 1 and 2",
+        1
+    ),
+    between!(
+        "create-between-2-3",
+        "a create of x ends between A's teardown steps 2 and 3",
+        2
+    ),
+    excused(
+        between!(
+            "create-between-3-4",
+            "a create of x ends between A's teardown steps 3 and 4",
+            3
+        ),
+        LOOM_PB1_LATE_STEPS,
+    ),
+    excused(
+        between!(
+            "create-between-4-5",
+            "a create of x ends between A's teardown steps 4 and 5",
+            4
+        ),
+        LOOM_PB1_LATE_STEPS,
+    ),
+    excused(
+        between!(
+            "create-after-step-5",
+            "a create of x ends after step 5, before A's teardown is done",
+            5
+        ),
+        LOOM_PB1_LATE_STEPS,
+    ),
+];
+
 const LISTENER_PANICS: &[Goal] = &[label(
     "chain-survives",
     "both disposed listeners panic and the next agent still works",
@@ -485,6 +566,7 @@ impl ScenarioId {
             ScenarioId::SameIdCreateRace => SAME_ID,
             ScenarioId::CreateDuringOwnerUnload => CREATE_DURING_UNLOAD,
             ScenarioId::IdReuseAfterDetach => ID_REUSE,
+            ScenarioId::SameIdVsTeardown => SAME_ID_VS_TEARDOWN,
             ScenarioId::DisposedListenerPanics => LISTENER_PANICS,
             ScenarioId::DisconnectRacingNew => RACING_NEW,
             ScenarioId::DisconnectDuringLoad => DURING_LOAD,

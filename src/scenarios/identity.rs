@@ -182,3 +182,74 @@ pub async fn id_reuse_after_detach<R: Rt>(
     owner.unload().await;
     rig.finish(label, own)
 }
+
+/// Create attempts B makes while A's teardown runs, a yield apart, before
+/// it waits for the teardown to finish and tries once more.
+const RETRIES: u32 = 3;
+
+/// `same-id-vs-teardown`: A (id x) is disposed while B creates x, retrying
+/// on `already exists` up to [`RETRIES`] times and once more after A's
+/// teardown finished. Never two live agents or sessions with the id (R1,
+/// from the registry's and store's own counts under their locks); the id is
+/// reusable once A's teardown finished (R2); a repeated detach of A's
+/// `(x, serial)` through the registry leaves B's entry in place (R2,
+/// observed as the registry's entries before and after).
+pub async fn same_id_vs_teardown<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    let a = rig.provider.create("x", &owner).await.expect("create A");
+    rig.track(&a.agent, a.serial());
+    let a2 = a.clone();
+    let disposing = rt::spawn::<R, ()>("dispose-A", async move { a2.dispose().await });
+    let mut own = Vec::new();
+    let mut b = None;
+    let mut tries = 0;
+    while tries < RETRIES && b.is_none() {
+        tries += 1;
+        match rig.provider.create("x", &owner).await {
+            Ok(h) => b = Some(h),
+            Err(CreateError::AlreadyExists(_)) => R::yield_now().await,
+            Err(e) => own.push((
+                false,
+                Violation::new("R2", format!("B's create failed: {e}")),
+            )),
+        }
+    }
+    disposing.join().await;
+    let late = b.is_none();
+    if late {
+        b = rig.provider.create("x", &owner).await.ok();
+    }
+    own.push((
+        b.is_some(),
+        Violation::new("R2", "id x not reusable after A's teardown finished"),
+    ));
+    let mut label = "B:not-created".to_string();
+    if let Some(b) = &b {
+        rig.track(&b.agent, b.serial());
+        // A repeated (stale) detach of A's entry, through the public API.
+        let before = rig.registry.entries();
+        let _ = rig.registry.detach("x", a.serial());
+        let after = rig.registry.entries();
+        own.push((
+            before == after,
+            Violation::new(
+                "R2",
+                format!(
+                    "a repeated detach of x#{} changed the registry: {before:?} -> {after:?}",
+                    a.serial()
+                ),
+            ),
+        ));
+        label = match late {
+            true => "B:after-teardown".into(),
+            false => format!("B:try-{tries}"),
+        };
+        b.dispose().await;
+    }
+    owner.unload().await;
+    rig.finish(label, own)
+}

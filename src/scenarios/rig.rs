@@ -32,6 +32,9 @@ pub struct Rig<R: Rt> {
     /// The faults switched on.
     pub faults: Faults,
     tracked: Mutex<R, Vec<(Agent<R>, u64)>>,
+    /// Background jobs the scenario started, with the caller that started
+    /// each: the owners as the scenario knows them, not as tool-bash says.
+    jobs: Mutex<R, Vec<(String, Option<String>)>>,
 }
 
 impl<R: Rt> Rig<R> {
@@ -40,7 +43,7 @@ impl<R: Rt> Rig<R> {
         let world = World::<R>::new();
         let durable = durable.unwrap_or_else(|| Arc::new(MemoryDurable::<R>::default()));
         let store = SessionStore::new(durable, world.clone(), faults);
-        let registry = Registry::new(world.clone());
+        let registry = Registry::with_faults(world.clone(), faults);
         let provider = Provider::new(
             "provider",
             registry.clone(),
@@ -55,6 +58,7 @@ impl<R: Rt> Rig<R> {
             provider,
             faults,
             tracked: Mutex::new(Vec::new()),
+            jobs: Mutex::new(Vec::new()),
         }
     }
 
@@ -68,6 +72,7 @@ impl<R: Rt> Rig<R> {
             provider: self.provider.clone(),
             faults: self.faults,
             tracked: Mutex::new(Vec::new()),
+            jobs: Mutex::new(Vec::new()),
         }
     }
 
@@ -89,6 +94,12 @@ impl<R: Rt> Rig<R> {
             .collect();
         left.dedup();
         left
+    }
+
+    /// Record that the scenario started `job` as `caller` (S6's oracle).
+    pub fn job_started(&self, job: &str, caller: Option<&str>) {
+        self.jobs
+            .with(|j| j.push((job.to_string(), caller.map(str::to_string))));
     }
 
     /// Check this agent (journal and durable log) at the end.
@@ -125,7 +136,13 @@ impl<R: Rt> Rig<R> {
                 }
             }
         }
-        let invariants = WORLD_RULES.len() + 1 + tracked.len() * ORACLE_RULES.len() + own.len();
+        let jobs = self.jobs.with(|j| j.clone());
+        violations.extend(check_notices(&jobs, &tracked));
+        let invariants = WORLD_RULES.len()
+            + 1
+            + usize::from(!jobs.is_empty())
+            + tracked.len() * ORACLE_RULES.len()
+            + own.len();
         violations.extend(own.into_iter().filter(|(ok, _)| !ok).map(|(_, v)| v));
         Outcome {
             violations,
@@ -138,4 +155,50 @@ impl<R: Rt> Rig<R> {
             world: events,
         }
     }
+}
+
+/// S6, observed on the receiving side: every completion notice a tracked
+/// agent ran (a `user/message` `[bash] <job> finished ...` in its durable
+/// log) belongs to a job the scenario started as exactly that agent's id,
+/// and no job's notice ran in two agents. The owners come from the
+/// scenario's own record, never from tool-bash or its `Notice` events.
+fn check_notices<R: Rt>(
+    jobs: &[(String, Option<String>)],
+    tracked: &[(Agent<R>, u64)],
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for (agent, serial) in tracked {
+        for entry in agent.durable_log() {
+            let crate::session_log::Entry::UserMessage { text, .. } = entry else {
+                continue;
+            };
+            let Some(job) = text
+                .strip_prefix("[bash] ")
+                .and_then(|t| t.split(' ').next())
+            else {
+                continue;
+            };
+            let Some((_, owner)) = jobs.iter().find(|(j, _)| j == job) else {
+                continue;
+            };
+            let at = format!("{}#{serial}", agent.id());
+            if owner.as_deref() != Some(agent.id()) {
+                out.push(Violation::new(
+                    "S6",
+                    format!(
+                        "the completion notice of {job} (started by {owner:?}) ran in agent {at}, whose id is not the owner"
+                    ),
+                ));
+            }
+            if let Some((_, first)) = seen.iter().find(|(j, _)| j == job) {
+                out.push(Violation::new(
+                    "S6",
+                    format!("the completion notice of {job} ran twice: in {first} and in {at}"),
+                ));
+            }
+            seen.push((job.to_string(), at));
+        }
+    }
+    out
 }

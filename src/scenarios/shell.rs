@@ -51,9 +51,15 @@ impl<R: Rt> Loaded<R> {
     }
 }
 
-async fn start<R: Rt>(tb: &ToolBash<R>, caller: Option<&str>, cmd: &str) -> String {
+/// Start a background job as `caller`; the rig keeps its own record of
+/// who started it (the S6 oracle's map of owners, independent of
+/// tool-bash's).
+async fn start<R: Rt>(rig: &Rig<R>, tb: &ToolBash<R>, caller: Option<&str>, cmd: &str) -> String {
     match tb.bash(caller, cmd, true).await {
-        Ok(ExecResult::Started { job }) => job,
+        Ok(ExecResult::Started { job }) => {
+            rig.job_started(&job, caller);
+            job
+        }
         other => panic!("background bash answered {other:?}"),
     }
 }
@@ -93,10 +99,10 @@ pub async fn tool_bash_reload<R: Rt>(faults: Faults, durable: Option<Arc<dyn Dur
     let a = rig.provider.create("a", &owner).await.expect("create a");
     let b = rig.provider.create("b", &owner).await.expect("create b");
     let (tb, _) = tools.get();
-    let ja = start(&tb, Some("a"), "long").await;
-    let jb = start(&tb, Some("b"), "long").await;
-    let ju = start(&tb, None, "long").await;
-    let je = start(&tb, Some(""), "long").await;
+    let ja = start(&rig, &tb, Some("a"), "long").await;
+    let jb = start(&rig, &tb, Some("b"), "long").await;
+    let ju = start(&rig, &tb, None, "long").await;
+    let je = start(&rig, &tb, Some(""), "long").await;
     let (t2, r2) = (tools.clone(), Arc::new(Rig::<R>::clone_parts(&rig)));
     let reloader = rt::spawn::<R, ()>("reload tool-bash", async move {
         R::yield_now().await;
@@ -228,20 +234,21 @@ pub async fn completion_notice_routing<R: Rt>(
     let tools = Loaded::load(&rig, shell.clone());
     let (tb, _) = tools.get();
     let first = rig.provider.create("x", &owner).await.expect("create x");
-    let j1 = start(&tb, Some("x"), "short").await;
+    let j1 = start(&rig, &tb, Some("x"), "short").await;
     first.dispose().await;
     until_noticed(&rig, &[&j1]).await;
     let second = rig.provider.create("x", &owner).await.expect("re-create x");
     rig.track(&first.agent, first.serial());
     rig.track(&second.agent, second.serial());
     // A completion in the reload gap: its notice may be lost (allowed).
-    let gap = start(&tb, Some("x"), "short").await;
+    let gap = start(&rig, &tb, Some("x"), "short").await;
     tools.unload();
     until_finished(&shell, &[&gap]).await;
     tools.reload(&Rig::clone_parts(&rig));
     let (tb, _) = tools.get();
-    let j2 = start(&tb, Some("x"), "slow").await;
-    let j3 = start(&tb, Some("y"), "slow").await;
+    let j2 = start(&rig, &tb, Some("x"), "slow").await;
+    // Owned by "", which every id starts with, and no agent has: dropped.
+    let j3 = start(&rig, &tb, Some(""), "slow").await;
     until_noticed(&rig, &[&j2, &j3]).await;
     second.agent.when_idle().await;
     let notices: Vec<(String, Option<String>, Option<String>)> = rig
