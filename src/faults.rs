@@ -47,11 +47,17 @@ pub enum Fault {
     /// Registry `detach` removes every entry with the id, not the exact
     /// `(id, serial)` (violates R2).
     M22,
+    /// A turn stopped by disposal after an earlier cancel ends `aborted`:
+    /// the first cause wins over disposal (violates C3).
+    M23,
+    /// Creation checks its owner before the setup await instead of after
+    /// it (violates R3).
+    M24,
 }
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 16] = [
+    pub const ALL: [Fault; 18] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -68,11 +74,13 @@ impl Fault {
         Fault::M14,
         Fault::M21,
         Fault::M22,
+        Fault::M23,
+        Fault::M24,
     ];
 
     /// The faults this build can switch on (the others belong to parts not
     /// built yet, see the README).
-    pub const IMPLEMENTED: [Fault; 16] = [
+    pub const IMPLEMENTED: [Fault; 18] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -89,6 +97,8 @@ impl Fault {
         Fault::M14,
         Fault::M21,
         Fault::M22,
+        Fault::M23,
+        Fault::M24,
     ];
 
     /// What the fault does.
@@ -116,6 +126,8 @@ impl Fault {
             Fault::M22 => {
                 "registry detach removes every entry with the id, not the exact (id, serial)"
             }
+            Fault::M23 => "a turn stopped by disposal after an earlier cancel ends aborted",
+            Fault::M24 => "creation checks its owner before the setup await instead of after it",
         }
     }
 
@@ -136,6 +148,8 @@ impl Fault {
             Fault::M13 => &["A5"],
             Fault::M21 => &["S6"],
             Fault::M22 => &["R2"],
+            Fault::M23 => &["C3"],
+            Fault::M24 => &["R3"],
         }
     }
 

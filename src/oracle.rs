@@ -293,7 +293,22 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                         format!("turn p{prompt}, active when effective cancel #{call} entered, ended completed"),
                     ));
                 }
-                if let Some((first, _)) = s.stop_of_turn.get(prompt) {
+                // Disposal overrides: whenever it began before this turn/end,
+                // the turn ends `disposed`, even after an earlier cancel.
+                if s.disposed && *reason != EndReason::Disposed {
+                    let after = s
+                        .stop_of_turn
+                        .get(prompt)
+                        .map_or(String::new(), |(first, _)| {
+                            format!(" (after a cancel with cause {first:?})")
+                        });
+                    v.push(Violation::new(
+                        "C3",
+                        format!(
+                            "turn p{prompt} ended {reason:?}{after} after its disposal began; disposal overrides, it must end disposed"
+                        ),
+                    ));
+                } else if let Some((first, _)) = s.stop_of_turn.get(prompt) {
                     match reason {
                         EndReason::Disposed => {}
                         EndReason::Aborted if *cause == Some(*first) => {}
@@ -302,13 +317,6 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                             format!("turn p{prompt} cancelled first with cause {first:?} ended {reason:?} (cause {cause:?})"),
                         )),
                     }
-                } else if s.disposed && *reason != EndReason::Disposed {
-                    v.push(Violation::new(
-                        "C3",
-                        format!(
-                            "turn p{prompt} stopped by disposal ended {reason:?}, not disposed"
-                        ),
-                    ));
                 }
             }
             Event::TurnClosed { .. } => s.closing = None,

@@ -18,7 +18,7 @@ use crate::agent::{Agent, AgentLoop, StepRunner};
 use crate::faults::{Fault, Faults};
 use crate::registry::Registry;
 use crate::rt::{BoxFuture, Mutex, Rt};
-use crate::scope::{Disposer, Effect, EffectObserver, Scope};
+use crate::scope::{Admission, Disposer, Effect, EffectObserver, Scope};
 use crate::store::SessionStore;
 use crate::world::{World, WorldEvent};
 use std::sync::Arc;
@@ -258,9 +258,82 @@ impl<R: Rt> Provider<R> {
             runner,
         ));
         let private = Scope::new(&format!("agent {id}#{serial}"), None);
+        // M24: the owner is checked before the setup await.
+        let early = self
+            .faults
+            .has(Fault::M24)
+            .then(|| owner.is_active() && self.scope.is_active());
         // Setup awaits (plugins, config): the window for races (R1, R3).
         R::yield_now().await;
-        let owner_active = owner.is_active() && self.scope.is_active();
+        if let Some(owner_active) = early {
+            return self
+                .publish_unguarded(id, attempt, owner, (prepared, lp, private), owner_active)
+                .await;
+        }
+        let handle = AgentHandle {
+            agent: lp.agent.clone(),
+            serial,
+            effects: self.teardown(id, serial, lp.clone(), private.clone()),
+        };
+        // Publication is admitted by the owner and the provider's scope in
+        // one section nested in both scopes' locks: their unload is wholly
+        // before it (refused, nothing published) or wholly after it (and
+        // disposes what was published) (R3). The session is entered, the
+        // agent registered and its loop started inside.
+        let publish = || match self.store.enter(prepared) {
+            Ok(()) => {
+                self.registry.insert(serial, lp.agent.clone());
+                self.store.announce(id, serial);
+                lp.start();
+                Admission::Admitted
+            }
+            Err(_) => Admission::Failed,
+        };
+        let admission = if owner.same(&self.scope) {
+            owner.admit(&handle.effects, publish)
+        } else {
+            owner.admit(&handle.effects, || {
+                self.scope.admit(&handle.effects, publish)
+            })
+        };
+        self.world.record(WorldEvent::CreateChecked {
+            id: id.to_string(),
+            attempt,
+            owner_active: admission != Admission::Refused,
+        });
+        match admission {
+            Admission::Admitted => Ok(handle),
+            Admission::Refused => {
+                private.unload().await;
+                fail(CreateError::OwnerUnloaded(id.to_string()))
+            }
+            Admission::Failed => {
+                private.unload().await;
+                fail(CreateError::AlreadyExists(id.to_string()))
+            }
+        }
+    }
+
+    /// Fault M24's publication: the owner was checked before the setup
+    /// await, and the scopes take the effects only after the agent is
+    /// published, so an owner that unloaded meanwhile sees its agent
+    /// published, then torn down.
+    async fn publish_unguarded(
+        &self,
+        id: &str,
+        attempt: u64,
+        owner: &Scope<R>,
+        (prepared, lp, private): (crate::store::Prepared, Arc<AgentLoop<R>>, Scope<R>),
+        owner_active: bool,
+    ) -> Result<AgentHandle<R>, CreateError> {
+        let fail = |e: CreateError| {
+            self.world.record(WorldEvent::CreateFailed {
+                id: id.to_string(),
+                attempt,
+                reason: e.to_string(),
+            });
+            Err(e)
+        };
         self.world.record(WorldEvent::CreateChecked {
             id: id.to_string(),
             attempt,
@@ -270,6 +343,7 @@ impl<R: Rt> Provider<R> {
             private.unload().await;
             return fail(CreateError::OwnerUnloaded(id.to_string()));
         }
+        let serial = prepared.serial();
         if self.store.enter(prepared).is_err() {
             private.unload().await;
             return fail(CreateError::AlreadyExists(id.to_string()));
@@ -286,8 +360,6 @@ impl<R: Rt> Provider<R> {
         let provided =
             owner.same(&self.scope) || handle.effects.iter().all(|e| self.scope.add(e.clone()));
         if !(owned && provided) {
-            // The owner began unloading between the check and now: the
-            // creation lost the close race and disposes what it published.
             handle.dispose_as("create-lost-race").await;
             return fail(CreateError::OwnerUnloaded(id.to_string()));
         }

@@ -134,6 +134,17 @@ impl<R: Rt> Effect<R> {
     }
 }
 
+/// What [`Scope::admit`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// The scope is not active: nothing ran.
+    Refused,
+    /// The publication itself failed (for example `already exists`).
+    Failed,
+    /// Published, and the effects are owned.
+    Admitted,
+}
+
 enum ScopeState<R: Rt> {
     Active {
         effects: Vec<Arc<Effect<R>>>,
@@ -227,15 +238,48 @@ impl<R: Rt> Scope<R> {
         })
     }
 
+    /// Admit a publication: if the scope is active, run `publish` under the
+    /// scope's lock and, if it answers [`Admission::Admitted`], own
+    /// `effects`, all in one section. The scope's unload is then wholly
+    /// before the publication (which is refused: nothing runs) or wholly
+    /// after it (and disposes what was published): a creation whose owner
+    /// unloads during setup publishes nothing (R3). Nested admissions take
+    /// the locks outside-in (owner, then provider scope, then store and
+    /// registry).
+    pub fn admit(
+        &self,
+        effects: &[Arc<Effect<R>>],
+        publish: impl FnOnce() -> Admission,
+    ) -> Admission {
+        self.inner.state.update(|s| match s {
+            ScopeState::Active { effects: own, .. } => {
+                let answer = publish();
+                if answer == Admission::Admitted {
+                    own.retain(|e| !e.is_done());
+                    own.extend(effects.iter().cloned());
+                }
+                answer
+            }
+            _ => Admission::Refused,
+        })
+    }
+
     /// Unload: refuse new effects, then dispose every effect and child
     /// concurrently and wait for all of them. Idempotent; a second caller
     /// waits for the first.
     pub fn unload(&self) -> BoxFuture<()> {
         let this = self.clone();
         Box::pin(async move {
+            // The hook hears of the flip inside the same section, so its
+            // journal entry is exactly ordered with admissions (R3).
             let taken = this.inner.state.update(|s| match s {
                 ScopeState::Active { .. } => match std::mem::replace(s, ScopeState::Unloading) {
-                    ScopeState::Active { effects, children } => Some((effects, children)),
+                    ScopeState::Active { effects, children } => {
+                        if let Some(f) = &this.inner.on_unload {
+                            f(&this.inner.name, false);
+                        }
+                        Some((effects, children))
+                    }
                     _ => None,
                 },
                 _ => None,
@@ -249,9 +293,6 @@ impl<R: Rt> Scope<R> {
                     .await;
                 return;
             };
-            if let Some(f) = &this.inner.on_unload {
-                f(&this.inner.name, false);
-            }
             let mut all: Vec<BoxFuture<()>> = Vec::new();
             for e in effects {
                 let by = format!("unload {}", this.inner.name);

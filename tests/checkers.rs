@@ -83,6 +83,27 @@ fn every_fault_is_killed_by_sim_and_shuttle_pct() {
     }
 }
 
+/// The faults of the oracles that observe (issue 13): each is killed from
+/// what the receiving side saw, on at least two checkers. loom cannot run
+/// `completion-notice-routing` (8 tasks).
+#[test]
+fn observing_oracles_kill_m21_to_m24() {
+    for (fault, scenario, loom) in [
+        (Fault::M21, ScenarioId::CompletionNoticeRouting, false),
+        (Fault::M22, ScenarioId::SameIdVsTeardown, true),
+        (Fault::M23, ScenarioId::CancelThenDispose, true),
+        (Fault::M24, ScenarioId::CreateDuringOwnerUnload, true),
+    ] {
+        let mut checkers = vec![Checker::Sim, Checker::SimDfs, Checker::ShuttlePct];
+        if loom {
+            checkers.push(Checker::Loom);
+        }
+        for checker in checkers {
+            assert_killed(&run(checker, scenario, Some(fault)), fault);
+        }
+    }
+}
+
 /// Check-then-act faults (two lock sections with no await between them)
 /// need a scheduler that preempts a task between the sections: the
 /// simulator at lock granularity and loom find them. (Shuttle does not

@@ -66,7 +66,7 @@ fn reduced(reduction: bool) -> DfsConfig {
 fn dpor_cuts_schedules_and_keeps_every_outcome() {
     for (scenario, pinned) in [
         (ScenarioId::DisposeMidTurn, 6_400),
-        (ScenarioId::CreateDuringOwnerUnload, 4_938),
+        (ScenarioId::CreateDuringOwnerUnload, 489),
     ] {
         let d = search(scenario, reduced(true));
         let s = search(

@@ -31,11 +31,17 @@ pub enum Fault {
     M11,
     /// `when_idle` resolves on the status flip (violates C7).
     M12,
+    /// A completion notice goes to the first live agent whose id starts
+    /// with the owner (violates S6).
+    M21,
+    /// A turn stopped by disposal after an earlier cancel ends `aborted`
+    /// (violates C3).
+    M23,
 }
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 12] = [
+    pub const ALL: [Fault; 14] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -48,6 +54,8 @@ impl Fault {
         Fault::M10,
         Fault::M11,
         Fault::M12,
+        Fault::M21,
+        Fault::M23,
     ];
 
     /// The rule IDs the fault must violate (SPEC §3).
@@ -64,6 +72,8 @@ impl Fault {
             Fault::M10 => &["D4"],
             Fault::M11 => &["C1", "C2"],
             Fault::M12 => &["C7"],
+            Fault::M21 => &["S6"],
+            Fault::M23 => &["C3"],
         }
     }
 }

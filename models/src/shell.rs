@@ -107,7 +107,7 @@ pub enum Fence {
 /// The shell model.
 #[derive(Clone, Debug)]
 pub struct ShellModel {
-    /// The fault switched on (M2 acts here).
+    /// The fault switched on (M2 and M21 act here).
     pub fault: Option<Fault>,
     /// Jobs the callers may start.
     pub jobs_max: u8,
@@ -250,15 +250,21 @@ impl ShellModel {
     }
 
     fn finish(&self, n: &mut ShellState, job: u8) {
+        let owner = n.jobs[job as usize].owner;
+        // The agent that gets the notice: the live one whose id equals the
+        // owner; under M21 the first live one whose id starts with it.
+        let to = owner.and_then(|o| match self.fault {
+            Some(Fault::M21) => (0..TOKENS.len() as u8).find(|&t| {
+                n.live[t as usize] && TOKENS[t as usize].starts_with(TOKENS[o as usize])
+            }),
+            _ => n.live[o as usize].then_some(o),
+        });
         let j = &mut n.jobs[job as usize];
         j.running = false;
         j.notice = if !n.loaded {
             Notice::Lost
         } else {
-            match j.owner {
-                Some(o) if n.live[o as usize] => Notice::Delivered(o),
-                _ => Notice::Dropped,
-            }
+            to.map_or(Notice::Dropped, Notice::Delivered)
         };
     }
 }

@@ -88,7 +88,7 @@ const PINNED_UNIQUE: [(&str, u64); 4] = [
     ("acp", 22012),
 ];
 
-const PINNED_FAULTS: [(Fault, usize, u64); 12] = [
+const PINNED_FAULTS: [(Fault, usize, u64); 14] = [
     (Fault::M1, 6, 2295),
     (Fault::M2, 4, 3324),
     (Fault::M3, 5, 161867),
@@ -101,4 +101,6 @@ const PINNED_FAULTS: [(Fault, usize, u64); 12] = [
     (Fault::M10, 11, 423),
     (Fault::M11, 2, 175696),
     (Fault::M12, 3, 154276),
+    (Fault::M21, 2, 2758),
+    (Fault::M23, 8, 115150),
 ];

@@ -433,7 +433,13 @@ impl AgentCore {
     pub fn end_turn(&mut self, now_ms: u64) -> (PromptId, EndReason) {
         let turn = self.turn.as_mut().expect("end_turn without a turn");
         let token = turn.token.take().unwrap_or_default();
-        let reason = token.stop_reason().unwrap_or(EndReason::Completed);
+        let reason = match token.stop_reason() {
+            // M23: the earlier cancel's cause wins over disposal.
+            Some(EndReason::Disposed) if self.faults.has(Fault::M23) && token.cause.is_some() => {
+                EndReason::Aborted
+            }
+            reason => reason.unwrap_or(EndReason::Completed),
+        };
         let prompt = turn.prompt.id;
         let cause = if reason == EndReason::Aborted {
             turn.stopped_by

@@ -435,11 +435,14 @@ pub(super) fn run_explore(args: &ExploreArgs) -> ExitCode {
         if args.resume && args.checkpoint.is_none() {
             return Err("--resume needs --checkpoint FILE".into());
         }
-        if (args.checkpoint.is_some() || args.no_reduction || args.preemption_bound.is_some())
+        if (args.checkpoint.is_some()
+            || args.no_reduction
+            || args.preemption_bound.is_some()
+            || args.unbounded)
             && checker != Checker::SimDfs
         {
             return Err(
-                "--checkpoint, --resume, --no-reduction and --preemption-bound apply to sim-dfs"
+                "--checkpoint, --resume, --no-reduction, --preemption-bound and --unbounded apply to sim-dfs"
                     .into(),
             );
         }
@@ -473,7 +476,10 @@ pub(super) fn run_explore(args: &ExploreArgs) -> ExitCode {
             &DfsOptions {
                 config: DfsConfig {
                     reduction: !args.no_reduction,
-                    preemption_bound: args.preemption_bound,
+                    preemption_bound: match args.unbounded {
+                        true => None,
+                        false => args.preemption_bound.or(scenario.info().dfs_bound),
+                    },
                     shard: budget.shard,
                     ..DfsConfig::default()
                 },

@@ -140,15 +140,19 @@ struct ExploreArgs {
     /// Executions (sampling checkers) or the cap of the exhaustive search.
     #[arg(long)]
     budget: Option<u64>,
-    /// Switch a fault on (M1..M14).
+    /// Switch a fault on (M1..M14, M21..M24).
     #[arg(long)]
     fault: Option<String>,
     /// `sim-dfs`: explore without sleep-set reduction.
     #[arg(long)]
     no_reduction: bool,
-    /// `sim-dfs` preemption bound.
-    #[arg(long)]
+    /// `sim-dfs` preemption bound (default: the scenario's PR-tier bound,
+    /// the one `check` reports).
+    #[arg(long, conflicts_with = "unbounded")]
     preemption_bound: Option<u32>,
+    /// `sim-dfs`: no preemption bound (the whole space; may not finish).
+    #[arg(long)]
+    unbounded: bool,
     /// Part k of n (`2/4`).
     #[arg(long)]
     shard: Option<String>,

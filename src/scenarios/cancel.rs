@@ -1,5 +1,5 @@
 //! Scenarios about `cancel`: `cancel-before-claim`, `cancel-mid-turn`,
-//! `observer-queues-during-cancel`.
+//! `observer-queues-during-cancel`, `cancel-drops-steering`.
 
 use super::{spec, Outcome};
 use crate::agent::{Agent, CancelOutcome};
@@ -225,4 +225,24 @@ pub async fn observer_queues_during_cancel<R: Rt>(faults: Faults) -> Outcome {
         "vacuous:all-done-before-cancel".to_string()
     };
     Outcome::checked(journal, &agent.durable_log(), label, own)
+}
+
+/// `cancel-drops-steering`: a running turn has a steering input queued; it
+/// is cancelled, and once the cancel returned a new prompt B is sent. The
+/// cancelled turn's steering is never absorbed nor logged, by A or by B
+/// (C8); B runs exactly once (C5).
+pub async fn cancel_drops_steering<R: Rt>(faults: Faults) -> Outcome {
+    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
+    let agent = h.agent.clone();
+    let a = agent.send(spec("A", 3)).expect("send A");
+    agent.started(a).await;
+    // Steering of the running A, or a queued prompt if A already ended.
+    let _steering = agent.steer(spec("steer", 1)).expect("steer");
+    let _ = agent.cancel(Cause::User);
+    let b = agent.send(spec("B", 2)).expect("send B");
+    agent.when_idle().await;
+    h.stop().await;
+    let journal = agent.journal();
+    let label = format!("A:{} B:{}", fate(&journal, a), fate(&journal, b));
+    Outcome::checked(journal, &agent.durable_log(), label, Vec::new())
 }

@@ -1,6 +1,6 @@
 //! Dispose scenarios: `concurrent-dispose`, `dispose-mid-turn`,
 //! `owner-unload-vs-handle-dispose`, `provider-unload`,
-//! `disposed-listener-panics`.
+//! `disposed-listener-panics`, `cancel-then-dispose`.
 
 use super::cancel::fate;
 use super::rig::{Rig, LISTENER_PANIC};
@@ -8,7 +8,7 @@ use super::{spec, Outcome};
 use crate::agent::core::Status;
 use crate::agent::Idle;
 use crate::faults::Faults;
-use crate::journal::{EndReason, Event};
+use crate::journal::{Cause, EndReason, Event};
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::session_log::Entry;
@@ -235,4 +235,27 @@ pub async fn disposed_listener_panics<R: Rt>(
     ];
     owner.unload().await;
     rig.finish(format!("B:{b_fate}"), own)
+}
+
+/// `cancel-then-dispose`: a running turn is cancelled, then its agent is
+/// disposed, before or after the turn reaches its step boundary. A turn
+/// whose `turn/end` comes after disposal began ends `disposed` even though
+/// the cancel came first (C3: disposal overrides); one that ended before
+/// ends `aborted` with the cancel's cause. The oracle judges it from the
+/// journal's order of `dispose-began` and `turn/end`.
+pub async fn cancel_then_dispose<R: Rt>(
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+) -> Outcome {
+    let rig = Rig::<R>::new(faults, durable);
+    let owner = rig.owner("owner");
+    let h = rig.provider.create("a", &owner).await.expect("create a");
+    rig.track(&h.agent, h.serial());
+    let a = h.agent.send(spec("A", 3)).expect("send A");
+    h.agent.started(a).await;
+    let _ = h.agent.cancel(Cause::User);
+    h.dispose().await;
+    let label = format!("A:{}", fate(&h.agent.journal(), a));
+    owner.unload().await;
+    rig.finish(label, Vec::new())
 }

@@ -308,13 +308,10 @@ const CREATE_DURING_UNLOAD: &[Goal] = &[
         "the owner unloads before the creation publishes: refused",
         "refused",
     ),
-    excused(
-        label(
-            "unload-after-publication",
-            "the owner unloads after the creation published: created, then disposed",
-            "created-then-disposed",
-        ),
-        &[SHUTTLE_RANDOM_WALK],
+    label(
+        "unload-after-publication",
+        "the owner unloads after the creation published: created, then disposed",
+        "created-then-disposed",
     ),
 ];
 
@@ -432,6 +429,48 @@ const SAME_ID_VS_TEARDOWN: &[Goal] = &[
         LOOM_PB1_LATE_STEPS,
     ),
 ];
+
+/// Positions in the journal of the first `dispose-began` and of the first
+/// `turn/end`.
+fn dispose_and_end(o: &Outcome) -> (Option<usize>, Option<usize>) {
+    let at = |f: fn(&Event) -> bool| o.journal.iter().position(|r| f(&r.event));
+    (
+        at(|e| matches!(e, Event::DisposeBegan { .. })),
+        at(|e| matches!(e, Event::TurnEnd { .. })),
+    )
+}
+
+const CANCEL_THEN_DISPOSE: &[Goal] = &[
+    pred(
+        "dispose-before-turn-end",
+        "disposal begins after the cancel and before the cancelled turn's turn/end",
+        |o| matches!(dispose_and_end(o), (Some(d), Some(t)) if d < t),
+    ),
+    pred(
+        "turn-end-before-dispose",
+        "the cancelled turn ends before disposal begins",
+        |o| matches!(dispose_and_end(o), (Some(d), Some(t)) if t < d),
+    ),
+];
+
+/// The cancel cleared a steering input, and a later prompt started a turn.
+fn steering_cleared_then_turn(o: &Outcome) -> bool {
+    let cleared = o
+        .journal
+        .iter()
+        .position(|r| matches!(&r.event, Event::Cleared { steering, .. } if !steering.is_empty()));
+    cleared.is_some_and(|c| {
+        o.journal[c..]
+            .iter()
+            .any(|r| matches!(r.event, Event::TurnStart { .. }))
+    })
+}
+
+const CANCEL_DROPS_STEERING: &[Goal] = &[pred(
+    "prompt-after-dropped-steering",
+    "a cancel clears a queued steering input, then the next prompt's turn starts",
+    steering_cleared_then_turn,
+)];
 
 const LISTENER_PANICS: &[Goal] = &[label(
     "chain-survives",
@@ -567,6 +606,8 @@ impl ScenarioId {
             ScenarioId::CreateDuringOwnerUnload => CREATE_DURING_UNLOAD,
             ScenarioId::IdReuseAfterDetach => ID_REUSE,
             ScenarioId::SameIdVsTeardown => SAME_ID_VS_TEARDOWN,
+            ScenarioId::CancelThenDispose => CANCEL_THEN_DISPOSE,
+            ScenarioId::CancelDropsSteering => CANCEL_DROPS_STEERING,
             ScenarioId::DisposedListenerPanics => LISTENER_PANICS,
             ScenarioId::DisconnectRacingNew => RACING_NEW,
             ScenarioId::DisconnectDuringLoad => DURING_LOAD,

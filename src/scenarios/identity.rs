@@ -82,6 +82,18 @@ pub async fn create_during_owner_unload<R: Rt>(
         rig.track(&h.agent, h.serial());
     }
     let left = rig.registry.entries().len() + rig.store.sessions().len();
+    // R3, observed: the store's `session-entered` (journaled under the
+    // store's lock) never follows the owner's `scope-unloading` (journaled
+    // under the scope's lock as it flips), whatever the creation reported.
+    let events = rig.world.events();
+    let unloading = events
+        .iter()
+        .position(|e| matches!(e, WorldEvent::ScopeUnloading { scope } if scope == "owner"));
+    let entered_after = unloading.is_some_and(|u| {
+        events[u..]
+            .iter()
+            .any(|e| matches!(e, WorldEvent::SessionEntered { id, .. } if id == "x"))
+    });
     let other = rig.owner("owner-2");
     let again = rig.provider.create("x", &other).await;
     let reusable = again.is_ok();
@@ -89,6 +101,13 @@ pub async fn create_during_owner_unload<R: Rt>(
         rig.track(&h.agent, h.serial());
     }
     let own = vec![
+        (
+            !entered_after,
+            Violation::new(
+                "R3",
+                "a session of x was entered after its owner began unloading",
+            ),
+        ),
         (
             left == 0,
             Violation::new(

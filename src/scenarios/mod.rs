@@ -104,6 +104,10 @@ pub enum ScenarioId {
     CompletionNoticeRouting,
     /// `same-id-vs-teardown`.
     SameIdVsTeardown,
+    /// `cancel-then-dispose`.
+    CancelThenDispose,
+    /// `cancel-drops-steering`.
+    CancelDropsSteering,
 }
 
 /// What a scenario is.
@@ -134,7 +138,7 @@ pub struct ScenarioInfo {
 
 impl ScenarioId {
     /// All scenarios, in `list` order.
-    pub const ALL: [ScenarioId; 21] = [
+    pub const ALL: [ScenarioId; 23] = [
         ScenarioId::CancelBeforeClaim,
         ScenarioId::IdleCancelThenPrompt,
         ScenarioId::CancelMidTurn,
@@ -156,6 +160,8 @@ impl ScenarioId {
         ScenarioId::ToolBashReload,
         ScenarioId::CompletionNoticeRouting,
         ScenarioId::SameIdVsTeardown,
+        ScenarioId::CancelThenDispose,
+        ScenarioId::CancelDropsSteering,
     ];
 
     /// Its description.
@@ -233,6 +239,18 @@ impl ScenarioId {
                 "a new agent takes the id of one being disposed; the stale detach must not remove it",
                 4,
             ),
+            ScenarioId::CancelThenDispose => (
+                "cancel-then-dispose",
+                &["C3", "D3"],
+                "a running turn is cancelled, then its agent disposed, before or after the turn's step boundary",
+                2,
+            ),
+            ScenarioId::CancelDropsSteering => (
+                "cancel-drops-steering",
+                &["C5", "C8"],
+                "a turn with steering queued is cancelled; then a new prompt runs without that steering",
+                2,
+            ),
             ScenarioId::SameIdVsTeardown => (
                 "same-id-vs-teardown",
                 &["R1", "R2"],
@@ -289,6 +307,8 @@ impl ScenarioId {
             ),
         };
         let loom_cap = match self {
+            // 602,437 executions in 59 s at bound 3.
+            ScenarioId::CancelDropsSteering => 2,
             // 1,417,716 executions in 294 s at bound 3.
             ScenarioId::SameIdVsTeardown => 1,
             // 280,631 executions in 23 s at bound 1; bound 2 ran >13 min.
@@ -392,6 +412,9 @@ impl ScenarioId {
             ScenarioId::CompletionNoticeRouting => Some(
                 "sim-dfs at bound 2 misses 89 views (86 sim, 3 shuttle-random) (check --tier pr, this machine)",
             ),
+            ScenarioId::CancelDropsSteering => Some(
+                "sim-dfs at bound 3 misses 79 views of sim, shuttle and loom at bound 3; at bound 4 (288,988 schedules, 12.5 s) still 29 (check, this machine)",
+            ),
             ScenarioId::SameIdVsTeardown => Some(
                 "sim-dfs misses views even at bound 6 (101,630 schedules, 8,130 views, 8.3 s): 2,272 of those reached by sim, shuttle and tokio (check --dfs-preemptions 6, this machine)",
             ),
@@ -422,7 +445,7 @@ impl ScenarioId {
             ScenarioId::OwnerUnloadVsHandleDispose => &[Fault::M1, Fault::M6],
             ScenarioId::ProviderUnload => &[],
             ScenarioId::SameIdCreateRace => &[Fault::M9],
-            ScenarioId::CreateDuringOwnerUnload => &[],
+            ScenarioId::CreateDuringOwnerUnload => &[Fault::M24],
             ScenarioId::IdReuseAfterDetach => &[],
             ScenarioId::DisposedListenerPanics => &[Fault::M10],
             ScenarioId::DisconnectRacingNew => &[Fault::M7],
@@ -433,6 +456,8 @@ impl ScenarioId {
             ScenarioId::ToolBashReload => &[Fault::M2, Fault::M21],
             ScenarioId::CompletionNoticeRouting => &[Fault::M21],
             ScenarioId::SameIdVsTeardown => &[Fault::M22],
+            ScenarioId::CancelThenDispose => &[Fault::M23],
+            ScenarioId::CancelDropsSteering => &[],
         }
     }
 }
@@ -540,5 +565,7 @@ async fn body<R: Rt>(id: ScenarioId, faults: Faults, durable: Option<Arc<dyn Dur
             shell::completion_notice_routing::<R>(faults, durable).await
         }
         ScenarioId::SameIdVsTeardown => identity::same_id_vs_teardown::<R>(faults, durable).await,
+        ScenarioId::CancelThenDispose => dispose::cancel_then_dispose::<R>(faults, durable).await,
+        ScenarioId::CancelDropsSteering => cancel::cancel_drops_steering::<R>(faults).await,
     }
 }

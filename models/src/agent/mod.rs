@@ -650,7 +650,9 @@ impl AgentModel {
                 if s.cancel.is_some() {
                     return None;
                 }
-                let reason = if t.disposed {
+                // M23: the earlier cancel's cause wins over disposal.
+                let first_cause_wins = self.has(Fault::M23) && t.cause.is_some();
+                let reason = if t.disposed && !first_cause_wins {
                     EndReason::Disposed
                 } else if t.cause.is_some() {
                     EndReason::Aborted
