@@ -15,6 +15,18 @@ fn req(command: &str, background: bool, owner: Option<&str>) -> ShellExecRequest
     }
 }
 
+/// Polls `cond` every 20 ms for up to 10 s (a loaded CI machine may take a
+/// while to spawn or reap a process); whether it became true.
+async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if cond() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cond()
+}
+
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| s.split_whitespace().nth(2).is_none_or(|state| state != "Z"))
@@ -83,13 +95,20 @@ async fn kill_and_drop_leave_no_process() {
     else {
         panic!("not started")
     };
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        eventually(|| !shell.running_pids().is_empty()).await,
+        "the job's process never showed up"
+    );
     let pids = shell.running_pids();
     assert_eq!(pids.len(), 1);
     assert!(shell.kill(&job));
     shell.shutdown().await;
     assert!(shell.job(&job).unwrap().exit.is_some());
-    assert!(!alive(pids[0]));
+    assert!(
+        eventually(|| !alive(pids[0])).await,
+        "killed process {} still running",
+        pids[0]
+    );
 
     let ExecResult::Started { .. } = shell
         .exec(req("sleep 30", true, None).into())
@@ -98,17 +117,14 @@ async fn kill_and_drop_leave_no_process() {
     else {
         panic!("not started")
     };
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        eventually(|| !shell.running_pids().is_empty()).await,
+        "the second job's process never showed up"
+    );
     let pid = shell.running_pids()[0];
     drop(shell);
-    for _ in 0..100 {
-        if !alive(pid) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     assert!(
-        !alive(pid),
+        eventually(|| !alive(pid)).await,
         "dropping the executor left process {pid} running"
     );
 }

@@ -389,34 +389,34 @@ impl ScenarioId {
                 "sim-dfs at bound 3 misses 95 views (82 sim, 12 shuttle-random, 1 shuttle-pct) (check --tier pr, this machine)",
             ),
             ScenarioId::ConcurrentDispose => Some(
-                "sim-dfs at bound 2 misses 377 views (308 sim, 54 loom, 11 shuttle-random, 4 shuttle-pct); bound 3 does not finish 100,000 schedules (check --tier pr, this machine)",
+                "sim-dfs at bound 2 misses 341 views of the other checkers (most from sim seeds); bound 3 does not finish 100,000 schedules (check --tier pr, this machine)",
             ),
             ScenarioId::OwnerUnloadVsHandleDispose => Some(
-                "sim-dfs at bound 3 misses 100 views (96 sim, 3 shuttle-random, 1 shuttle-pct) (check --tier pr, this machine)",
+                "sim-dfs at bound 3 misses 95 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
             ),
             ScenarioId::ProviderUnload => Some(
                 "sim-dfs at bound 3 misses 6 views, all reached by sim seeds (check --tier pr, this machine)",
             ),
             ScenarioId::SameIdCreateRace => Some(
-                "sim-dfs at bound 3 misses 53 views (42 sim, 6 shuttle-random, 4 shuttle-pct, 1 loom) (check --tier pr, this machine)",
+                "sim-dfs at bound 3 misses 47 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
             ),
             ScenarioId::IdReuseAfterDetach => Some(
-                "sim-dfs at bound 3 misses 592 views (549 sim, 37 shuttle-random, 6 shuttle-pct) (check --tier pr, this machine)",
+                "sim-dfs at bound 3 misses 469 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
             ),
             ScenarioId::SessionCancelBeforeStart => Some(
-                "sim-dfs at bound 3 misses 4 views (3 sim, 1 shuttle-random) (check --tier pr, this machine)",
+                "sim-dfs at bound 3 misses 5 views of the other checkers (check --tier pr, this machine)",
             ),
             ScenarioId::ToolBashReload => Some(
-                "sim-dfs at bound 1 misses 1,213 views (993 sim, 188 shuttle-pct, 17 shuttle-random, 15 tokio); bound 2 does not finish 100,000 schedules (check --tier pr, this machine)",
+                "sim-dfs at bound 1 misses 1,183 views of the other checkers (most from sim seeds); bound 2 does not finish 100,000 schedules (check --tier pr, this machine)",
             ),
             ScenarioId::CompletionNoticeRouting => Some(
-                "sim-dfs at bound 2 misses 89 views (86 sim, 3 shuttle-random) (check --tier pr, this machine)",
+                "sim-dfs at bound 2 misses 104 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
             ),
             ScenarioId::CancelDropsSteering => Some(
                 "sim-dfs at bound 3 misses 79 views of sim, shuttle and loom at bound 3; at bound 4 (288,988 schedules, 12.5 s) still 29 (check, this machine)",
             ),
             ScenarioId::SameIdVsTeardown => Some(
-                "sim-dfs misses views even at bound 6 (101,630 schedules, 8,130 views, 8.3 s): 2,272 of those reached by sim, shuttle and tokio (check --dfs-preemptions 6, this machine)",
+                "sim-dfs at bound 3 misses 2,576 views of the other checkers (check --tier pr), and even at bound 6 (101,630 schedules, 8,130 views, 8.3 s) 2,272 of those reached by sim, shuttle and tokio (check --dfs-preemptions 6, this machine)",
             ),
             _ => None,
         }
