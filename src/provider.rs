@@ -236,14 +236,7 @@ impl<R: Rt> Provider<R> {
             id: id.to_string(),
             attempt,
         });
-        let fail = |e: CreateError| {
-            self.world.record(WorldEvent::CreateFailed {
-                id: id.to_string(),
-                attempt,
-                reason: e.to_string(),
-            });
-            Err(e)
-        };
+        let fail = |e: CreateError| self.create_failed(id, attempt, e);
         // Private state: a session serial and an unstarted agent.
         let prepared = match self.store.prepare(id) {
             Ok(p) => p,
@@ -314,6 +307,21 @@ impl<R: Rt> Provider<R> {
         }
     }
 
+    /// Journal creation `attempt` of `id` as failed with `e`, and return it.
+    fn create_failed(
+        &self,
+        id: &str,
+        attempt: u64,
+        e: CreateError,
+    ) -> Result<AgentHandle<R>, CreateError> {
+        self.world.record(WorldEvent::CreateFailed {
+            id: id.to_string(),
+            attempt,
+            reason: e.to_string(),
+        });
+        Err(e)
+    }
+
     /// Fault M24's publication: the owner was checked before the setup
     /// await, and the scopes take the effects only after the agent is
     /// published, so an owner that unloaded meanwhile sees its agent
@@ -326,14 +334,7 @@ impl<R: Rt> Provider<R> {
         (prepared, lp, private): (crate::store::Prepared, Arc<AgentLoop<R>>, Scope<R>),
         owner_active: bool,
     ) -> Result<AgentHandle<R>, CreateError> {
-        let fail = |e: CreateError| {
-            self.world.record(WorldEvent::CreateFailed {
-                id: id.to_string(),
-                attempt,
-                reason: e.to_string(),
-            });
-            Err(e)
-        };
+        let fail = |e: CreateError| self.create_failed(id, attempt, e);
         self.world.record(WorldEvent::CreateChecked {
             id: id.to_string(),
             attempt,

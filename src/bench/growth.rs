@@ -6,10 +6,8 @@
 
 use super::Space;
 use crate::check::loom_check;
-use crate::check::sim_check::{explore_dfs, DfsOptions};
 use crate::faults::Faults;
 use crate::scenarios::{self, ScenarioId};
-use lifecycle_sim::DfsConfig;
 use serde::Serialize;
 
 /// The scenarios that scale, and what their width counts.
@@ -35,24 +33,6 @@ pub struct Row {
     pub loom_pb2: Option<Space>,
 }
 
-fn dfs(scenario: ScenarioId, bound: Option<u32>, cap: u64) -> Space {
-    let opts = DfsOptions {
-        config: DfsConfig {
-            preemption_bound: bound,
-            ..DfsConfig::default()
-        },
-        shrink: false,
-        ..DfsOptions::exhaustive(cap)
-    };
-    let r = explore_dfs(scenario, Faults::none(), &opts, false, &|_| {});
-    Space {
-        schedules: r.executions,
-        exhausted: r.exhausted,
-        seconds: r.seconds,
-        bound: bound.map_or("unbounded".into(), |b| format!("preemptions <= {b}")),
-    }
-}
-
 fn loom(scenario: ScenarioId, cap: u64) -> Option<Space> {
     let r = loom_check::explore(scenario, Faults::none(), 2, Some(cap), false);
     r.error.is_none().then(|| Space {
@@ -75,8 +55,8 @@ pub fn measure(cap: u64, with_loom: bool) -> Vec<Row> {
                 scenario: scenario.info().name,
                 racers,
                 width,
-                dfs_unbounded: dfs(scenario, None, cap),
-                dfs_pb2: dfs(scenario, Some(2), cap),
+                dfs_unbounded: super::dfs_space(scenario, true, cap, None),
+                dfs_pb2: super::dfs_space(scenario, true, cap, Some(2)),
                 loom_pb2: if with_loom { loom(scenario, cap) } else { None },
             });
         }
