@@ -48,12 +48,19 @@
 //!   interleave at their awaits, not preemptively.
 //! - loom models at most 5 threads; scenarios that need more are skipped
 //!   under loom (the other checkers run them).
+//!
+//! ## Features
+//! `harness` (on by default) builds the checkers, scenarios and benchmarks,
+//! and pulls in loom and shuttle. `cargo build --no-default-features` builds
+//! the lifecycle library and the `lifecycle acp` server alone, with neither.
 #![deny(missing_docs)]
 
 pub mod acp;
 pub mod agent;
+#[cfg(feature = "harness")]
 pub mod bench;
 pub mod bus;
+#[cfg(feature = "harness")]
 pub mod check;
 pub mod cli;
 pub mod faults;
@@ -63,6 +70,7 @@ pub mod oracle_world;
 pub mod provider;
 pub mod registry;
 pub mod rt;
+#[cfg(feature = "harness")]
 pub mod scenarios;
 pub mod scope;
 pub mod session_log;

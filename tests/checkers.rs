@@ -5,17 +5,19 @@ mod common;
 
 use agent_lifecycle::check::{self, Budget, Checker, ReplayLine};
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios::ScenarioId;
+use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
 use lifecycle_sim::Sim;
 
 #[test]
 fn every_scenario_passes_on_every_checker() {
-    for scenario in ScenarioId::ALL {
+    for scenario in scenarios::ALL {
         for checker in Checker::ALL {
             let r = run(checker, scenario, None);
-            if checker == Checker::Loom && scenario.info().tasks > 5 {
-                assert_eq!(r.status, "skip", "{}", scenario.info().name);
+            if checker == Checker::Loom
+                && agent_lifecycle::check::sim_check::tasks(scenario).all > 5
+            {
+                assert_eq!(r.status, "skip", "{}", scenario.name);
                 continue;
             }
             assert_pass(&r);
@@ -32,7 +34,7 @@ fn loom_exhausts_cancel_before_claim() {
     };
     let r = check::run(
         Checker::Loom,
-        ScenarioId::CancelBeforeClaim,
+        &scenarios::cancel::CANCEL_BEFORE_CLAIM,
         Faults::none(),
         &budget,
         true,
@@ -47,7 +49,7 @@ fn loom_exhausts_cancel_before_claim() {
 #[test]
 fn cancel_before_claim_outcome_sets() {
     for checker in [Checker::Sim, Checker::Loom, Checker::ShuttleRandom] {
-        let r = run(checker, ScenarioId::CancelBeforeClaim, None);
+        let r = run(checker, &scenarios::cancel::CANCEL_BEFORE_CLAIM, None);
         let seen: Vec<&str> = r.outcomes.keys().map(String::as_str).collect();
         for want in [
             "A:cleared-in-queue",
@@ -65,16 +67,19 @@ fn cancel_before_claim_outcome_sets() {
 #[test]
 fn every_fault_is_killed_by_sim_and_shuttle_pct() {
     let plan = [
-        (Fault::M1, ScenarioId::DisposeMidTurn),
-        (Fault::M6, ScenarioId::ConcurrentDispose),
-        (Fault::M9, ScenarioId::SameIdCreateRace),
-        (Fault::M10, ScenarioId::DisposedListenerPanics),
-        (Fault::M3, ScenarioId::CancelBeforeClaim),
-        (Fault::M4, ScenarioId::IdleCancelThenPrompt),
-        (Fault::M5, ScenarioId::CancelBeforeClaim),
-        (Fault::M11, ScenarioId::ObserverQueuesDuringCancel),
-        (Fault::M12, ScenarioId::WhenIdleWaiters),
-        (Fault::M13, ScenarioId::DuplicateLoad),
+        (Fault::M1, &scenarios::dispose::DISPOSE_MID_TURN),
+        (Fault::M6, &scenarios::dispose::CONCURRENT_DISPOSE),
+        (Fault::M9, &scenarios::identity::SAME_ID_CREATE_RACE),
+        (Fault::M10, &scenarios::dispose::DISPOSED_LISTENER_PANICS),
+        (Fault::M3, &scenarios::cancel::CANCEL_BEFORE_CLAIM),
+        (Fault::M4, &scenarios::idle::IDLE_CANCEL_THEN_PROMPT),
+        (Fault::M5, &scenarios::cancel::CANCEL_BEFORE_CLAIM),
+        (
+            Fault::M11,
+            &scenarios::cancel::OBSERVER_QUEUES_DURING_CANCEL,
+        ),
+        (Fault::M12, &scenarios::idle::WHEN_IDLE_WAITERS),
+        (Fault::M13, &scenarios::acp::DUPLICATE_LOAD),
     ];
     for (fault, scenario) in plan {
         for checker in [Checker::Sim, Checker::ShuttlePct, Checker::Loom] {
@@ -89,10 +94,18 @@ fn every_fault_is_killed_by_sim_and_shuttle_pct() {
 #[test]
 fn observing_oracles_kill_m21_to_m24() {
     for (fault, scenario, loom) in [
-        (Fault::M21, ScenarioId::CompletionNoticeRouting, false),
-        (Fault::M22, ScenarioId::SameIdVsTeardown, true),
-        (Fault::M23, ScenarioId::CancelThenDispose, true),
-        (Fault::M24, ScenarioId::CreateDuringOwnerUnload, true),
+        (
+            Fault::M21,
+            &scenarios::shell::COMPLETION_NOTICE_ROUTING,
+            false,
+        ),
+        (Fault::M22, &scenarios::identity::SAME_ID_VS_TEARDOWN, true),
+        (Fault::M23, &scenarios::dispose::CANCEL_THEN_DISPOSE, true),
+        (
+            Fault::M24,
+            &scenarios::identity::CREATE_DURING_OWNER_UNLOAD,
+            true,
+        ),
     ] {
         let mut checkers = vec![Checker::Sim, Checker::SimDfs, Checker::ShuttlePct];
         if loom {
@@ -112,8 +125,8 @@ fn observing_oracles_kill_m21_to_m24() {
 #[test]
 fn check_then_act_faults_are_killed_at_lock_granularity() {
     for (fault, scenario) in [
-        (Fault::M13, ScenarioId::DuplicateLoad),
-        (Fault::M14, ScenarioId::WhenIdleWaiters),
+        (Fault::M13, &scenarios::acp::DUPLICATE_LOAD),
+        (Fault::M14, &scenarios::idle::WHEN_IDLE_WAITERS),
     ] {
         for checker in [Checker::Sim, Checker::SimDfs, Checker::Loom] {
             assert_killed(&run(checker, scenario, Some(fault)), fault);
@@ -125,7 +138,11 @@ fn check_then_act_faults_are_killed_at_lock_granularity() {
 /// resolves) is reported as a violation with a replay line, not a crash.
 #[test]
 fn loom_deadlock_is_reported_not_fatal() {
-    let r = run(Checker::Loom, ScenarioId::CancelMidTurn, Some(Fault::M4));
+    let r = run(
+        Checker::Loom,
+        &scenarios::cancel::CANCEL_MID_TURN,
+        Some(Fault::M4),
+    );
     assert_eq!(r.status, "fail");
     let v = r.violations.first().expect("a violation");
     assert!(
@@ -148,7 +165,11 @@ fn loom_deadlock_is_reported_not_fatal() {
 
 #[test]
 fn replay_round_trip_sim() {
-    let r = run(Checker::Sim, ScenarioId::CancelBeforeClaim, Some(Fault::M3));
+    let r = run(
+        Checker::Sim,
+        &scenarios::cancel::CANCEL_BEFORE_CLAIM,
+        Some(Fault::M3),
+    );
     let line = r.violations[0].replay.clone();
     let parsed = ReplayLine::parse(&line).expect("parse");
     assert_eq!(parsed.to_string(), line);
@@ -167,7 +188,11 @@ fn replay_round_trip_sim() {
 fn replay_round_trip_loom_and_shuttle() {
     common::setup();
     for checker in [Checker::Loom, Checker::ShuttleRandom, Checker::ShuttlePct] {
-        let r = run(checker, ScenarioId::CancelBeforeClaim, Some(Fault::M3));
+        let r = run(
+            checker,
+            &scenarios::cancel::CANCEL_BEFORE_CLAIM,
+            Some(Fault::M3),
+        );
         let line = &r.violations.first().expect("killed").replay;
         let replayed = ReplayLine::parse(line)
             .expect("parse")
@@ -189,7 +214,13 @@ fn determinism_same_seed_same_trace_hash() {
     for seed in 0..20 {
         let run = |seed| {
             let (s, untimed) = portfolio_scheduler(seed, 3, [10, 20]);
-            run_scheduled(ScenarioId::CancelMidTurn, Faults::none(), s, untimed, false)
+            run_scheduled(
+                &scenarios::cancel::CANCEL_MID_TURN,
+                Faults::none(),
+                s,
+                untimed,
+                false,
+            )
         };
         let (r1, r2) = (run(seed), run(seed));
         assert_eq!(r1.sim.trace_hash(), r2.sim.trace_hash(), "seed {seed}");
@@ -208,7 +239,7 @@ fn sim_decisions_replay_identically() {
     let report = sim
         .block_on(
             agent_lifecycle::scenarios::run::<agent_lifecycle::rt::SimRt>(
-                ScenarioId::CancelBeforeClaim,
+                &scenarios::cancel::CANCEL_BEFORE_CLAIM,
                 Default::default(),
             ),
         )
@@ -217,7 +248,7 @@ fn sim_decisions_replay_identically() {
     let report2 = again
         .block_on(
             agent_lifecycle::scenarios::run::<agent_lifecycle::rt::SimRt>(
-                ScenarioId::CancelBeforeClaim,
+                &scenarios::cancel::CANCEL_BEFORE_CLAIM,
                 Default::default(),
             ),
         )

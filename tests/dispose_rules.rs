@@ -6,26 +6,38 @@ mod common;
 
 use agent_lifecycle::check::Checker;
 use agent_lifecycle::faults::Fault;
-use agent_lifecycle::scenarios::ScenarioId;
+use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
 
 #[test]
 fn d1_dispose_is_memoized_and_every_caller_waits() {
-    assert_pass(&run(Checker::Sim, ScenarioId::ConcurrentDispose, None));
     assert_pass(&run(
         Checker::Sim,
-        ScenarioId::OwnerUnloadVsHandleDispose,
+        &scenarios::dispose::CONCURRENT_DISPOSE,
+        None,
+    ));
+    assert_pass(&run(
+        Checker::Sim,
+        &scenarios::dispose::OWNER_UNLOAD_VS_HANDLE_DISPOSE,
         None,
     ));
     assert_killed(
-        &run(Checker::Sim, ScenarioId::ConcurrentDispose, Some(Fault::M6)),
+        &run(
+            Checker::Sim,
+            &scenarios::dispose::CONCURRENT_DISPOSE,
+            Some(Fault::M6),
+        ),
         Fault::M6,
     );
 }
 
 #[test]
 fn d2_teardown_runs_its_five_steps_in_order() {
-    let r = run(Checker::Sim, ScenarioId::ConcurrentDispose, Some(Fault::M1));
+    let r = run(
+        Checker::Sim,
+        &scenarios::dispose::CONCURRENT_DISPOSE,
+        Some(Fault::M1),
+    );
     assert!(
         r.violations
             .iter()
@@ -35,7 +47,7 @@ fn d2_teardown_runs_its_five_steps_in_order() {
     );
     assert_pass(&run(
         Checker::ShuttlePct,
-        ScenarioId::ConcurrentDispose,
+        &scenarios::dispose::CONCURRENT_DISPOSE,
         None,
     ));
 }
@@ -43,24 +55,32 @@ fn d2_teardown_runs_its_five_steps_in_order() {
 #[test]
 fn d3_closing_turn_end_is_durable_after_any_dispose_path() {
     for s in [
-        ScenarioId::DisposeMidTurn,
-        ScenarioId::OwnerUnloadVsHandleDispose,
+        &scenarios::dispose::DISPOSE_MID_TURN,
+        &scenarios::dispose::OWNER_UNLOAD_VS_HANDLE_DISPOSE,
     ] {
         assert_pass(&run(Checker::Sim, s, None));
     }
     assert_killed(
-        &run(Checker::Sim, ScenarioId::DisposeMidTurn, Some(Fault::M1)),
+        &run(
+            Checker::Sim,
+            &scenarios::dispose::DISPOSE_MID_TURN,
+            Some(Fault::M1),
+        ),
         Fault::M1,
     );
 }
 
 #[test]
 fn d4_failing_disposed_listener_cannot_skip_a_step() {
-    assert_pass(&run(Checker::Sim, ScenarioId::DisposedListenerPanics, None));
+    assert_pass(&run(
+        Checker::Sim,
+        &scenarios::dispose::DISPOSED_LISTENER_PANICS,
+        None,
+    ));
     assert_killed(
         &run(
             Checker::Sim,
-            ScenarioId::DisposedListenerPanics,
+            &scenarios::dispose::DISPOSED_LISTENER_PANICS,
             Some(Fault::M10),
         ),
         Fault::M10,
@@ -69,14 +89,18 @@ fn d4_failing_disposed_listener_cannot_skip_a_step() {
 
 #[test]
 fn d5_disposing_one_agent_leaves_the_others_untouched() {
-    let r = run(Checker::Sim, ScenarioId::DisposedListenerPanics, None);
+    let r = run(
+        Checker::Sim,
+        &scenarios::dispose::DISPOSED_LISTENER_PANICS,
+        None,
+    );
     assert_pass(&r);
     assert!(r.outcomes.contains_key("B:completed"), "{:?}", r.outcomes);
 }
 
 #[test]
 fn d6_no_queued_prompt_starts_after_dispose_began() {
-    let r = run(Checker::Sim, ScenarioId::DisposeMidTurn, None);
+    let r = run(Checker::Sim, &scenarios::dispose::DISPOSE_MID_TURN, None);
     assert_pass(&r);
     assert!(
         r.outcomes
@@ -90,16 +114,24 @@ fn d6_no_queued_prompt_starts_after_dispose_began() {
 #[test]
 fn d7_provider_unload_disposes_config_created_agents() {
     for checker in [Checker::Sim, Checker::Loom, Checker::ShuttleRandom] {
-        assert_pass(&run(checker, ScenarioId::ProviderUnload, None));
+        assert_pass(&run(checker, &scenarios::dispose::PROVIDER_UNLOAD, None));
     }
 }
 
 #[test]
 fn r1_one_of_concurrent_same_id_creates_publishes() {
-    assert_pass(&run(Checker::Sim, ScenarioId::SameIdCreateRace, None));
+    assert_pass(&run(
+        Checker::Sim,
+        &scenarios::identity::SAME_ID_CREATE_RACE,
+        None,
+    ));
     for checker in [Checker::Sim, Checker::Loom, Checker::ShuttlePct] {
         assert_killed(
-            &run(checker, ScenarioId::SameIdCreateRace, Some(Fault::M9)),
+            &run(
+                checker,
+                &scenarios::identity::SAME_ID_CREATE_RACE,
+                Some(Fault::M9),
+            ),
             Fault::M9,
         );
     }
@@ -107,8 +139,16 @@ fn r1_one_of_concurrent_same_id_creates_publishes() {
 
 #[test]
 fn r2_stale_detach_never_removes_a_newer_entry() {
-    assert_pass(&run(Checker::Sim, ScenarioId::IdReuseAfterDetach, None));
-    assert_pass(&run(Checker::Loom, ScenarioId::IdReuseAfterDetach, None));
+    assert_pass(&run(
+        Checker::Sim,
+        &scenarios::identity::ID_REUSE_AFTER_DETACH,
+        None,
+    ));
+    assert_pass(&run(
+        Checker::Loom,
+        &scenarios::identity::ID_REUSE_AFTER_DETACH,
+        None,
+    ));
 }
 
 /// Both sides of the race are reached: the creation refused, and the
@@ -116,7 +156,11 @@ fn r2_stale_detach_never_removes_a_newer_entry() {
 #[test]
 fn r3_creation_whose_owner_unloads_publishes_nothing() {
     for checker in [Checker::Sim, Checker::Loom] {
-        let r = run(checker, ScenarioId::CreateDuringOwnerUnload, None);
+        let r = run(
+            checker,
+            &scenarios::identity::CREATE_DURING_OWNER_UNLOAD,
+            None,
+        );
         assert_pass(&r);
         for want in ["refused", "created-then-disposed"] {
             assert!(

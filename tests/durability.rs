@@ -5,7 +5,7 @@
 use agent_lifecycle::faults::Faults;
 use agent_lifecycle::journal::EndReason;
 use agent_lifecycle::rt::{SimRt, TokioRt};
-use agent_lifecycle::scenarios::{run_with, ScenarioId};
+use agent_lifecycle::scenarios::{self, run_with};
 use agent_lifecycle::session_log::Entry;
 use agent_lifecycle::store::durable::{Durable, DurableRecord, FileDurable, MemoryDurable};
 use agent_lifecycle::store::SessionStore;
@@ -110,14 +110,14 @@ fn tokio_conformance_with_file_backend() {
         .build()
         .expect("runtime");
     for scenario in [
-        ScenarioId::ConcurrentDispose,
-        ScenarioId::DisposeMidTurn,
-        ScenarioId::OwnerUnloadVsHandleDispose,
-        ScenarioId::ProviderUnload,
-        ScenarioId::SameIdCreateRace,
-        ScenarioId::CreateDuringOwnerUnload,
-        ScenarioId::IdReuseAfterDetach,
-        ScenarioId::DisposedListenerPanics,
+        &scenarios::dispose::CONCURRENT_DISPOSE,
+        &scenarios::dispose::DISPOSE_MID_TURN,
+        &scenarios::dispose::OWNER_UNLOAD_VS_HANDLE_DISPOSE,
+        &scenarios::dispose::PROVIDER_UNLOAD,
+        &scenarios::identity::SAME_ID_CREATE_RACE,
+        &scenarios::identity::CREATE_DURING_OWNER_UNLOAD,
+        &scenarios::identity::ID_REUSE_AFTER_DETACH,
+        &scenarios::dispose::DISPOSED_LISTENER_PANICS,
     ] {
         for _ in 0..10 {
             let dir = tempfile::tempdir().expect("tempdir");
@@ -129,10 +129,10 @@ fn tokio_conformance_with_file_backend() {
             assert!(
                 outcome.violations.is_empty(),
                 "{}: {:?}",
-                scenario.info().name,
+                scenario.name,
                 outcome.violations
             );
-            if scenario == ScenarioId::DisposeMidTurn {
+            if scenario == &scenarios::dispose::DISPOSE_MID_TURN {
                 let loaded = durable.load("a").expect("load");
                 assert!(loaded.torn.is_none());
                 assert!(

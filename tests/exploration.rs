@@ -8,7 +8,7 @@ use agent_lifecycle::check::shrink;
 use agent_lifecycle::check::sim_check::{explore_dfs, outcome_key, run_plan, run_scheduled};
 use agent_lifecycle::check::{self, Budget, Checker, DfsOptions, ReplayLine};
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios::ScenarioId;
+use agent_lifecycle::scenarios::{self, Scenario};
 use lifecycle_sim::{Dfs, DfsConfig, ExecKind, Shard};
 use std::collections::BTreeSet;
 
@@ -19,7 +19,7 @@ struct Search {
     plans: BTreeSet<Vec<usize>>,
 }
 
-fn search(scenario: ScenarioId, config: DfsConfig) -> Search {
+fn search(scenario: &'static Scenario, config: DfsConfig) -> Search {
     check::quiet_panics();
     let mut dfs = Dfs::new(config);
     let mut outcomes = BTreeSet::new();
@@ -65,8 +65,8 @@ fn reduced(reduction: bool) -> DfsConfig {
 #[test]
 fn dpor_cuts_schedules_and_keeps_every_outcome() {
     for (scenario, pinned) in [
-        (ScenarioId::DisposeMidTurn, 6_400),
-        (ScenarioId::CreateDuringOwnerUnload, 489),
+        (&scenarios::dispose::DISPOSE_MID_TURN, 6_400),
+        (&scenarios::identity::CREATE_DURING_OWNER_UNLOAD, 489),
     ] {
         let d = search(scenario, reduced(true));
         let s = search(
@@ -76,7 +76,7 @@ fn dpor_cuts_schedules_and_keeps_every_outcome() {
                 ..reduced(true)
             },
         );
-        let name = scenario.info().name;
+        let name = scenario.name;
         assert_eq!(d.executions, pinned, "{name}: DPOR schedules");
         assert!(
             d.executions <= s.executions,
@@ -97,7 +97,7 @@ fn dpor_cuts_schedules_and_keeps_every_outcome() {
 /// search, with and without reduction.
 #[test]
 fn shards_partition_a_scenario_search() {
-    let scenario = ScenarioId::DisconnectRacingNew;
+    let scenario = &scenarios::acp::DISCONNECT_RACING_NEW;
     for reduction in [true, false] {
         // Bound 2 keeps it small (2,029 schedules without reduction); a
         // sharded DPOR search branches fully above the split depth, so the
@@ -140,7 +140,7 @@ fn checkpoint_and_resume() {
     check::quiet_panics();
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("search.json");
-    let scenario = ScenarioId::DisposeMidTurn;
+    let scenario = &scenarios::dispose::DISPOSE_MID_TURN;
     let opts = |max, resume| DfsOptions {
         max_executions: max,
         checkpoint: Some(path.clone()),
@@ -176,7 +176,7 @@ fn checkpoint_and_resume() {
     assert_eq!(rest.distinct_outcomes, whole.distinct_outcomes);
     assert_eq!(rest.outcomes, whole.outcomes);
     let wrong = explore_dfs(
-        ScenarioId::CancelBeforeClaim,
+        &scenarios::cancel::CANCEL_BEFORE_CLAIM,
         Faults::none(),
         &opts(10, true),
         false,
@@ -199,16 +199,16 @@ fn checkpoint_and_resume() {
 fn every_fault_is_found_shrunk_and_reproduced() {
     check::quiet_panics();
     for fault in Fault::IMPLEMENTED {
-        let scenario = ScenarioId::ALL
-            .into_iter()
-            .find(|s| s.targets().contains(&fault))
+        let scenario = *scenarios::ALL
+            .iter()
+            .find(|s| s.targets.contains(&fault))
             .expect("a target scenario");
         let faults = Faults::none().with(fault);
         let mut opts = DfsOptions {
             stop_on: fault.must_violate(),
             ..DfsOptions::exhaustive(u64::MAX)
         };
-        opts.config.preemption_bound = scenario.info().dfs_bound;
+        opts.config.preemption_bound = scenario.bounds.dfs;
         let report = explore_dfs(scenario, faults, &opts, true, &|_| {});
         let v = report
             .violations
@@ -261,7 +261,7 @@ fn portfolio_failures_replay() {
     };
     let r = check::run(
         Checker::Sim,
-        ScenarioId::CancelBeforeClaim,
+        &scenarios::cancel::CANCEL_BEFORE_CLAIM,
         Faults::none().with(Fault::M3),
         &budget,
         true,
@@ -282,7 +282,7 @@ fn portfolio_failures_replay() {
 #[test]
 fn replay_follows_the_longest_valid_prefix() {
     check::quiet_panics();
-    let scenario = ScenarioId::CancelBeforeClaim;
+    let scenario = &scenarios::cancel::CANCEL_BEFORE_CLAIM;
     // A plan naming a task that never exists diverges at its first entry.
     let line = ReplayLine::sim(
         scenario,
@@ -319,7 +319,7 @@ fn an_unreached_goal_fails_the_check() {
     };
     let r = check::run(
         Checker::Sim,
-        ScenarioId::SessionCancelBeforeStart,
+        &scenarios::acp::SESSION_CANCEL_BEFORE_START,
         Faults::none(),
         &budget,
         true,
@@ -335,7 +335,7 @@ fn an_unreached_goal_fails_the_check() {
     );
     let full = check::run(
         Checker::SimDfs,
-        ScenarioId::SessionCancelBeforeStart,
+        &scenarios::acp::SESSION_CANCEL_BEFORE_START,
         Faults::none(),
         &Budget::PR,
         true,
@@ -349,9 +349,9 @@ fn an_unreached_goal_fails_the_check() {
 /// checker that exists and says why.
 #[test]
 fn every_scenario_declares_goals() {
-    for s in ScenarioId::ALL {
-        assert!(!s.goals().is_empty(), "{} declares no goal", s.info().name);
-        for g in s.goals() {
+    for s in scenarios::ALL {
+        assert!(!s.goals.is_empty(), "{} declares no goal", s.name);
+        for g in s.goals {
             for (checker, why) in g.excused {
                 assert!(Checker::parse(checker).is_some(), "{}: {checker}", g.name);
                 assert!(

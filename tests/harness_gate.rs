@@ -12,7 +12,7 @@ mod common;
 
 use agent_lifecycle::check::{self, Budget, Checker};
 use agent_lifecycle::faults::Faults;
-use agent_lifecycle::scenarios::ScenarioId;
+use agent_lifecycle::scenarios;
 
 const GATE: Budget = Budget {
     sim_seeds: 300,
@@ -26,7 +26,7 @@ const GATE: Budget = Budget {
 fn every_scenario_passes_the_gate() {
     common::setup();
     let mut failed = Vec::new();
-    for scenario in ScenarioId::ALL {
+    for scenario in scenarios::ALL {
         for checker in [Checker::Sim, Checker::SimDfs, Checker::ShuttlePct] {
             let r = check::run(checker, scenario, Faults::none(), &GATE, true);
             if !r.violations.is_empty() {

@@ -6,19 +6,19 @@ mod common;
 
 use agent_lifecycle::check::Checker;
 use agent_lifecycle::faults::Fault;
-use agent_lifecycle::scenarios::ScenarioId;
+use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
 
 #[test]
 fn c1_cancel_requested_emitted_once_before_clearing() {
     assert_pass(&run(
         Checker::Sim,
-        ScenarioId::ObserverQueuesDuringCancel,
+        &scenarios::cancel::OBSERVER_QUEUES_DURING_CANCEL,
         None,
     ));
     let r = run(
         Checker::Sim,
-        ScenarioId::ObserverQueuesDuringCancel,
+        &scenarios::cancel::OBSERVER_QUEUES_DURING_CANCEL,
         Some(Fault::M11),
     );
     assert!(
@@ -32,7 +32,7 @@ fn c1_cancel_requested_emitted_once_before_clearing() {
 fn c2_observer_queued_work_is_cleared_too() {
     let r = run(
         Checker::Sim,
-        ScenarioId::ObserverQueuesDuringCancel,
+        &scenarios::cancel::OBSERVER_QUEUES_DURING_CANCEL,
         Some(Fault::M11),
     );
     assert!(
@@ -47,7 +47,7 @@ fn c3_first_cause_wins_and_turn_ends_aborted() {
     // With virtual time the cancel always lands mid-turn; the portfolio's
     // untimed runs also let the turn finish first (then nothing is aborted,
     // and the oracle still checks C3 on every execution).
-    let r = run(Checker::Sim, ScenarioId::CancelMidTurn, None);
+    let r = run(Checker::Sim, &scenarios::cancel::CANCEL_MID_TURN, None);
     assert_pass(&r);
     assert!(
         r.outcomes.keys().any(|k| k.starts_with("A:aborted")),
@@ -58,9 +58,17 @@ fn c3_first_cause_wins_and_turn_ends_aborted() {
 
 #[test]
 fn c4_prompt_cancelled_before_claim_never_runs() {
-    assert_pass(&run(Checker::Sim, ScenarioId::CancelBeforeClaim, None));
+    assert_pass(&run(
+        Checker::Sim,
+        &scenarios::cancel::CANCEL_BEFORE_CLAIM,
+        None,
+    ));
     assert_killed(
-        &run(Checker::Sim, ScenarioId::CancelBeforeClaim, Some(Fault::M3)),
+        &run(
+            Checker::Sim,
+            &scenarios::cancel::CANCEL_BEFORE_CLAIM,
+            Some(Fault::M3),
+        ),
         Fault::M3,
     );
 }
@@ -68,18 +76,26 @@ fn c4_prompt_cancelled_before_claim_never_runs() {
 #[test]
 fn c5_prompt_after_cancel_runs_exactly_once() {
     assert_killed(
-        &run(Checker::Sim, ScenarioId::CancelBeforeClaim, Some(Fault::M5)),
+        &run(
+            Checker::Sim,
+            &scenarios::cancel::CANCEL_BEFORE_CLAIM,
+            Some(Fault::M5),
+        ),
         Fault::M5,
     );
 }
 
 #[test]
 fn c6_idle_cancel_emits_nothing_and_strands_nothing() {
-    assert_pass(&run(Checker::Sim, ScenarioId::IdleCancelThenPrompt, None));
+    assert_pass(&run(
+        Checker::Sim,
+        &scenarios::idle::IDLE_CANCEL_THEN_PROMPT,
+        None,
+    ));
     assert_killed(
         &run(
             Checker::Sim,
-            ScenarioId::IdleCancelThenPrompt,
+            &scenarios::idle::IDLE_CANCEL_THEN_PROMPT,
             Some(Fault::M4),
         ),
         Fault::M4,
@@ -88,9 +104,17 @@ fn c6_idle_cancel_emits_nothing_and_strands_nothing() {
 
 #[test]
 fn c7_when_idle_resolves_only_at_quiescence() {
-    assert_pass(&run(Checker::Sim, ScenarioId::WhenIdleWaiters, None));
+    assert_pass(&run(
+        Checker::Sim,
+        &scenarios::idle::WHEN_IDLE_WAITERS,
+        None,
+    ));
     assert_killed(
-        &run(Checker::Sim, ScenarioId::WhenIdleWaiters, Some(Fault::M12)),
+        &run(
+            Checker::Sim,
+            &scenarios::idle::WHEN_IDLE_WAITERS,
+            Some(Fault::M12),
+        ),
         Fault::M12,
     );
 }
@@ -98,13 +122,17 @@ fn c7_when_idle_resolves_only_at_quiescence() {
 #[test]
 fn c8_steering_of_cancelled_turn_never_absorbed() {
     for checker in [Checker::Sim, Checker::ShuttleRandom] {
-        assert_pass(&run(checker, ScenarioId::CancelMidTurn, None));
+        assert_pass(&run(checker, &scenarios::cancel::CANCEL_MID_TURN, None));
     }
 }
 
 #[test]
 fn c9_panicking_observer_cannot_veto_cancel() {
-    let r = run(Checker::Sim, ScenarioId::ObserverQueuesDuringCancel, None);
+    let r = run(
+        Checker::Sim,
+        &scenarios::cancel::OBSERVER_QUEUES_DURING_CANCEL,
+        None,
+    );
     assert_pass(&r);
     assert!(
         r.outcomes

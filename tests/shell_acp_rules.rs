@@ -5,13 +5,13 @@ mod common;
 
 use agent_lifecycle::check::Checker;
 use agent_lifecycle::faults::Fault;
-use agent_lifecycle::scenarios::ScenarioId;
+use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
 
 #[test]
 fn s1_s2_s3_s4_fences_hold_on_every_call() {
     for checker in [Checker::Sim, Checker::ShuttleRandom, Checker::ShuttlePct] {
-        assert_pass(&run(checker, ScenarioId::ToolBashReload, None));
+        assert_pass(&run(checker, &scenarios::shell::TOOL_BASH_RELOAD, None));
     }
 }
 
@@ -19,7 +19,11 @@ fn s1_s2_s3_s4_fences_hold_on_every_call() {
 fn s5_reload_does_not_change_ownership() {
     for checker in [Checker::Sim, Checker::ShuttlePct] {
         assert_killed(
-            &run(checker, ScenarioId::ToolBashReload, Some(Fault::M2)),
+            &run(
+                checker,
+                &scenarios::shell::TOOL_BASH_RELOAD,
+                Some(Fault::M2),
+            ),
             Fault::M2,
         );
     }
@@ -28,13 +32,17 @@ fn s5_reload_does_not_change_ownership() {
 #[test]
 fn s6_notice_reaches_only_the_live_owner() {
     for checker in [Checker::Sim, Checker::ShuttleRandom] {
-        assert_pass(&run(checker, ScenarioId::CompletionNoticeRouting, None));
+        assert_pass(&run(
+            checker,
+            &scenarios::shell::COMPLETION_NOTICE_ROUTING,
+            None,
+        ));
     }
 }
 
 #[test]
 fn loom_skips_scenarios_with_more_than_five_threads() {
-    let r = run(Checker::Loom, ScenarioId::ToolBashReload, None);
+    let r = run(Checker::Loom, &scenarios::shell::TOOL_BASH_RELOAD, None);
     assert_eq!(r.status, "skip");
     assert!(
         r.skipped.as_deref().unwrap_or("").contains("at most 5"),
@@ -46,12 +54,12 @@ fn loom_skips_scenarios_with_more_than_five_threads() {
 #[test]
 fn a1_a7_nothing_survives_a_close_racing_session_new() {
     for checker in [Checker::Sim, Checker::Loom] {
-        assert_pass(&run(checker, ScenarioId::DisconnectRacingNew, None));
+        assert_pass(&run(checker, &scenarios::acp::DISCONNECT_RACING_NEW, None));
     }
     assert_killed(
         &run(
             Checker::Sim,
-            ScenarioId::DisconnectRacingNew,
+            &scenarios::acp::DISCONNECT_RACING_NEW,
             Some(Fault::M7),
         ),
         Fault::M7,
@@ -60,11 +68,15 @@ fn a1_a7_nothing_survives_a_close_racing_session_new() {
 
 #[test]
 fn a1_nothing_survives_a_close_during_session_load() {
-    assert_pass(&run(Checker::Sim, ScenarioId::DisconnectDuringLoad, None));
+    assert_pass(&run(
+        Checker::Sim,
+        &scenarios::acp::DISCONNECT_DURING_LOAD,
+        None,
+    ));
     assert_killed(
         &run(
             Checker::Sim,
-            ScenarioId::DisconnectDuringLoad,
+            &scenarios::acp::DISCONNECT_DURING_LOAD,
             Some(Fault::M8),
         ),
         Fault::M8,
@@ -73,20 +85,28 @@ fn a1_nothing_survives_a_close_during_session_load() {
 
 #[test]
 fn a2_a3_cancel_before_start_and_unknown_session() {
-    let r = run(Checker::Sim, ScenarioId::SessionCancelBeforeStart, None);
+    let r = run(
+        Checker::Sim,
+        &scenarios::acp::SESSION_CANCEL_BEFORE_START,
+        None,
+    );
     assert_pass(&r);
     assert!(r.outcomes.contains_key("A:never-ran"), "{:?}", r.outcomes);
 }
 
 #[test]
 fn a4_a8_disconnect_mid_prompt() {
-    assert_pass(&run(Checker::Sim, ScenarioId::DisconnectMidPrompt, None));
+    assert_pass(&run(
+        Checker::Sim,
+        &scenarios::acp::DISCONNECT_MID_PROMPT,
+        None,
+    ));
 }
 
 #[test]
 fn a5_duplicate_load_fails_already_loaded() {
     for checker in [Checker::Sim, Checker::Loom, Checker::ShuttleRandom] {
-        assert_pass(&run(checker, ScenarioId::DuplicateLoad, None));
+        assert_pass(&run(checker, &scenarios::acp::DUPLICATE_LOAD, None));
     }
 }
 
@@ -94,7 +114,7 @@ fn a5_duplicate_load_fails_already_loaded() {
 fn a6_disconnect_and_unload_share_one_teardown() {
     assert_pass(&run(
         Checker::ShuttlePct,
-        ScenarioId::DisconnectRacingNew,
+        &scenarios::acp::DISCONNECT_RACING_NEW,
         None,
     ));
 }

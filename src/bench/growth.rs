@@ -7,13 +7,13 @@
 use super::Space;
 use crate::check::loom_check;
 use crate::faults::Faults;
-use crate::scenarios::{self, ScenarioId};
+use crate::scenarios::{self, Scenario};
 use serde::Serialize;
 
 /// The scenarios that scale, and what their width counts.
-pub const SCALABLE: [(ScenarioId, &str); 2] = [
-    (ScenarioId::ConcurrentDispose, "disposers"),
-    (ScenarioId::SameIdCreateRace, "creators"),
+pub const SCALABLE: [(&Scenario, &str); 2] = [
+    (&scenarios::dispose::CONCURRENT_DISPOSE, "disposers"),
+    (&scenarios::identity::SAME_ID_CREATE_RACE, "creators"),
 ];
 
 /// One scenario at one width.
@@ -33,7 +33,7 @@ pub struct Row {
     pub loom_pb2: Option<Space>,
 }
 
-fn loom(scenario: ScenarioId, cap: u64) -> Option<Space> {
+fn loom(scenario: &'static Scenario, cap: u64) -> Option<Space> {
     let r = loom_check::explore(scenario, Faults::none(), 2, Some(cap), false);
     r.error.is_none().then(|| Space {
         schedules: r.executions,
@@ -50,9 +50,9 @@ pub fn measure(cap: u64, with_loom: bool) -> Vec<Row> {
     for (scenario, racers) in SCALABLE {
         for width in 2..=4 {
             scenarios::set_width(width);
-            eprintln!("bench: growth {} x{width}", scenario.info().name);
+            eprintln!("bench: growth {} x{width}", scenario.name);
             rows.push(Row {
-                scenario: scenario.info().name,
+                scenario: scenario.name,
                 racers,
                 width,
                 dfs_unbounded: super::dfs_space(scenario, true, cap, None),

@@ -28,7 +28,7 @@ use crate::check::sim_check::{
 };
 use crate::check::{self, loom_bound, loom_check, shuttle_check, Checker, Report};
 use crate::faults::{Fault, Faults};
-use crate::scenarios::ScenarioId;
+use crate::scenarios::{self, Scenario};
 use lifecycle_sim::{DfsConfig, PctScheduler, RandomScheduler, Shard};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -87,15 +87,15 @@ pub enum Section {
 
 /// The scenarios measured by default: both sides of every part, and every
 /// loom run among them finishes in under 30 s.
-const DEFAULT: [ScenarioId; 8] = [
-    ScenarioId::CancelBeforeClaim,
-    ScenarioId::CancelMidTurn,
-    ScenarioId::ConcurrentDispose,
-    ScenarioId::DisposeMidTurn,
-    ScenarioId::SameIdCreateRace,
-    ScenarioId::DisconnectRacingNew,
-    ScenarioId::DisconnectMidPrompt,
-    ScenarioId::SessionCancelBeforeStart,
+const DEFAULT: [&Scenario; 8] = [
+    &scenarios::cancel::CANCEL_BEFORE_CLAIM,
+    &scenarios::cancel::CANCEL_MID_TURN,
+    &scenarios::dispose::CONCURRENT_DISPOSE,
+    &scenarios::dispose::DISPOSE_MID_TURN,
+    &scenarios::identity::SAME_ID_CREATE_RACE,
+    &scenarios::acp::DISCONNECT_RACING_NEW,
+    &scenarios::acp::DISCONNECT_MID_PROMPT,
+    &scenarios::acp::SESSION_CANCEL_BEFORE_START,
 ];
 
 /// Executions per second of one checker on one scenario.
@@ -217,7 +217,7 @@ pub struct Results {
 /// `n` simulator runs, each counted in a [`check::Tally`] (views, goals,
 /// rules) exactly as shuttle's runs are in `shuttle_rate`: the same work
 /// per execution on both sides.
-fn sim_rate(scenario: ScenarioId, n: u64, pct: bool) -> Rate {
+fn sim_rate(scenario: &'static Scenario, n: u64, pct: bool) -> Rate {
     let expected = expected_branches(scenario, Faults::none());
     let mut tally = check::Tally::new(scenario, Checker::Sim, Faults::none());
     let start = Instant::now();
@@ -234,14 +234,13 @@ fn sim_rate(scenario: ScenarioId, n: u64, pct: bool) -> Rate {
     Rate::new(n, start.elapsed().as_secs_f64())
 }
 
-fn shuttle_rate(checker: Checker, scenario: ScenarioId, n: u64) -> Rate {
+fn shuttle_rate(checker: Checker, scenario: &'static Scenario, n: u64) -> Rate {
     let r = shuttle_check::explore(checker, scenario, Faults::none(), n as usize, 3, false);
     Rate::new(r.executions, r.seconds)
 }
 
-fn loom_run(scenario: ScenarioId) -> Option<Report> {
-    let info = scenario.info();
-    (info.tasks - info.bystanders <= loom::MAX_THREADS).then(|| {
+fn loom_run(scenario: &'static Scenario) -> Option<Report> {
+    (crate::check::sim_check::tasks(scenario).without_bystanders <= loom::MAX_THREADS).then(|| {
         loom_check::explore(
             scenario,
             Faults::none(),
@@ -252,7 +251,7 @@ fn loom_run(scenario: ScenarioId) -> Option<Report> {
     })
 }
 
-fn dfs_space(scenario: ScenarioId, reduction: bool, cap: u64, bound: Option<u32>) -> Space {
+fn dfs_space(scenario: &'static Scenario, reduction: bool, cap: u64, bound: Option<u32>) -> Space {
     let opts = DfsOptions {
         config: DfsConfig {
             reduction,
@@ -273,9 +272,7 @@ fn dfs_space(scenario: ScenarioId, reduction: bool, cap: u64, bound: Option<u32>
 
 /// Kill `fault` with `checker` from `seeds` different starting points.
 fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
-    let scenario = ScenarioId::ALL
-        .into_iter()
-        .find(|s| s.targets().contains(&fault))?;
+    let scenario = *scenarios::ALL.iter().find(|s| s.targets.contains(&fault))?;
     let faults = Faults::none().with(fault);
     let want = fault.must_violate();
     let runs: Vec<Report> = match checker {
@@ -304,7 +301,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
             faults,
             &DfsOptions {
                 config: DfsConfig {
-                    preemption_bound: scenario.info().dfs_bound,
+                    preemption_bound: scenario.bounds.dfs,
                     ..DfsConfig::default()
                 },
                 shrink: false,
@@ -327,8 +324,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
             })
             .collect(),
         Checker::Loom => {
-            let info = scenario.info();
-            if info.tasks - info.bystanders > loom::MAX_THREADS {
+            if crate::check::sim_check::tasks(scenario).without_bystanders > loom::MAX_THREADS {
                 return None;
             }
             vec![loom_check::explore(
@@ -348,7 +344,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
     Some(Kill {
         fault,
         checker: checker.name(),
-        scenario: scenario.info().name,
+        scenario: scenario.name,
         found: hits.len() as u64,
         tried: runs.len() as u64,
         executions: stat(hits.iter().map(|r| r.executions as f64).collect()),
@@ -382,14 +378,14 @@ fn machine() -> String {
 }
 
 /// Section 1 for one scenario.
-fn rates(scenario: ScenarioId, n: u64, loom: Option<&Report>) -> Throughput {
+fn rates(scenario: &'static Scenario, n: u64, loom: Option<&Report>) -> Throughput {
     let loom_rate = loom.map(|r| Rate::new(r.executions, r.seconds));
     let sim_random = sim_rate(scenario, n, false);
     let sim_pct = sim_rate(scenario, n, true);
     let shuttle_random = shuttle_rate(Checker::ShuttleRandom, scenario, n);
     let shuttle_pct = shuttle_rate(Checker::ShuttlePct, scenario, n);
     Throughput {
-        scenario: scenario.info().name,
+        scenario: scenario.name,
         ratio_sim_shuttle_random: sim_random.per_second / shuttle_random.per_second,
         ratio_sim_shuttle_pct: sim_pct.per_second / shuttle_pct.per_second,
         ratio_sim_loom: loom_rate
@@ -405,11 +401,11 @@ fn rates(scenario: ScenarioId, n: u64, loom: Option<&Report>) -> Throughput {
 
 /// Section 2 for one scenario: the reduced search runs at loom's bound
 /// when loom ran (an equal bound), else at the scenario's own.
-fn spaces(scenario: ScenarioId, args: &BenchArgs, loom: Option<&Report>) -> Exhaustion {
+fn spaces(scenario: &'static Scenario, args: &BenchArgs, loom: Option<&Report>) -> Exhaustion {
     let loom_pb = loom_bound(scenario, check::Budget::PR.loom_preemptions);
     let bound = match loom {
         Some(_) => Some(loom_pb as u32),
-        None => scenario.info().dfs_bound,
+        None => scenario.bounds.dfs,
     };
     let reduced = dfs_space(scenario, true, args.dfs_cap, bound);
     let unreduced = dfs_space(scenario, false, args.dfs_cap, bound);
@@ -421,7 +417,7 @@ fn spaces(scenario: ScenarioId, args: &BenchArgs, loom: Option<&Report>) -> Exha
         bound: format!("preemptions <= {loom_pb}"),
     });
     Exhaustion {
-        scenario: scenario.info().name,
+        scenario: scenario.name,
         ratio_reduced_loom: loom_space
             .as_ref()
             .filter(|l| l.exhausted && reduced.exhausted)
@@ -440,13 +436,13 @@ fn spaces(scenario: ScenarioId, args: &BenchArgs, loom: Option<&Report>) -> Exha
 
 /// `bench`.
 pub fn run(args: &BenchArgs) -> ExitCode {
-    let scenarios: Vec<ScenarioId> = if args.scenario.is_empty() {
+    let scenarios: Vec<&'static Scenario> = if args.scenario.is_empty() {
         DEFAULT.to_vec()
     } else {
         match args
             .scenario
             .iter()
-            .map(|s| ScenarioId::parse(s).ok_or_else(|| format!("unknown scenario {s:?}")))
+            .map(|s| Scenario::parse(s).ok_or_else(|| format!("unknown scenario {s:?}")))
             .collect::<Result<Vec<_>, _>>()
         {
             Ok(v) => v,
@@ -469,7 +465,7 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         if !on(Section::Throughput) && !on(Section::Exhaustion) {
             break;
         }
-        let name = scenario.info().name;
+        let name = scenario.name;
         eprintln!("bench: {name}");
         let loom = if args.no_loom {
             None
@@ -508,10 +504,10 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         if callgrind::available() {
             for &scenario in &scenarios {
                 for checker in ["sim", "shuttle-random"] {
-                    eprintln!("bench: callgrind {checker} {}", scenario.info().name);
+                    eprintln!("bench: callgrind {checker} {}", scenario.name);
                     profile.extend(callgrind::profile(
                         checker,
-                        scenario.info().name,
+                        scenario.name,
                         args.profile_executions,
                     ));
                 }

@@ -1,7 +1,7 @@
 //! Reachability goals: counting, per checker, how often each scenario's race
 //! windows (its "sometimes" goals, `crate::scenarios::goals`) were hit.
 
-use crate::scenarios::{Goal, Outcome, ScenarioId};
+use crate::scenarios::{Goal, Outcome, Scenario};
 use serde::Serialize;
 
 /// How often one goal was hit.
@@ -26,8 +26,8 @@ pub struct GoalTally {
 
 impl GoalTally {
     /// No hits yet for `scenario`'s goals under `checker`.
-    pub fn new(scenario: ScenarioId, checker: &'static str) -> GoalTally {
-        let goals = scenario.goals();
+    pub fn new(scenario: &'static Scenario, checker: &'static str) -> GoalTally {
+        let goals = scenario.goals;
         GoalTally {
             goals,
             hits: vec![0; goals.len()],

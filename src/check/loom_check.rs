@@ -15,7 +15,7 @@ use crate::bus::panic_message;
 use crate::faults::Faults;
 use crate::oracle::Violation;
 use crate::rt::LoomRt;
-use crate::scenarios::{self, Outcome, ScenarioId};
+use crate::scenarios::{self, Outcome, Scenario};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -122,7 +122,7 @@ fn pairs(vs: &[Violation]) -> Vec<(String, String)> {
 /// In the worker: visit every execution in loom's order; `visit` returns
 /// `false` to stop. Returns whether the space was exhausted.
 fn each_execution(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     preemptions: usize,
     max: Option<usize>,
@@ -132,7 +132,7 @@ fn each_execution(
     CURRENT.store(0, Ordering::SeqCst);
     let mut b = builder(preemptions);
     // The scenario's own cap and the budget's, whichever is lower.
-    let cap = match (scenario.info().loom_max, max) {
+    let cap = match (scenario.bounds.loom_max, max) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
@@ -149,8 +149,15 @@ fn each_execution(
             // Boxed: loom's main thread has a fixed 32 KiB stack, and
             // `block_on` would pin the whole scenario future on it (too big
             // in debug builds).
-            let outcome =
-                loom::future::block_on(Box::pin(scenarios::run::<LoomRt>(scenario, faults)));
+            let outcome = loom::future::block_on(Box::pin(scenarios::run_ctx::<LoomRt>(
+                scenario,
+                // loom explores every interleaving of every thread and
+                // runs without the bystander agents (see `Ctx`).
+                scenarios::Ctx {
+                    bystanders: false,
+                    ..scenarios::Ctx::new(faults)
+                },
+            )));
             CURRENT.fetch_add(1, Ordering::SeqCst);
             let go_on = (visit.lock().unwrap_or_else(|p| p.into_inner()))(index, outcome);
             if !go_on {
@@ -196,7 +203,7 @@ fn install_worker_hook() {
 /// Worker entry: explore (or replay execution `replay_exec`) and print
 /// [`WorkerLine`]s on stdout.
 pub fn worker_main(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     preemptions: usize,
     max: Option<usize>,
@@ -266,14 +273,14 @@ pub fn worker_main(
 }
 
 fn run_worker(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     preemptions: usize,
     extra: &[String],
 ) -> Result<Vec<WorkerLine>, String> {
     let mut cmd = Command::new(worker());
     cmd.arg("loom-worker")
-        .arg(scenario.info().name)
+        .arg(scenario.name)
         .arg("--pb")
         .arg(preemptions.to_string());
     if let Some(f) = faults.iter().next() {
@@ -320,7 +327,7 @@ fn violations(pairs: Vec<(String, String)>) -> Vec<Violation> {
 /// Explore exhaustively up to `preemptions`, or stop after `max`
 /// executions (then the row is sampled, not exhausted).
 pub fn explore(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     preemptions: usize,
     max: Option<u64>,
@@ -409,7 +416,7 @@ pub fn explore(
 
 /// Replay execution `index` under bound `preemptions` (in a worker).
 pub fn replay(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     index: u64,
     preemptions: usize,

@@ -22,7 +22,7 @@ pub mod view;
 
 use crate::faults::{Fault, Faults};
 use crate::oracle::Violation;
-use crate::scenarios::{Outcome, ScenarioId};
+use crate::scenarios::{Outcome, Scenario};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -181,11 +181,10 @@ impl Budget {
 /// `loom_cap`, at least 1. Loom's space grows
 /// steeply with threads: `provider-unload` (4 tasks) does not finish in two
 /// minutes at bound 2.
-pub fn loom_bound(scenario: ScenarioId, base: usize) -> usize {
-    let info = scenario.info();
-    let threads = info.tasks - info.bystanders;
+pub fn loom_bound(scenario: &'static Scenario, base: usize) -> usize {
+    let threads = crate::check::sim_check::tasks(scenario).without_bystanders;
     base.saturating_sub(threads.saturating_sub(2))
-        .min(info.loom_cap)
+        .min(scenario.bounds.loom_cap)
         .max(1)
 }
 
@@ -249,7 +248,7 @@ pub struct Report {
 
 /// Accumulates executions into a [`Report`].
 pub(crate) struct Tally {
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     checker: Checker,
     faults: Faults,
     start: Instant,
@@ -275,7 +274,7 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    pub fn new(scenario: ScenarioId, checker: Checker, faults: Faults) -> Self {
+    pub fn new(scenario: &'static Scenario, checker: Checker, faults: Faults) -> Self {
         Tally {
             scenario,
             checker,
@@ -500,7 +499,7 @@ impl Tally {
             "fail"
         };
         Report {
-            scenario: self.scenario.info().name,
+            scenario: self.scenario.name,
             checker: self.checker.name(),
             fault: self.faults.iter().next(),
             executions: self.executions,
@@ -526,7 +525,7 @@ impl Tally {
 /// `stop_at_first`, exploration stops at the first failing execution.
 pub fn run(
     checker: Checker,
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     budget: &Budget,
     stop_at_first: bool,
@@ -537,7 +536,7 @@ pub fn run(
 /// [`run`], calling `progress` with the executions so far now and then.
 pub fn run_with_progress(
     checker: Checker,
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     budget: &Budget,
     stop_at_first: bool,
@@ -563,10 +562,9 @@ pub fn run_with_progress(
             faults,
             &DfsOptions {
                 config: DfsConfig {
-                    preemption_bound: budget.dfs_preemptions.or(scenario
-                        .info()
-                        .dfs_bound
-                        .map(|b| b + budget.dfs_bound_extra)),
+                    preemption_bound: budget
+                        .dfs_preemptions
+                        .or(scenario.bounds.dfs.map(|b| b + budget.dfs_bound_extra)),
                     shard: budget.shard,
                     ..DfsConfig::default()
                 },
@@ -579,11 +577,13 @@ pub fn run_with_progress(
             stop_at_first,
             progress,
         ),
-        Checker::Loom if scenario.info().tasks - scenario.info().bystanders > loom::MAX_THREADS => {
+        Checker::Loom
+            if crate::check::sim_check::tasks(scenario).without_bystanders > loom::MAX_THREADS =>
+        {
             let mut tally = Tally::new(scenario, checker, faults);
             tally.skip(format!(
                 "needs {} threads; loom models at most {}",
-                scenario.info().tasks,
+                crate::check::sim_check::tasks(scenario).all,
                 loom::MAX_THREADS
             ));
             tally.finish()

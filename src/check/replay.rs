@@ -19,7 +19,7 @@
 
 use super::{loom_check, shuttle_check, sim_check, tokio_check, Checker};
 use crate::faults::{Fault, Faults};
-use crate::scenarios::{Outcome, ScenarioId};
+use crate::scenarios::{Outcome, Scenario};
 use lifecycle_sim::{TaskId, TraceEntry};
 use std::fmt;
 
@@ -27,13 +27,12 @@ use std::fmt;
 pub const BUILD_FINGERPRINT: &str = env!("LIFECYCLE_SCHED_FINGERPRINT");
 
 /// The fingerprint of `scenario` in this build: 8 hex digits.
-pub fn fingerprint(scenario: ScenarioId) -> String {
+pub fn fingerprint(scenario: &'static Scenario) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let info = scenario.info();
     for b in BUILD_FINGERPRINT
         .bytes()
-        .chain(info.name.bytes())
-        .chain(info.tasks.to_le_bytes())
+        .chain(scenario.name.bytes())
+        .chain(crate::check::sim_check::tasks(scenario).all.to_le_bytes())
     {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
@@ -45,7 +44,7 @@ pub fn fingerprint(scenario: ScenarioId) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplayLine {
     /// The scenario.
-    pub scenario: ScenarioId,
+    pub scenario: &'static Scenario,
     /// The checker that found it.
     pub checker: Checker,
     /// The fault switched on, if any.
@@ -107,7 +106,12 @@ pub fn decode_plan(s: &str) -> Option<Vec<TaskId>> {
 impl ReplayLine {
     /// A line for `faults` (at most one fault is named), fingerprinted by
     /// this build.
-    pub fn new(scenario: ScenarioId, checker: Checker, faults: Faults, payload: String) -> Self {
+    pub fn new(
+        scenario: &'static Scenario,
+        checker: Checker,
+        faults: Faults,
+        payload: String,
+    ) -> Self {
         ReplayLine {
             scenario,
             checker,
@@ -119,7 +123,7 @@ impl ReplayLine {
 
     /// A simulator line: the run's value-stream seed and plan.
     pub fn sim(
-        scenario: ScenarioId,
+        scenario: &'static Scenario,
         checker: Checker,
         faults: Faults,
         seed: u64,
@@ -154,7 +158,7 @@ impl ReplayLine {
                 "malformed replay line {line:?}: expected v2:<scenario>:<checker>:<fault|none>:<fingerprint>:<payload>"
             ));
         }
-        let Some(scenario) = ScenarioId::parse(parts[1]) else {
+        let Some(scenario) = Scenario::parse(parts[1]) else {
             return err(format!(
                 "unknown scenario {:?} (see `lifecycle list`)",
                 parts[1]
@@ -322,11 +326,7 @@ impl fmt::Display for ReplayLine {
         write!(
             f,
             "v2:{}:{}:{}:{}:{}",
-            self.scenario.info().name,
-            self.checker,
-            fault,
-            self.fingerprint,
-            self.payload
+            self.scenario.name, self.checker, fault, self.fingerprint, self.payload
         )
     }
 }

@@ -15,7 +15,7 @@
 
 use super::sim_check::{run_plan, run_scheduled};
 use crate::faults::Faults;
-use crate::scenarios::ScenarioId;
+use crate::scenarios::Scenario;
 use lifecycle_sim::{GuidedScheduler, NonPreemptiveScheduler, TaskId, TraceEntry};
 
 /// One failing run.
@@ -50,7 +50,7 @@ pub struct Shrunk {
 /// Run a (possibly partial) plan, continued without preemptions; the run if
 /// it breaks `rule`. Also returns, per plan entry, the task it preempted.
 fn attempt(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     seed: u64,
     untimed: bool,
@@ -86,7 +86,7 @@ fn attempt(
 
 /// Shrink the failing run `plan` (value stream `seed`) that broke `rule`.
 pub fn shrink(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     seed: u64,
     untimed: bool,
@@ -157,7 +157,7 @@ pub fn shrink(
 /// A description of the nondeterminism: the hashes, and the first trace
 /// entry where the two replays differ.
 pub fn self_check(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     seed: u64,
     untimed: bool,

@@ -5,7 +5,7 @@
 use super::{Checker, ReplayLine, Report, Tally};
 use crate::faults::Faults;
 use crate::rt::ShuttleRt;
-use crate::scenarios::{self, Outcome, ScenarioId};
+use crate::scenarios::{self, Outcome, Scenario};
 use shuttle::scheduler::{
     PctScheduler, RandomScheduler, ReplayScheduler, Schedule, Scheduler, Task, TaskId,
 };
@@ -96,7 +96,7 @@ pub fn warm_up() {
 /// Explore `iterations` executions with shuttle's random or PCT scheduler.
 pub fn explore(
     checker: Checker,
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     iterations: usize,
     pct_depth: usize,
@@ -114,7 +114,7 @@ pub fn explore(
 
 /// Schedules shuttle's DFS scheduler runs to exhaust `scenario`, at most
 /// `cap`: `(executions, exhausted, seconds)`.
-pub fn dfs_count(scenario: ScenarioId, cap: usize) -> (u64, bool, f64) {
+pub fn dfs_count(scenario: &'static Scenario, cap: usize) -> (u64, bool, f64) {
     let start = std::time::Instant::now();
     let count = Arc::new(Mutex::new(0u64));
     let c = count.clone();
@@ -134,7 +134,7 @@ pub fn dfs_count(scenario: ScenarioId, cap: usize) -> (u64, bool, f64) {
 /// failure only one that breaks a rule of `want` (empty: any).
 pub fn explore_seeded(
     checker: Checker,
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     (iterations, pct_depth, seed): (usize, usize, u64),
     want: &'static [&'static str],
@@ -260,7 +260,11 @@ fn shuttle_failure(message: &str) -> Option<Outcome> {
 }
 
 /// Replay one execution from its encoded schedule.
-pub fn replay(scenario: ScenarioId, faults: Faults, encoded: &str) -> Result<Outcome, String> {
+pub fn replay(
+    scenario: &'static Scenario,
+    faults: Faults,
+    encoded: &str,
+) -> Result<Outcome, String> {
     let schedule =
         deserialize_schedule(encoded).ok_or_else(|| "malformed shuttle schedule".to_string())?;
     let found: Arc<Mutex<Option<Outcome>>> = Arc::new(Mutex::new(None));

@@ -17,7 +17,7 @@ use super::{shrink, Checker, ReplayLine, Report, Tally};
 use crate::faults::Faults;
 use crate::oracle::Violation;
 use crate::rt::SimRt;
-use crate::scenarios::{self, Outcome, ScenarioId};
+use crate::scenarios::{self, Ctx, Outcome, Scenario, Tasks};
 use lifecycle_sim::{
     Dfs, DfsConfig, ExecKind, GuidedScheduler, PctScheduler, RandomScheduler, Scheduler, Shard,
     Sim, SimError, TaskId, DEFAULT_MAX_STEPS,
@@ -37,7 +37,7 @@ pub struct SimRun {
 /// Run `scenario` once under `scheduler`; with `trace`, keep the full trace
 /// and emit `tracing` spans per poll. A stall or a panic becomes a violation.
 pub fn run_scheduled(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     scheduler: Box<dyn Scheduler>,
     untimed: bool,
@@ -53,10 +53,43 @@ pub fn run_scheduled(
     SimRun { outcome, sim }
 }
 
+/// Tasks one execution of `scenario` runs, main task included, as the
+/// simulator counts them: the most over 4 seeds, with and without the
+/// bystanders. Measured once per process (about 8 executions).
+pub fn tasks(scenario: &'static Scenario) -> Tasks {
+    static MEASURED: std::sync::Mutex<std::collections::BTreeMap<&'static str, Tasks>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let cache = || MEASURED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(t) = cache().get(scenario.name) {
+        return *t;
+    }
+    super::quiet_panics();
+    let count = |bystanders: bool| {
+        (0..4u64)
+            .map(|seed| {
+                let mut sim = Sim::new(Box::new(RandomScheduler::new(seed)), DEFAULT_MAX_STEPS);
+                let ctx = Ctx {
+                    bystanders,
+                    ..Ctx::new(Faults::none())
+                };
+                let _ = sim.block_on(scenarios::run_ctx::<SimRt>(scenario, ctx));
+                sim.task_count()
+            })
+            .max()
+            .unwrap_or(1)
+    };
+    let t = Tasks {
+        all: count(true),
+        without_bystanders: count(false),
+    };
+    cache().insert(scenario.name, t);
+    t
+}
+
 /// Follow `plan` exactly (strict): the replay of a recorded run. After a
 /// divergence the seeded random scheduler of `seed` continues.
 pub fn run_plan(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     seed: u64,
     untimed: bool,
@@ -110,7 +143,7 @@ pub fn portfolio_scheduler(
 
 /// Branching decisions of one random run of `scenario` (PCT's `k`), timed
 /// and untimed.
-pub fn expected_branches(scenario: ScenarioId, faults: Faults) -> [u64; 2] {
+pub fn expected_branches(scenario: &'static Scenario, faults: Faults) -> [u64; 2] {
     [false, true].map(|untimed| {
         let run = run_scheduled(
             scenario,
@@ -204,7 +237,7 @@ pub struct PortfolioOptions {
 
 /// The `sim` checker: the random + PCT portfolio over this shard's seeds.
 pub fn explore(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     opts: &PortfolioOptions,
     stop_at_first: bool,
@@ -292,19 +325,23 @@ fn save(path: &PathBuf, cp: &Checkpoint) -> Result<(), String> {
 }
 
 /// Load a checkpoint for `scenario`/`faults`.
-fn load(path: &PathBuf, scenario: ScenarioId, faults: Faults) -> Result<(Dfs, Checkpoint), String> {
+fn load(
+    path: &PathBuf,
+    scenario: &'static Scenario,
+    faults: Faults,
+) -> Result<(Dfs, Checkpoint), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read checkpoint {}: {e}", path.display()))?;
     let cp: Checkpoint = serde_json::from_str(&text)
         .map_err(|e| format!("malformed checkpoint {}: {e}", path.display()))?;
     let fault = faults.iter().next().map(|f| f.to_string());
-    if cp.scenario != scenario.info().name || cp.fault != fault {
+    if cp.scenario != scenario.name || cp.fault != fault {
         return Err(format!(
             "checkpoint {} is for {} with fault {:?}, not {} with {:?}",
             path.display(),
             cp.scenario,
             cp.fault,
-            scenario.info().name,
+            scenario.name,
             fault
         ));
     }
@@ -322,7 +359,7 @@ fn load(path: &PathBuf, scenario: ScenarioId, faults: Faults) -> Result<(Dfs, Ch
 
 /// The `sim-dfs` checker.
 pub fn explore_dfs(
-    scenario: ScenarioId,
+    scenario: &'static Scenario,
     faults: Faults,
     opts: &DfsOptions,
     stop_at_first: bool,
@@ -420,9 +457,9 @@ pub fn explore_dfs(
     tally.finish()
 }
 
-fn checkpoint(scenario: ScenarioId, faults: Faults, dfs: &Dfs, tally: &Tally) -> Checkpoint {
+fn checkpoint(scenario: &'static Scenario, faults: Faults, dfs: &Dfs, tally: &Tally) -> Checkpoint {
     Checkpoint {
-        scenario: scenario.info().name.to_string(),
+        scenario: scenario.name.to_string(),
         fault: faults.iter().next().map(|f| f.to_string()),
         fingerprint: super::replay::fingerprint(scenario),
         outcomes: tally.outcomes().clone(),

@@ -6,7 +6,7 @@ use super::{Checker, ReplayLine, Report, Tally};
 use crate::faults::Faults;
 use crate::oracle::Violation;
 use crate::rt::TokioRt;
-use crate::scenarios::{self, Outcome, ScenarioId};
+use crate::scenarios::{self, Outcome, Scenario};
 use std::time::Duration;
 
 /// Seconds one execution may take before it counts as a stall.
@@ -21,7 +21,11 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Run one execution on `rt`.
-pub fn run_once(rt: &tokio::runtime::Runtime, scenario: ScenarioId, faults: Faults) -> Outcome {
+pub fn run_once(
+    rt: &tokio::runtime::Runtime,
+    scenario: &'static Scenario,
+    faults: Faults,
+) -> Outcome {
     let fut = scenarios::run::<TokioRt>(scenario, faults);
     match rt.block_on(async {
         tokio::time::timeout(Duration::from_secs(TIMEOUT_S), tokio::spawn(fut)).await
@@ -51,7 +55,12 @@ pub fn run_once(rt: &tokio::runtime::Runtime, scenario: ScenarioId, faults: Faul
 }
 
 /// Run `runs` executions.
-pub fn explore(scenario: ScenarioId, faults: Faults, runs: u64, stop_at_first: bool) -> Report {
+pub fn explore(
+    scenario: &'static Scenario,
+    faults: Faults,
+    runs: u64,
+    stop_at_first: bool,
+) -> Report {
     let rt = runtime();
     let mut tally = Tally::new(scenario, Checker::Tokio, faults);
     for _ in 0..runs {
@@ -68,7 +77,7 @@ pub fn explore(scenario: ScenarioId, faults: Faults, runs: u64, stop_at_first: b
 
 /// Re-run up to `runs` times until a run fails; the first failing outcome,
 /// or the last passing one.
-pub fn rerun(scenario: ScenarioId, faults: Faults, runs: u64) -> Outcome {
+pub fn rerun(scenario: &'static Scenario, faults: Faults, runs: u64) -> Outcome {
     let rt = runtime();
     let mut last = Outcome::default();
     for _ in 0..runs.max(1) {

@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 
-use crate::scenarios::{Outcome, ScenarioId};
+use crate::scenarios::{Outcome, Scenario};
 use crate::world::WorldEvent;
 
 /// FNV-1a 64 as a `Hasher`: deterministic across runs and builds, over the
@@ -100,8 +100,8 @@ fn normalized(ev: &WorldEvent, serials: &mut Renumber, attempts: &mut Renumber) 
 }
 
 /// The contract view of `outcome`, an execution of `scenario`.
-pub fn view_key(scenario: ScenarioId, outcome: &Outcome) -> String {
-    let bystanders = scenario.bystander_names();
+pub fn view_key(scenario: &'static Scenario, outcome: &Outcome) -> String {
+    let bystanders = scenario.bystanders;
     let mut fnv = Fnv::new();
     for r in &outcome.journal {
         r.event.hash(&mut fnv);

@@ -3,7 +3,7 @@
 use super::{parse_checker, parse_fault, parse_scenario, ExploreArgs, Selection};
 use crate::check::{self, Budget, Checker, DfsOptions, Report};
 use crate::faults::{Fault, Faults};
-use crate::scenarios::ScenarioId;
+use crate::scenarios::Scenario;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifecycle_sim::{DfsConfig, Shard};
 use serde::Serialize;
@@ -108,7 +108,7 @@ pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode
     for &scenario in &sel.scenarios {
         let mut reports: Vec<Report> = Vec::new();
         for &checker in &sel.checkers {
-            let name = format!("{} / {checker}", scenario.info().name);
+            let name = format!("{} / {checker}", scenario.name);
             pb.set_message(name.clone());
             let tick = |n: u64| pb.set_message(format!("{name}: {n} executions"));
             let report = check::run_with_progress(
@@ -214,7 +214,7 @@ impl Coverage {
         let dfs = reports
             .iter()
             .find(|r| r.checker == Checker::SimDfs.name())?;
-        let scenario = ScenarioId::parse(dfs.scenario)?;
+        let scenario = Scenario::parse(dfs.scenario)?;
         let others: Vec<&Report> = reports
             .iter()
             .filter(|r| r.checker != dfs.checker && r.status != "skip")
@@ -232,7 +232,7 @@ impl Coverage {
                 .map(|r| (r.checker, r.distinct_outcomes))
                 .collect(),
             missed,
-            known_gap: scenario.coverage_gap(),
+            known_gap: scenario.coverage_gap,
         })
     }
 
@@ -297,17 +297,17 @@ fn kill_with(
     fault: Fault,
     checker: Checker,
     budget: &Budget,
-    scenarios: &[ScenarioId],
+    scenarios: &[&'static Scenario],
 ) -> Option<(Report, &'static str)> {
     // A fault is hunted on the scenarios that target it; only a fault no
     // selected scenario targets is hunted on all of them. (Falling back to
     // every scenario when a checker skips the targets ran loom and tokio
     // on 19 scenarios that cannot reach M2 or M13: 410 of `mutants`' 412
     // seconds.)
-    let mut order: Vec<ScenarioId> = scenarios
+    let mut order: Vec<&'static Scenario> = scenarios
         .iter()
         .copied()
-        .filter(|s| s.targets().contains(&fault))
+        .filter(|s| s.targets.contains(&fault))
         .collect();
     if order.is_empty() {
         order.extend_from_slice(scenarios);
@@ -478,7 +478,7 @@ pub(super) fn run_explore(args: &ExploreArgs) -> ExitCode {
                     reduction: !args.no_reduction,
                     preemption_bound: match args.unbounded {
                         true => None,
-                        false => args.preemption_bound.or(scenario.info().dfs_bound),
+                        false => args.preemption_bound.or(scenario.bounds.dfs),
                     },
                     shard: budget.shard,
                     ..DfsConfig::default()

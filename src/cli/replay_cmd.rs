@@ -273,7 +273,7 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
         let title =
             format!(
                 "{} ({}) {}",
-                parsed.scenario.info().name,
+                parsed.scenario.name,
                 parsed
                     .fault
                     .map_or("no fault".to_string(), |f| f.to_string()),
@@ -297,10 +297,7 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
         for v in &replayed.outcome.violations {
             println!(
                 "{} violated in {} on {}: {}",
-                v.rule,
-                parsed.scenario.info().name,
-                parsed.checker,
-                v.message
+                v.rule, parsed.scenario.name, parsed.checker, v.message
             );
         }
         if let Some(t) = highlight.and_then(|i| replayed.trace.get(i)) {
@@ -366,7 +363,7 @@ pub(super) fn run_shrink(line: &str) -> ExitCode {
         untimed,
         &s.minimal.plan,
     );
-    println!("rule {rule} in {}", parsed.scenario.info().name);
+    println!("rule {rule} in {}", parsed.scenario.name);
     println!(
         "original: {} preemptions, {} steps, {} choices\n  cargo run --release -- replay '{parsed}'",
         s.original.preemptions,

@@ -36,7 +36,7 @@ impl Future for LoomYield {
 
 impl Rt for LoomRt {
     const NAME: &'static str = "loom";
-    const BYSTANDERS: bool = false;
+    const BACKEND: super::Backend = super::Backend::Loom;
     const COUNTS_PARKED: bool = true;
     type RawMutex<T: Send + 'static> = loom::sync::Mutex<T>;
 

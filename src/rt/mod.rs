@@ -23,8 +23,10 @@
 //! - [`Rt::note_wait`], an optional hook that names what a task waits on, so a
 //!   stall report can list it.
 
+#[cfg(feature = "harness")]
 mod loom_rt;
 mod monitor;
+#[cfg(feature = "harness")]
 mod shuttle_rt;
 mod sim_rt;
 mod tokio_rt;
@@ -32,11 +34,28 @@ mod tokio_rt;
 use std::future::Future;
 use std::pin::Pin;
 
+#[cfg(feature = "harness")]
 pub use loom_rt::LoomRt;
 pub use monitor::{parked_waits, reset_parked_waits, spawn, JoinHandle, Monitor};
+#[cfg(feature = "harness")]
 pub use shuttle_rt::ShuttleRt;
 pub use sim_rt::{SimMutex, SimRt};
 pub use tokio_rt::TokioRt;
+
+/// The backends of this build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// [`SimRt`].
+    Sim,
+    /// [`TokioRt`].
+    Tokio,
+    /// [`LoomRt`].
+    #[cfg(feature = "harness")]
+    Loom,
+    /// [`ShuttleRt`].
+    #[cfg(feature = "harness")]
+    Shuttle,
+}
 
 /// A boxed, sendable future: what the facade hands to a backend.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -47,12 +66,8 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 pub trait Rt: Send + Sync + Sized + 'static {
     /// Short backend name, used in reports.
     const NAME: &'static str;
-    /// Whether scenarios add their *bystander* agents (independent work
-    /// that checks isolation, C5/D5). loom explores every interleaving of
-    /// every thread and cannot afford them: `concurrent-dispose` ran more
-    /// than 9 minutes at preemption bound 1 with its bystander, 14 s at
-    /// bound 2 without. Every other backend runs them.
-    const BYSTANDERS: bool = true;
+    /// Which backend this is.
+    const BACKEND: Backend;
     /// Whether waits are counted by label while parked
     /// ([`parked_waits`]): for backends whose deadlock report cannot say
     /// which wait never ended (loom, shuttle).

@@ -9,6 +9,7 @@ pub struct ShuttleRt;
 
 impl Rt for ShuttleRt {
     const NAME: &'static str = "shuttle";
+    const BACKEND: super::Backend = super::Backend::Shuttle;
     const COUNTS_PARKED: bool = true;
     type RawMutex<T: Send + 'static> = shuttle::sync::Mutex<T>;
 

@@ -17,6 +17,7 @@ pub struct SimRt;
 
 impl Rt for SimRt {
     const NAME: &'static str = "sim";
+    const BACKEND: super::Backend = super::Backend::Sim;
     type RawMutex<T: Send + 'static> = SimMutex<T>;
 
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {

@@ -1,13 +1,14 @@
 //! ACP bridge scenarios: `disconnect-racing-new`, `disconnect-during-load`,
 //! `disconnect-mid-prompt`, `session-cancel-before-start`, `duplicate-load`.
 
+use super::goals::*;
 use super::rig::Rig;
+use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::acp::{AcpError, Bridge, StopReason};
-use crate::faults::Faults;
+use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
-use crate::store::durable::Durable;
 use crate::world::WorldEvent;
 use std::sync::Arc;
 
@@ -26,14 +27,50 @@ fn a1(rig: &Rig<impl Rt>, owned: impl Fn(&str) -> bool) -> (bool, Violation) {
     )
 }
 
+const DISCONNECT_RACING_NEW_GOALS: &[Goal] = &[
+    label(
+        "close-before-new",
+        "the close lands before session/new starts",
+        "new:bridge has been disposed",
+    ),
+    label(
+        "close-between-creation-and-publication",
+        "the close lands while session/new awaits creation",
+        "new:connection closed during session/new",
+    ),
+    excused(
+        label(
+            "close-after-publication",
+            "the close lands after session/new published its session",
+            "new:won-before-close",
+        ),
+        &[SHUTTLE_RANDOM_WALK],
+    ),
+];
+
+/// `disconnect-racing-new`, registered in [`super::ALL`].
+pub static DISCONNECT_RACING_NEW: Scenario = Scenario::new(
+    "disconnect-racing-new",
+    "the client disconnects while session/new awaits creation; then disconnect races unload",
+    bodies!(disconnect_racing_new),
+)
+.rules(&["A1", "A6", "A7"])
+.goals(DISCONNECT_RACING_NEW_GOALS)
+.targets(&[Fault::M7])
+// sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
+.bounds(Bounds {
+    dfs: None,
+    ..Bounds::PR
+});
+
 /// `disconnect-racing-new`: the client disconnects while `session/new`
 /// awaits creation; nothing of it survives (A1) and later `session/new`s
 /// fail (A7). Then, on a second bridge with a session, a disconnect and the
 /// bridge's unload race and share one teardown (A6).
-pub async fn disconnect_racing_new<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn disconnect_racing_new<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let b = bridge(&rig);
     let b2 = b.clone();
@@ -67,12 +104,43 @@ pub async fn disconnect_racing_new<R: Rt>(
     rig.finish(label, own)
 }
 
+const DISCONNECT_DURING_LOAD_GOALS: &[Goal] = &[
+    label(
+        "close-before-load",
+        "the close lands before session/load starts",
+        "load:bridge has been disposed",
+    ),
+    label(
+        "close-during-resume",
+        "the close lands while session/load awaits the resume",
+        "load:connection closed during session/load",
+    ),
+    excused(
+        label(
+            "close-after-publication",
+            "the close lands after session/load published the session",
+            "load:won-before-close",
+        ),
+        &[SHUTTLE_RANDOM_WALK],
+    ),
+];
+
+/// `disconnect-during-load`, registered in [`super::ALL`].
+pub static DISCONNECT_DURING_LOAD: Scenario = Scenario::new(
+    "disconnect-during-load",
+    "a session/load whose resume finishes after the disconnect",
+    bodies!(disconnect_during_load),
+)
+.rules(&["A1"])
+.goals(DISCONNECT_DURING_LOAD_GOALS)
+.targets(&[Fault::M8]);
+
 /// `disconnect-during-load`: a `session/load` whose resume finishes after
 /// the disconnect disposes what it resumed (A1).
-pub async fn disconnect_during_load<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn disconnect_during_load<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let setup = rig.owner("setup");
     let old = rig
@@ -99,13 +167,46 @@ pub async fn disconnect_during_load<R: Rt>(
     rig.finish(label, own)
 }
 
+const DISCONNECT_MID_PROMPT_GOALS: &[Goal] = &[
+    label(
+        "disconnect-during-prompt",
+        "the disconnect lands while the prompt runs; it answers cancelled",
+        "first:Ok(Cancelled)",
+    ),
+    excused(
+        label(
+            "prompt-ends-first",
+            "the prompt ends before the disconnect",
+            "first:Ok(EndTurn)",
+        ),
+        &[(
+            "shuttle-pct",
+            "0 hits in 50,000 iterations (2.5 s) at depth 3: the prompt's turn must outrun the disconnect through all its steps",
+        )],
+    ),
+];
+
+/// `disconnect-mid-prompt`, registered in [`super::ALL`].
+pub static DISCONNECT_MID_PROMPT: Scenario = Scenario::new(
+    "disconnect-mid-prompt",
+    "a disconnect while a prompt runs; a second prompt meanwhile",
+    bodies!(disconnect_mid_prompt),
+)
+.rules(&["A4", "A8", "D3"])
+.goals(DISCONNECT_MID_PROMPT_GOALS)
+// loom: 280,631 executions in 23 s at bound 1; bound 2 ran >13 min.
+.bounds(Bounds {
+    loom_cap: 1,
+    ..Bounds::PR
+});
+
 /// `disconnect-mid-prompt`: a second prompt fails (A8); the disconnect
 /// answers the running prompt `cancelled` and disposes the session, whose
 /// `turn/end` is durable (A4, D3).
-pub async fn disconnect_mid_prompt<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn disconnect_mid_prompt<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let b = bridge(&rig);
     let sid = b.new_session().await.expect("session/new");
@@ -158,13 +259,48 @@ pub async fn disconnect_mid_prompt<R: Rt>(
     rig.finish(format!("first:{first:?}"), own)
 }
 
+const SESSION_CANCEL_BEFORE_START_GOALS: &[Goal] = &[
+    label(
+        "cancel-before-start",
+        "session/cancel lands while the prompt is queued: it never runs",
+        "A:never-ran",
+    ),
+    label(
+        "cancel-during-turn",
+        "session/cancel lands while the prompt runs: aborted",
+        "A:aborted",
+    ),
+    label(
+        "cancel-after-turn",
+        "session/cancel lands after the prompt ended",
+        "A:end-turn",
+    ),
+];
+
+/// `session-cancel-before-start`, registered in [`super::ALL`].
+pub static SESSION_CANCEL_BEFORE_START: Scenario = Scenario::new(
+    "session-cancel-before-start",
+    "session/cancel races a queued prompt; a later prompt runs",
+    bodies!(session_cancel_before_start),
+)
+.rules(&["A2", "A3"])
+.goals(SESSION_CANCEL_BEFORE_START_GOALS)
+// loom: 64,578 executions in 5.4 s at bound 1; bound 2 ran >4 min.
+.bounds(Bounds {
+    loom_cap: 1,
+    ..Bounds::PR
+})
+.coverage_gap(
+    "sim-dfs at bound 3 misses 5 views of the other checkers (check --tier pr, this machine)",
+);
+
 /// `session-cancel-before-start`: `session/cancel` of an unknown session is
 /// a no-op (A3); sent before a queued prompt starts, that prompt never runs
 /// and answers `cancelled`; a later prompt runs (A2).
-pub async fn session_cancel_before_start<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn session_cancel_before_start<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let b = bridge(&rig);
     b.cancel("no-such-session");
@@ -210,9 +346,33 @@ pub async fn session_cancel_before_start<R: Rt>(
     rig.finish(label, own)
 }
 
+const DUPLICATE_LOAD_GOALS: &[Goal] = &[label(
+    "one-load-wins",
+    "two concurrent loads of one id: exactly one succeeds",
+    "loads-ok:1",
+)];
+
+/// `duplicate-load`, registered in [`super::ALL`].
+pub static DUPLICATE_LOAD: Scenario = Scenario::new(
+    "duplicate-load",
+    "two concurrent loads of one id, and a load of a live id",
+    bodies!(duplicate_load),
+)
+.rules(&["A5"])
+.goals(DUPLICATE_LOAD_GOALS)
+.targets(&[Fault::M13])
+// sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
+.bounds(Bounds {
+    dfs: None,
+    ..Bounds::PR
+});
+
 /// `duplicate-load`: `session/load` of an id that is live or being loaded
 /// fails `already loaded` (A5).
-pub async fn duplicate_load<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Outcome {
+pub async fn duplicate_load<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let setup = rig.owner("setup");
     let old = rig

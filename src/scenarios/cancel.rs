@@ -1,10 +1,12 @@
 //! Scenarios about `cancel`: `cancel-before-claim`, `cancel-mid-turn`,
 //! `observer-queues-during-cancel`, `cancel-drops-steering`.
 
+use super::goals::*;
+use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::{Agent, CancelOutcome};
 use crate::bus::PublicEvent;
-use crate::faults::Faults;
+use crate::faults::Fault;
 use crate::journal::{Cause, EndReason, Event, PromptId, Record};
 use crate::oracle::Violation;
 use crate::rt::{Mutex, Rt};
@@ -60,6 +62,53 @@ fn started_before_cancel(journal: &[Record], p: PromptId, call: u64) -> bool {
     false
 }
 
+const CANCEL_BEFORE_CLAIM_GOALS: &[Goal] = &[
+    excused(
+        pred(
+            "abort-before-first-step",
+            "the cancel lands between A's turn/start and its first step boundary: A ends aborted with no step",
+            abort_before_first_step,
+        ),
+        &[(
+            "shuttle-pct",
+            "0 hits in the PR tier's 5,000 iterations, 11 in 50,000 (4.2 s) at depth 3: the cancel must land inside one lock section's gap of the loop",
+        )],
+    ),
+    pred(
+        "wake-inside-cancel",
+        "the loop wakes for A while the cancel call is in progress",
+        wake_inside_cancel,
+    ),
+    label(
+        "between-wake-and-claim",
+        "the cancel lands after the loop woke for A and before it claimed A (the pre-run marker skips A)",
+        "A:skipped-at-claim",
+    ),
+    label(
+        "before-wake",
+        "the cancel lands while A is still queued and clears it",
+        "A:cleared-in-queue",
+    ),
+    label(
+        "after-claim",
+        "A's turn started before the cancel",
+        "A:ran-before-cancel",
+    ),
+];
+
+/// `cancel-before-claim`, registered in [`super::ALL`].
+pub static CANCEL_BEFORE_CLAIM: Scenario = Scenario::new(
+    "cancel-before-claim",
+    "send A; cancel(user) races the loop's wake and claim; then send B; a bystander agent runs meanwhile",
+    bodies!(cancel_before_claim),
+)
+.rules(&["C1", "C2", "C4", "C5", "C7"])
+.goals(CANCEL_BEFORE_CLAIM_GOALS)
+.targets(&[Fault::M3, Fault::M5])
+.coverage_gap(
+    "sim-dfs at bound 3 misses 15 views (10 reached by sim seeds, 4 by loom, 1 by shuttle-random) (check --tier pr, this machine)",
+);
+
 /// `cancel-before-claim`: send A; `cancel(user)` races the loop's wake and
 /// claim; then send B. A never runs unless it started before the cancel
 /// (C4); B runs exactly once (C5); `when_idle` resolves at quiescence (C7).
@@ -67,9 +116,12 @@ fn started_before_cancel(journal: &[Record], p: PromptId, call: u64) -> bool {
 /// agent-1's alone, so the bystander's prompt, never cancelled, runs to
 /// completion exactly once (C5). Its steps share nothing with agent-1, so
 /// the exhaustive search's reduction explores its interleavings once.
-pub async fn cancel_before_claim<R: Rt>(faults: Faults) -> Outcome {
+pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
+    let faults = ctx.faults;
     let h = Agent::<R>::spawn_with_faults("agent-1", faults);
-    let by = R::BYSTANDERS.then(|| Agent::<R>::spawn_with_faults("bystander", faults));
+    let by = ctx
+        .bystanders
+        .then(|| Agent::<R>::spawn_with_faults("bystander", faults));
     let agent = h.agent.clone();
     let x = by
         .as_ref()
@@ -125,11 +177,38 @@ pub async fn cancel_before_claim<R: Rt>(faults: Faults) -> Outcome {
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }
 
+const CANCEL_MID_TURN_GOALS: &[Goal] = &[
+    label(
+        "cancel-during-step",
+        "the cancel lands while the turn awaits a step; the turn ends aborted",
+        "A:aborted",
+    ),
+    label(
+        "second-cancel-idle",
+        "the second cancel finds nothing left to stop",
+        "second-cancel:Idle",
+    ),
+];
+
+/// `cancel-mid-turn`, registered in [`super::ALL`].
+pub static CANCEL_MID_TURN: Scenario = Scenario::new(
+    "cancel-mid-turn",
+    "running turn + queued tail + steering; cancel(parent) then cancel(user)",
+    bodies!(cancel_mid_turn),
+)
+.rules(&["C3", "C8"])
+.goals(CANCEL_MID_TURN_GOALS)
+.targets(&[Fault::M14])
+.coverage_gap(
+    "sim-dfs at bound 3 misses 359 views (216 sim, 106 loom, 35 shuttle-random, 2 shuttle-pct): how many steps and steering inputs land before each cancel multiplies the views (check --tier pr, this machine)",
+);
+
 /// `cancel-mid-turn`: a running turn with a queued tail and a steering
 /// input; `cancel(parent)` then `cancel(user)`. The first cause wins, the
 /// tail is dropped, the steering input is never absorbed after the cancel,
 /// the turn ends `{aborted}` (C3, C8).
-pub async fn cancel_mid_turn<R: Rt>(faults: Faults) -> Outcome {
+pub async fn cancel_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
+    let faults = ctx.faults;
     let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 3)).expect("send A");
@@ -173,10 +252,30 @@ pub async fn cancel_mid_turn<R: Rt>(faults: Faults) -> Outcome {
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }
 
+const OBSERVER_QUEUES_DURING_CANCEL_GOALS: &[Goal] = &[label(
+    "observer-queues-during-notification",
+    "a cancel-requested observer queues a prompt that the same cancel clears",
+    "observer-prompt:cleared-in-queue",
+)];
+
+/// `observer-queues-during-cancel`, registered in [`super::ALL`].
+pub static OBSERVER_QUEUES_DURING_CANCEL: Scenario = Scenario::new(
+    "observer-queues-during-cancel",
+    "a cancel-requested observer sends a prompt, another panics",
+    bodies!(observer_queues_during_cancel),
+)
+.rules(&["C2", "C9"])
+.goals(OBSERVER_QUEUES_DURING_CANCEL_GOALS)
+.targets(&[Fault::M11])
+.coverage_gap(
+    "sim-dfs at bound 3 misses 13 views (11 sim, 2 shuttle-random) (check --tier pr, this machine)",
+);
+
 /// `observer-queues-during-cancel`: one `cancel-requested` observer sends a
 /// prompt, another panics. The observer's prompt is cleared too (C2); the
 /// panic neither vetoes nor skips the cancel (C9).
-pub async fn observer_queues_during_cancel<R: Rt>(faults: Faults) -> Outcome {
+pub async fn observer_queues_during_cancel<R: Rt>(ctx: Ctx) -> Outcome {
+    let faults = ctx.faults;
     let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     let queued_by_observer: Arc<Mutex<R, Option<PromptId>>> = Arc::new(Mutex::new(None));
@@ -227,11 +326,32 @@ pub async fn observer_queues_during_cancel<R: Rt>(faults: Faults) -> Outcome {
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }
 
+const CANCEL_DROPS_STEERING_GOALS: &[Goal] = &[pred(
+    "prompt-after-dropped-steering",
+    "a cancel clears a queued steering input, then the next prompt's turn starts",
+    steering_cleared_then_turn,
+)];
+
+/// `cancel-drops-steering`, registered in [`super::ALL`].
+pub static CANCEL_DROPS_STEERING: Scenario = Scenario::new(
+    "cancel-drops-steering",
+    "a turn with steering queued is cancelled; then a new prompt runs without that steering",
+    bodies!(cancel_drops_steering),
+)
+.rules(&["C5", "C8"])
+.goals(CANCEL_DROPS_STEERING_GOALS)
+// loom: 602,437 executions in 59 s at bound 3.
+.bounds(Bounds { loom_cap: 2, ..Bounds::PR })
+.coverage_gap(
+    "sim-dfs at bound 3 misses 79 views of sim, shuttle and loom at bound 3; at bound 4 (288,988 schedules, 12.5 s) still 29 (check, this machine)",
+);
+
 /// `cancel-drops-steering`: a running turn has a steering input queued; it
 /// is cancelled, and once the cancel returned a new prompt B is sent. The
 /// cancelled turn's steering is never absorbed nor logged, by A or by B
 /// (C8); B runs exactly once (C5).
-pub async fn cancel_drops_steering<R: Rt>(faults: Faults) -> Outcome {
+pub async fn cancel_drops_steering<R: Rt>(ctx: Ctx) -> Outcome {
+    let faults = ctx.faults;
     let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 3)).expect("send A");

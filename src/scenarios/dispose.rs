@@ -3,32 +3,76 @@
 //! `disposed-listener-panics`, `cancel-then-dispose`.
 
 use super::cancel::fate;
+use super::goals::*;
 use super::rig::{Rig, LISTENER_PANIC};
+use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::core::Status;
 use crate::agent::Idle;
-use crate::faults::Faults;
+use crate::faults::Fault;
 use crate::journal::{Cause, EndReason, Event};
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::session_log::Entry;
-use crate::store::durable::Durable;
 use std::sync::Arc;
+
+const CONCURRENT_DISPOSE_GOALS: &[Goal] = &[
+    label(
+        "dispose-mid-turn",
+        "the disposals land while the turn awaits a step",
+        "A:disposed",
+    ),
+    excused(
+        pred(
+            "dispose-during-flush",
+            "disposal begins after turn/end and before the turn's flush closed",
+            dispose_during_flush,
+        ),
+        &[
+            (
+                "shuttle-pct",
+                "0 hits in 50,000 iterations (4.5 s) at depth 3: the flush window needs the loop to keep its priority through the turn's end while three disposers wait",
+            ),
+            (
+                "loom",
+                "0 hits in 18,763 executions (4.4 s), exhaustive at loom's bound 1 for 3 threads (bound 2: 627,308 executions, 98 s)",
+            ),
+        ],
+    ),
+];
+
+/// `concurrent-dispose`, registered in [`super::ALL`].
+pub static CONCURRENT_DISPOSE: Scenario = Scenario::new(
+    "concurrent-dispose",
+    "two dispose() calls and the owner scope's unload while a flush is open; a bystander agent runs meanwhile",
+    bodies!(concurrent_dispose),
+)
+.rules(&["D1", "D2"])
+.goals(CONCURRENT_DISPOSE_GOALS)
+.targets(&[Fault::M6])
+// loom: 627,308 executions in 98 s at bound 2 once loom interleaves
+// joined futures.
+// sim-dfs: 25,472 schedules at bound 2 (2.8 s); bound 3 passed 100,000.
+.bounds(Bounds { loom_cap: 1, dfs: Some(2), ..Bounds::PR })
+.bystanders(&["b", "keeper"])
+.coverage_gap(
+    "sim-dfs at bound 2 misses 341 views of the other checkers (most from sim seeds); bound 3 does not finish 100,000 schedules (check --tier pr, this machine)",
+);
 
 /// `concurrent-dispose`: two `dispose()` calls and the owner scope's unload
 /// race while the turn's closing flush is open. One teardown, run once, in
 /// D2 order; every caller resolves after it (D1, D2). A bystander agent of
 /// another owner runs a two-step turn meanwhile and is left untouched (D5).
-pub async fn concurrent_dispose<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn concurrent_dispose<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     let keeper = rig.owner("keeper");
     let h = rig.provider.create("a", &owner).await.expect("create a");
     rig.track(&h.agent, h.serial());
-    let by = match R::BYSTANDERS {
+    let by = match ctx.bystanders {
         true => Some(rig.provider.create("b", &keeper).await.expect("create b")),
         false => None,
     };
@@ -69,10 +113,41 @@ pub async fn concurrent_dispose<R: Rt>(
     rig.finish(label, own)
 }
 
+const DISPOSE_MID_TURN_GOALS: &[Goal] = &[
+    label(
+        "dispose-during-step",
+        "dispose lands while the turn awaits a step",
+        "A:disposed",
+    ),
+    label(
+        "tail-cleared",
+        "dispose clears the queued tail before it starts",
+        "tail:cleared-by-dispose",
+    ),
+];
+
+/// `dispose-mid-turn`, registered in [`super::ALL`].
+pub static DISPOSE_MID_TURN: Scenario = Scenario::new(
+    "dispose-mid-turn",
+    "dispose while a turn awaits a step; reload the durable log",
+    bodies!(dispose_mid_turn),
+)
+.rules(&["D2", "D3", "D6"])
+.goals(DISPOSE_MID_TURN_GOALS)
+.targets(&[Fault::M1])
+// sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
+.bounds(Bounds {
+    dfs: None,
+    ..Bounds::PR
+});
+
 /// `dispose-mid-turn`: dispose while a turn awaits a step; reloading the
 /// durable log yields every appended event and the turn's `turn/end
 /// {disposed}` (D2, D3); nothing queued starts and `send` is refused (D6).
-pub async fn dispose_mid_turn<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Outcome {
+pub async fn dispose_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     let h = rig.provider.create("a", &owner).await.expect("create a");
@@ -122,12 +197,31 @@ pub async fn dispose_mid_turn<R: Rt>(faults: Faults, durable: Option<Arc<dyn Dur
     rig.finish(label, own)
 }
 
+const OWNER_UNLOAD_VS_HANDLE_DISPOSE_GOALS: &[Goal] = &[label(
+    "teardown-mid-turn",
+    "the racing handle dispose and owner unload stop a running turn",
+    "A:disposed",
+)];
+
+/// `owner-unload-vs-handle-dispose`, registered in [`super::ALL`].
+pub static OWNER_UNLOAD_VS_HANDLE_DISPOSE: Scenario = Scenario::new(
+    "owner-unload-vs-handle-dispose",
+    "the handle's dispose races the owner scope's unload",
+    bodies!(owner_unload_vs_handle_dispose),
+)
+.rules(&["D1", "D3"])
+.goals(OWNER_UNLOAD_VS_HANDLE_DISPOSE_GOALS)
+.targets(&[Fault::M1, Fault::M6])
+.coverage_gap(
+    "sim-dfs at bound 3 misses 95 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
+);
+
 /// `owner-unload-vs-handle-dispose`: the handle's dispose and the owner
 /// scope's unload race; both reach the one teardown (D1, D3).
-pub async fn owner_unload_vs_handle_dispose<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn owner_unload_vs_handle_dispose<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     let h = rig.provider.create("a", &owner).await.expect("create a");
@@ -142,10 +236,31 @@ pub async fn owner_unload_vs_handle_dispose<R: Rt>(
     rig.finish(label, Vec::new())
 }
 
+const PROVIDER_UNLOAD_GOALS: &[Goal] = &[label(
+    "all-disposed",
+    "the provider's unload disposes config-created and handle-owned agents",
+    "all-disposed",
+)];
+
+/// `provider-unload`, registered in [`super::ALL`].
+pub static PROVIDER_UNLOAD: Scenario = Scenario::new(
+    "provider-unload",
+    "the provider unloads with config-created and handle-owned agents",
+    bodies!(provider_unload),
+)
+.rules(&["D1", "D5", "D7"])
+.goals(PROVIDER_UNLOAD_GOALS)
+.coverage_gap(
+    "sim-dfs at bound 3 misses 6 views, all reached by sim seeds (check --tier pr, this machine)",
+);
+
 /// `provider-unload`: the provider unloads with live agents, two created
 /// from configuration (no handle) and one with a handle; all are disposed
 /// (D1, D5, D7).
-pub async fn provider_unload<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Outcome {
+pub async fn provider_unload<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     rig.provider
@@ -189,13 +304,29 @@ pub async fn provider_unload<R: Rt>(faults: Faults, durable: Option<Arc<dyn Dura
     rig.finish("all-disposed".into(), own)
 }
 
+const DISPOSED_LISTENER_PANICS_GOALS: &[Goal] = &[label(
+    "chain-survives",
+    "both disposed listeners panic and the next agent still works",
+    "B:completed",
+)];
+
+/// `disposed-listener-panics`, registered in [`super::ALL`].
+pub static DISPOSED_LISTENER_PANICS: Scenario = Scenario::new(
+    "disposed-listener-panics",
+    "agent/disposed and session/disposed listeners panic",
+    bodies!(disposed_listener_panics),
+)
+.rules(&["D4", "D5"])
+.goals(DISPOSED_LISTENER_PANICS_GOALS)
+.targets(&[Fault::M10]);
+
 /// `disposed-listener-panics`: `agent/disposed` and `session/disposed`
 /// listeners panic; disposing A still runs every step (D4), and B is
 /// untouched and still works (D5).
-pub async fn disposed_listener_panics<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn disposed_listener_panics<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     rig.registry
         .on_disposed(Arc::new(|_| std::panic::panic_any(LISTENER_PANIC)));
@@ -237,16 +368,39 @@ pub async fn disposed_listener_panics<R: Rt>(
     rig.finish(format!("B:{b_fate}"), own)
 }
 
+const CANCEL_THEN_DISPOSE_GOALS: &[Goal] = &[
+    pred(
+        "dispose-before-turn-end",
+        "disposal begins after the cancel and before the cancelled turn's turn/end",
+        |o| matches!(dispose_and_end(o), (Some(d), Some(t)) if d < t),
+    ),
+    pred(
+        "turn-end-before-dispose",
+        "the cancelled turn ends before disposal begins",
+        |o| matches!(dispose_and_end(o), (Some(d), Some(t)) if t < d),
+    ),
+];
+
+/// `cancel-then-dispose`, registered in [`super::ALL`].
+pub static CANCEL_THEN_DISPOSE: Scenario = Scenario::new(
+    "cancel-then-dispose",
+    "a running turn is cancelled, then its agent disposed, before or after the turn's step boundary",
+    bodies!(cancel_then_dispose),
+)
+.rules(&["C3", "D3"])
+.goals(CANCEL_THEN_DISPOSE_GOALS)
+.targets(&[Fault::M23]);
+
 /// `cancel-then-dispose`: a running turn is cancelled, then its agent is
 /// disposed, before or after the turn reaches its step boundary. A turn
 /// whose `turn/end` comes after disposal began ends `disposed` even though
 /// the cancel came first (C3: disposal overrides); one that ended before
 /// ends `aborted` with the cancel's cause. The oracle judges it from the
 /// journal's order of `dispose-began` and `turn/end`.
-pub async fn cancel_then_dispose<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn cancel_then_dispose<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     let h = rig.provider.create("a", &owner).await.expect("create a");

@@ -2,23 +2,49 @@
 //! `id-reuse-after-detach`.
 
 use super::cancel::fate;
+use super::goals::*;
 use super::rig::Rig;
+use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::core::Status;
-use crate::faults::Faults;
+use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::provider::CreateError;
 use crate::rt::{self, Rt};
-use crate::store::durable::Durable;
 use crate::world::WorldEvent;
-use std::sync::Arc;
+
+const SAME_ID_CREATE_RACE_GOALS: &[Goal] = &[
+    pred(
+        "loser-refused-at-enter",
+        "a losing create passed setup with the winner and is refused by enter's recheck",
+        refused_at_enter,
+    ),
+    pred(
+        "loser-refused-at-prepare",
+        "a losing create is refused before setup",
+        refused_at_prepare,
+    ),
+];
+
+/// `same-id-create-race`, registered in [`super::ALL`].
+pub static SAME_ID_CREATE_RACE: Scenario = Scenario::new(
+    "same-id-create-race",
+    "three concurrent creates with one id",
+    bodies!(same_id_create_race),
+)
+.rules(&["R1"])
+.goals(SAME_ID_CREATE_RACE_GOALS)
+.targets(&[Fault::M9])
+.coverage_gap(
+    "sim-dfs at bound 3 misses 47 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
+);
 
 /// `same-id-create-race`: three concurrent creates of one id; exactly one
 /// publishes, the losers fail `already exists` and leave nothing (R1).
-pub async fn same_id_create_race<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn same_id_create_race<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     // One creator is a task of its own; two are joined futures of the main
@@ -64,13 +90,41 @@ pub async fn same_id_create_race<R: Rt>(
     rig.finish(format!("winners:{}", winners.len()), own)
 }
 
+const CREATE_DURING_OWNER_UNLOAD_GOALS: &[Goal] = &[
+    label(
+        "unload-before-publication",
+        "the owner unloads before the creation publishes: refused",
+        "refused",
+    ),
+    label(
+        "unload-after-publication",
+        "the owner unloads after the creation published: created, then disposed",
+        "created-then-disposed",
+    ),
+];
+
+/// `create-during-owner-unload`, registered in [`super::ALL`].
+pub static CREATE_DURING_OWNER_UNLOAD: Scenario = Scenario::new(
+    "create-during-owner-unload",
+    "the owner unloads while a creation awaits setup",
+    bodies!(create_during_owner_unload),
+)
+.rules(&["R3"])
+.goals(CREATE_DURING_OWNER_UNLOAD_GOALS)
+.targets(&[Fault::M24])
+// sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
+.bounds(Bounds {
+    dfs: None,
+    ..Bounds::PR
+});
+
 /// `create-during-owner-unload`: the owner unloads while a creation awaits
 /// setup. The creation either fails and publishes nothing, or completes and
 /// is disposed by the unload; either way the id is free afterwards (R3).
-pub async fn create_during_owner_unload<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn create_during_owner_unload<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     let (p, o) = (rig.provider.clone(), owner.clone());
@@ -138,13 +192,37 @@ pub async fn create_during_owner_unload<R: Rt>(
     rig.finish(label, own)
 }
 
+const ID_REUSE_AFTER_DETACH_GOALS: &[Goal] = &[excused(
+    pred(
+        "reuse-during-teardown",
+        "B's session with the reused id is entered before A's teardown finished",
+        reuse_during_teardown,
+    ),
+    &[(
+        "loom",
+        "0 hits in 18,449 executions (4.2 s), exhaustive at loom's bound 1 for 4 threads: B's create must overtake two of A's teardown steps",
+    )],
+)];
+
+/// `id-reuse-after-detach`, registered in [`super::ALL`].
+pub static ID_REUSE_AFTER_DETACH: Scenario = Scenario::new(
+    "id-reuse-after-detach",
+    "a new agent takes the id of one being disposed; the stale detach must not remove it",
+    bodies!(id_reuse_after_detach),
+)
+.rules(&["R2"])
+.goals(ID_REUSE_AFTER_DETACH_GOALS)
+.coverage_gap(
+    "sim-dfs at bound 3 misses 469 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
+);
+
 /// `id-reuse-after-detach`: while agent A is being disposed, a new agent B
 /// takes A's id the moment A's registry entry detaches; A's later teardown
 /// steps do not remove B (R2).
-pub async fn id_reuse_after_detach<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn id_reuse_after_detach<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     let a = rig.provider.create("x", &owner).await.expect("create A");
@@ -206,6 +284,63 @@ pub async fn id_reuse_after_detach<R: Rt>(
 /// it waits for the teardown to finish and tries once more.
 const RETRIES: u32 = 3;
 
+const SAME_ID_VS_TEARDOWN_GOALS: &[Goal] = &[
+    between!(
+        "create-before-step-1",
+        "a create of x ends before A's teardown stopped its loop",
+        0
+    ),
+    between!(
+        "create-between-1-2",
+        "a create of x ends between A's teardown steps 1 and 2",
+        1
+    ),
+    between!(
+        "create-between-2-3",
+        "a create of x ends between A's teardown steps 2 and 3",
+        2
+    ),
+    excused(
+        between!(
+            "create-between-3-4",
+            "a create of x ends between A's teardown steps 3 and 4",
+            3
+        ),
+        LOOM_PB1_LATE_STEPS,
+    ),
+    excused(
+        between!(
+            "create-between-4-5",
+            "a create of x ends between A's teardown steps 4 and 5",
+            4
+        ),
+        LOOM_PB1_LATE_STEPS,
+    ),
+    excused(
+        between!(
+            "create-after-step-5",
+            "a create of x ends after step 5, before A's teardown is done",
+            5
+        ),
+        LOOM_PB1_LATE_STEPS,
+    ),
+];
+
+/// `same-id-vs-teardown`, registered in [`super::ALL`].
+pub static SAME_ID_VS_TEARDOWN: Scenario = Scenario::new(
+    "same-id-vs-teardown",
+    "a same-id create retrying on `already exists` races every step of a teardown; then a repeated detach",
+    bodies!(same_id_vs_teardown),
+)
+.rules(&["R1", "R2"])
+.goals(SAME_ID_VS_TEARDOWN_GOALS)
+.targets(&[Fault::M22])
+// loom: 1,417,716 executions in 294 s at bound 3.
+.bounds(Bounds { loom_cap: 1, ..Bounds::PR })
+.coverage_gap(
+    "sim-dfs at bound 3 misses 2,576 views of the other checkers (check --tier pr), and even at bound 6 (101,630 schedules, 8,130 views, 8.3 s) 2,272 of those reached by sim, shuttle and tokio (check --dfs-preemptions 6, this machine)",
+);
+
 /// `same-id-vs-teardown`: A (id x) is disposed while B creates x, retrying
 /// on `already exists` up to [`RETRIES`] times and once more after A's
 /// teardown finished. Never two live agents or sessions with the id (R1,
@@ -213,10 +348,10 @@ const RETRIES: u32 = 3;
 /// reusable once A's teardown finished (R2); a repeated detach of A's
 /// `(x, serial)` through the registry leaves B's entry in place (R2,
 /// observed as the registry's entries before and after).
-pub async fn same_id_vs_teardown<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn same_id_vs_teardown<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     let a = rig.provider.create("x", &owner).await.expect("create A");

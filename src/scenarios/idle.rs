@@ -1,16 +1,35 @@
 //! Scenarios about idleness: `idle-cancel-then-prompt`, `when-idle-waiters`.
 
 use super::cancel::fate;
+use super::goals::*;
+use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::{Agent, CancelOutcome, Idle};
-use crate::faults::Faults;
+use crate::faults::Fault;
 use crate::journal::{Cause, Event};
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 
+const IDLE_CANCEL_THEN_PROMPT_GOALS: &[Goal] = &[pred(
+    "idle-cancel",
+    "a cancel lands with no turn and an empty inbox and requests nothing",
+    idle_cancel,
+)];
+
+/// `idle-cancel-then-prompt`, registered in [`super::ALL`].
+pub static IDLE_CANCEL_THEN_PROMPT: Scenario = Scenario::new(
+    "idle-cancel-then-prompt",
+    "a turn completes; an idle cancel; the next prompt runs",
+    bodies!(idle_cancel_then_prompt),
+)
+.rules(&["C6"])
+.goals(IDLE_CANCEL_THEN_PROMPT_GOALS)
+.targets(&[Fault::M4]);
+
 /// `idle-cancel-then-prompt`: A completes; a cancel with no turn and an
 /// empty inbox emits nothing and sets no marker; B then runs (C6).
-pub async fn idle_cancel_then_prompt<R: Rt>(faults: Faults) -> Outcome {
+pub async fn idle_cancel_then_prompt<R: Rt>(ctx: Ctx) -> Outcome {
+    let faults = ctx.faults;
     let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 1)).expect("send A");
@@ -44,10 +63,33 @@ pub async fn idle_cancel_then_prompt<R: Rt>(faults: Faults) -> Outcome {
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }
 
+const WHEN_IDLE_WAITERS_GOALS: &[Goal] = &[label(
+    "late-waiter-while-b-pending",
+    "a waiter registered while the later prompt B is pending resolves only after B",
+    "B-at-late-idle:completed",
+)];
+
+/// `when-idle-waiters`, registered in [`super::ALL`].
+pub static WHEN_IDLE_WAITERS: Scenario = Scenario::new(
+    "when-idle-waiters",
+    "waiters before a cancel resolve; none resolves while a later prompt is pending",
+    bodies!(when_idle_waiters),
+)
+.rules(&["C7"])
+.goals(WHEN_IDLE_WAITERS_GOALS)
+.targets(&[Fault::M12, Fault::M14])
+// loom: 3 threads since the late waiter waits in its own task: bound 2
+// ran more than 7 minutes once loom interleaves joined futures.
+.bounds(Bounds { loom_cap: 1, loom_max: Some(200_000), ..Bounds::PR })
+.coverage_gap(
+    "sim-dfs at bound 3 misses 95 views (82 sim, 12 shuttle-random, 1 shuttle-pct) (check --tier pr, this machine)",
+);
+
 /// `when-idle-waiters`: a waiter registered before a cancel resolves; a
 /// waiter registered after a later prompt B was accepted does not resolve
 /// before B's turn has ended (C7).
-pub async fn when_idle_waiters<R: Rt>(faults: Faults) -> Outcome {
+pub async fn when_idle_waiters<R: Rt>(ctx: Ctx) -> Outcome {
+    let faults = ctx.faults;
     let h = Agent::<R>::spawn_with_faults("agent-1", faults);
     let agent = h.agent.clone();
     agent.send(spec("A", 1)).expect("send A");

@@ -1,13 +1,14 @@
 //! Shell ownership scenarios: `tool-bash-reload`, `completion-notice-routing`.
 
+use super::goals::*;
 use super::rig::Rig;
+use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::Outcome;
-use crate::faults::Faults;
+use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Mutex, Rt};
 use crate::shell::sim::{Script, SimShell};
 use crate::shell::{ExecResult, ShellExecutor};
-use crate::store::durable::Durable;
 use crate::tool_bash::ToolBash;
 use crate::world::WorldEvent;
 use std::sync::Arc;
@@ -80,10 +81,41 @@ async fn until_finished<R: Rt>(shell: &SimShell<R>, jobs: &[&str]) {
     shell.until_finished(jobs).await;
 }
 
+const TOOL_BASH_RELOAD_GOALS: &[Goal] = &[
+    label(
+        "reload-between-checks",
+        "tool-bash reloads between two fence checks: the original instance serves the first, the reloaded one the second",
+        "gens:1-2",
+    ),
+    label(
+        "reload-after-checks",
+        "both fence checks run on the original instance",
+        "gens:1-1",
+    ),
+];
+
+/// `tool-bash-reload`, registered in [`super::ALL`].
+pub static TOOL_BASH_RELOAD: Scenario = Scenario::new(
+    "tool-bash-reload",
+    "tool-bash reloads while two sessions race bash_output/bash_kill on each other's jobs",
+    bodies!(tool_bash_reload),
+)
+.rules(&["S1", "S2", "S3", "S4", "S5"])
+.goals(TOOL_BASH_RELOAD_GOALS)
+.targets(&[Fault::M2, Fault::M21])
+// sim-dfs: 8 tasks: bound 2 does not finish 100,000 (most sleep-blocked).
+.bounds(Bounds { dfs: Some(1), ..Bounds::PR })
+.coverage_gap(
+    "sim-dfs at bound 1 misses 1,183 views of the other checkers (most from sim seeds); bound 2 does not finish 100,000 schedules (check --tier pr, this machine)",
+);
+
 /// `tool-bash-reload`: two sessions race `bash_output`/`bash_kill` on each
 /// other's jobs while tool-bash is unloaded and loaded again at some point;
 /// the fences hold throughout (S1–S5).
-pub async fn tool_bash_reload<R: Rt>(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Outcome {
+pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     let shell = Arc::new(SimShell::<R>::default());
@@ -205,13 +237,41 @@ pub async fn tool_bash_reload<R: Rt>(faults: Faults, durable: Option<Arc<dyn Dur
     rig.finish(format!("fenced gens:{first_gen}-{second_gen}"), own)
 }
 
+const COMPLETION_NOTICE_ROUTING_GOALS: &[Goal] = &[
+    pred(
+        "notice-dropped",
+        "a completion finds no live owner (or tool-bash unloaded) and is dropped",
+        notice_dropped,
+    ),
+    pred(
+        "notice-delivered",
+        "a completion is delivered to the live agent with the owner's id",
+        notice_delivered,
+    ),
+];
+
+/// `completion-notice-routing`, registered in [`super::ALL`].
+pub static COMPLETION_NOTICE_ROUTING: Scenario = Scenario::new(
+    "completion-notice-routing",
+    "owner disposed, id reused, a completion in the reload gap",
+    bodies!(completion_notice_routing),
+)
+.rules(&["S6"])
+.goals(COMPLETION_NOTICE_ROUTING_GOALS)
+.targets(&[Fault::M21])
+// sim-dfs: 5,040 schedules at bound 2 (0.7 s); 58,042 at bound 3 (8.8 s).
+.bounds(Bounds { dfs: Some(2), ..Bounds::PR })
+.coverage_gap(
+    "sim-dfs at bound 2 misses 104 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
+);
+
 /// `completion-notice-routing`: a notice reaches only the live agent whose
 /// id equals the job's owner; with none it is dropped; one landing in the
 /// reload gap may be lost; nothing else is (S6).
-pub async fn completion_notice_routing<R: Rt>(
-    faults: Faults,
-    durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+pub async fn completion_notice_routing<R: Rt>(ctx: Ctx) -> Outcome {
+    let Ctx {
+        faults, durable, ..
+    } = ctx;
     let rig = Rig::<R>::new(faults, durable);
     let owner = rig.owner("owner");
     let shell = Arc::new(SimShell::<R>::default());

@@ -3,7 +3,7 @@
 
 use agent_lifecycle::check::{self, Budget, Checker, Report};
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios::ScenarioId;
+use agent_lifecycle::scenarios::Scenario;
 
 /// A budget small enough for a debug build.
 pub const TEST_BUDGET: Budget = Budget {
@@ -28,7 +28,7 @@ pub fn setup() {
 }
 
 /// Run one checker on one scenario.
-pub fn run(checker: Checker, scenario: ScenarioId, fault: Option<Fault>) -> Report {
+pub fn run(checker: Checker, scenario: &'static Scenario, fault: Option<Fault>) -> Report {
     setup();
     check::run(checker, scenario, Faults::from(fault), &TEST_BUDGET, true)
 }

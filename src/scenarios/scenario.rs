@@ -1,0 +1,256 @@
+//! A scenario as a value: everything about one race window, declared in one
+//! place next to its body, and registered with one line in
+//! [`super::ALL`].
+//!
+//! ```text
+//! pub static MY_RACE: Scenario = Scenario::new(
+//!     "my-race",
+//!     "what races, in one line",
+//!     bodies!(my_race),          // the async body, once, generic over Rt
+//! )
+//! .rules(&["D1"])
+//! .goals(GOALS)                  // the windows it must reach
+//! .targets(&[Fault::M6])
+//! .bounds(Bounds { loom_cap: 1, ..Bounds::PR });
+//! ```
+//!
+//! Task counts are not declared: the simulator measures them
+//! (`check::sim_check::tasks`).
+
+use super::goals::Goal;
+use super::Outcome;
+use crate::faults::{Fault, Faults};
+use crate::rt::{Backend, BoxFuture, Rt};
+use crate::store::durable::Durable;
+use std::sync::Arc;
+
+/// What one execution of a body gets.
+#[derive(Clone)]
+pub struct Ctx {
+    /// The faults switched on.
+    pub faults: Faults,
+    /// Where sessions persist (`None`: an in-memory disk).
+    pub durable: Option<Arc<dyn Durable>>,
+    /// Whether the body adds its *bystander* agents (independent work that
+    /// checks isolation, C5/D5). loom explores every interleaving of every
+    /// thread and runs without them: `concurrent-dispose` ran more than 9
+    /// minutes at preemption bound 1 with its bystander, 14 s at bound 2
+    /// without. Every other checker runs them.
+    pub bystanders: bool,
+}
+
+impl Ctx {
+    /// A context with `faults`, in-memory sessions and bystanders.
+    pub fn new(faults: Faults) -> Ctx {
+        Ctx {
+            faults,
+            durable: None,
+            bystanders: true,
+        }
+    }
+}
+
+/// A body instantiated for one backend.
+pub type BodyFn = fn(Ctx) -> BoxFuture<Outcome>;
+
+/// A body, instantiated once per backend (build it with [`bodies!`]).
+#[derive(Clone, Copy)]
+pub struct Bodies {
+    /// On the simulator.
+    pub sim: BodyFn,
+    /// On tokio.
+    pub tokio: BodyFn,
+    /// Under loom.
+    #[cfg(feature = "harness")]
+    pub loom: BodyFn,
+    /// Under shuttle.
+    #[cfg(feature = "harness")]
+    pub shuttle: BodyFn,
+}
+
+impl Bodies {
+    /// The body for backend `R`.
+    pub fn on<R: Rt>(&self) -> BodyFn {
+        match R::BACKEND {
+            Backend::Sim => self.sim,
+            Backend::Tokio => self.tokio,
+            #[cfg(feature = "harness")]
+            Backend::Loom => self.loom,
+            #[cfg(feature = "harness")]
+            Backend::Shuttle => self.shuttle,
+        }
+    }
+}
+
+/// Instantiates a generic `async fn body<R: Rt>(ctx: Ctx) -> Outcome` for
+/// every backend of this build.
+macro_rules! bodies {
+    ($f:ident) => {
+        $crate::scenarios::Bodies {
+            sim: |ctx| Box::pin($f::<$crate::rt::SimRt>(ctx)),
+            tokio: |ctx| Box::pin($f::<$crate::rt::TokioRt>(ctx)),
+            #[cfg(feature = "harness")]
+            loom: |ctx| Box::pin($f::<$crate::rt::LoomRt>(ctx)),
+            #[cfg(feature = "harness")]
+            shuttle: |ctx| Box::pin($f::<$crate::rt::ShuttleRt>(ctx)),
+        }
+    };
+}
+pub(crate) use bodies;
+
+/// How far each exploring checker goes on this scenario in the PR tier.
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    /// The highest loom preemption bound whose exhaustive run stays within
+    /// the PR gate (about 30 s here).
+    pub loom_cap: usize,
+    /// At most this many loom executions (`None`: until exhausted); a capped
+    /// loom row says `sampled`.
+    pub loom_max: Option<usize>,
+    /// The simulator's exhaustive search is preemption-bounded at this in
+    /// the PR tier (`None`: unbounded, the whole space).
+    pub dfs: Option<u32>,
+}
+
+impl Bounds {
+    /// The PR tier's defaults: loom up to bound 3, `sim-dfs` at bound 3.
+    pub const PR: Bounds = Bounds {
+        loom_cap: 3,
+        loom_max: None,
+        dfs: Some(3),
+    };
+}
+
+/// One named race window: what it checks and reaches, how far it is
+/// explored, and its body.
+pub struct Scenario {
+    /// Its name on the command line and in replay lines.
+    pub name: &'static str,
+    /// One line on what it does.
+    pub about: &'static str,
+    /// The rules it checks (beyond the oracles', which run everywhere).
+    pub rules: &'static [&'static str],
+    /// The windows it exists to reach ("sometimes" goals).
+    pub goals: &'static [Goal],
+    /// The faults it is meant to kill (`mutants` looks here first; every
+    /// scenario still checks every rule).
+    pub targets: &'static [Fault],
+    /// Exploration bounds of the PR tier.
+    pub bounds: Bounds,
+    /// Ids and scope names of its bystander agents: their world events are
+    /// left out of the contract view (loom runs without them).
+    pub bystanders: &'static [&'static str],
+    /// A measured gap in differential coverage: views other checkers reach
+    /// that `sim-dfs` does not at the PR bound. `check` reports such misses
+    /// instead of failing; every other scenario must be covered.
+    pub coverage_gap: Option<&'static str>,
+    /// The body, per backend.
+    pub body: Bodies,
+}
+
+impl Scenario {
+    /// A scenario with no rules, goals or targets, at the PR bounds.
+    pub const fn new(name: &'static str, about: &'static str, body: Bodies) -> Scenario {
+        Scenario {
+            name,
+            about,
+            rules: &[],
+            goals: &[],
+            targets: &[],
+            bounds: Bounds::PR,
+            bystanders: &[],
+            coverage_gap: None,
+            body,
+        }
+    }
+
+    /// With these rules.
+    pub const fn rules(mut self, rules: &'static [&'static str]) -> Scenario {
+        self.rules = rules;
+        self
+    }
+
+    /// With these goals.
+    pub const fn goals(mut self, goals: &'static [Goal]) -> Scenario {
+        self.goals = goals;
+        self
+    }
+
+    /// Meant to kill these faults.
+    pub const fn targets(mut self, targets: &'static [Fault]) -> Scenario {
+        self.targets = targets;
+        self
+    }
+
+    /// Explored to these bounds.
+    pub const fn bounds(mut self, bounds: Bounds) -> Scenario {
+        self.bounds = bounds;
+        self
+    }
+
+    /// With these bystander ids and scope names.
+    pub const fn bystanders(mut self, names: &'static [&'static str]) -> Scenario {
+        self.bystanders = names;
+        self
+    }
+
+    /// With a measured coverage gap.
+    pub const fn coverage_gap(mut self, gap: &'static str) -> Scenario {
+        self.coverage_gap = Some(gap);
+        self
+    }
+
+    /// Look a registered scenario up by name.
+    pub fn parse(name: &str) -> Option<&'static Scenario> {
+        super::ALL.iter().copied().find(|s| s.name == name)
+    }
+
+    /// Its place in [`super::ALL`] (`list` order).
+    pub fn index(&self) -> usize {
+        super::ALL
+            .iter()
+            .position(|s| s.name == self.name)
+            .unwrap_or(usize::MAX)
+    }
+}
+
+/// Task counts of a scenario, measured by the simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tasks {
+    /// With its bystander agents.
+    pub all: usize,
+    /// Without them: the threads loom runs.
+    pub without_bystanders: usize,
+}
+
+impl std::fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl PartialEq for Scenario {
+    fn eq(&self, other: &Scenario) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Scenario {}
+
+impl PartialOrd for Scenario {
+    fn partial_cmp(&self, other: &Scenario) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Scenario {
+    fn cmp(&self, other: &Scenario) -> std::cmp::Ordering {
+        (self.index(), self.name).cmp(&(other.index(), other.name))
+    }
+}
+
+impl serde::Serialize for Scenario {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name)
+    }
+}
