@@ -39,7 +39,8 @@
 //!
 //! ## How to reproduce a failure
 //! Every failure ends with a line such as
-//! `cargo run --release -- replay 'v1:cancel-before-claim:sim:M3:seed=1'`.
+//! `cargo run --release -- replay 'v2:cancel-before-claim:sim:M3:<fingerprint>:seed=1;time=virtual;plan=…'`
+//! (`lifecycle replay` explains the format).
 //!
 //! ## Limits: what is NOT checked
 //! - loom and shuttle have no clock: a step's sleep is a yield there.

@@ -62,8 +62,9 @@ pub struct Effect<R: Rt> {
 
 impl<R: Rt> Effect<R> {
     /// An effect whose teardown runs `disposers` in reverse order of this
-    /// list (the last set up is the first torn down). `on_step` is told of
-    /// each finished step and its error, if any.
+    /// list (the last set up is the first torn down). `observer` is told of
+    /// each call, the chain's start, each finished step (with its error, if
+    /// any) and the end.
     pub fn new(
         name: &str,
         disposers: Vec<Disposer>,

@@ -10,6 +10,7 @@
 //! | `shuttle-pct`    | shuttle's PCT scheduler (depth d)          | `schedule=HEX`      |
 //! | `tokio`          | the production runtime, many runs          | `runs=N` (re-run)   |
 
+pub mod api;
 pub mod goals;
 pub mod loom_check;
 pub mod replay;

@@ -133,10 +133,12 @@ pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
     agent.when_idle().await;
     h.stop().await;
     let mut x_fate = "completed".to_string();
+    let mut bystander = None;
     if let (Some(by), Some(x)) = (by, x) {
         by.agent.when_idle().await;
         by.stop().await;
         x_fate = fate(&by.agent.journal(), x);
+        bystander = Some((by.agent.journal(), by.agent.durable_log()));
     }
     let journal = agent.journal();
     let a_fate = fate(&journal, a);
@@ -174,7 +176,16 @@ pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
     } else {
         format!("A:{a_fate}")
     };
-    Outcome::checked(journal, &agent.durable_log(), label, own)
+    let mut out = Outcome::checked(journal, &agent.durable_log(), label, own);
+    // The bystander's history goes through every journal rule too.
+    if let Some((journal, durable)) = bystander {
+        out.violations
+            .extend(crate::oracle::check_journal(&journal));
+        out.violations
+            .extend(crate::oracle::check_durable(&journal, &durable));
+        out.invariants += crate::oracle::ORACLE_RULES.len();
+    }
+    out
 }
 
 const CANCEL_MID_TURN_GOALS: &[Goal] = &[

@@ -22,7 +22,7 @@ use crate::store::durable::Durable;
 use std::sync::Arc;
 
 pub use goals::{Goal, Match};
-pub use scenario::{Bodies, BodyFn, Bounds, Ctx, Scenario, Tasks};
+pub use scenario::{register, Bodies, BodyFn, Bounds, Ctx, Scenario, Tasks};
 
 /// How many racers the two scalable scenarios run: the disposers of
 /// `concurrent-dispose` and the creators of `same-id-create-race`. It is 3
@@ -160,7 +160,8 @@ pub async fn run_with<R: Rt>(
 }
 
 /// Run one execution of `scenario` on backend `R` in `ctx`.
-pub async fn run_ctx<R: Rt>(scenario: &'static Scenario, ctx: Ctx) -> Outcome {
+pub async fn run_ctx<R: Rt>(scenario: &'static Scenario, mut ctx: Ctx) -> Outcome {
+    ctx.name = scenario.name;
     if R::COUNTS_PARKED {
         crate::rt::reset_parked_waits();
     }

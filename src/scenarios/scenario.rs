@@ -22,11 +22,14 @@ use super::Outcome;
 use crate::faults::{Fault, Faults};
 use crate::rt::{Backend, BoxFuture, Rt};
 use crate::store::durable::Durable;
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 /// What one execution of a body gets.
 #[derive(Clone)]
 pub struct Ctx {
+    /// The scenario's name (set by `run_ctx`).
+    pub name: &'static str,
     /// The faults switched on.
     pub faults: Faults,
     /// Where sessions persist (`None`: an in-memory disk).
@@ -43,6 +46,7 @@ impl Ctx {
     /// A context with `faults`, in-memory sessions and bystanders.
     pub fn new(faults: Faults) -> Ctx {
         Ctx {
+            name: "",
             faults,
             durable: None,
             bystanders: true,
@@ -200,9 +204,14 @@ impl Scenario {
         self
     }
 
-    /// Look a registered scenario up by name.
+    /// Look a scenario up by name: one of [`super::ALL`], or one
+    /// [`register`]ed in this process (a downstream race test).
     pub fn parse(name: &str) -> Option<&'static Scenario> {
-        super::ALL.iter().copied().find(|s| s.name == name)
+        super::ALL
+            .iter()
+            .copied()
+            .find(|s| s.name == name)
+            .or_else(|| registered().get(name).copied())
     }
 
     /// Its place in [`super::ALL`] (`list` order).
@@ -212,6 +221,26 @@ impl Scenario {
             .position(|s| s.name == self.name)
             .unwrap_or(usize::MAX)
     }
+}
+
+fn registered() -> std::sync::MutexGuard<'static, BTreeMap<&'static str, &'static Scenario>> {
+    static REGISTERED: Mutex<BTreeMap<&'static str, &'static Scenario>> =
+        Mutex::new(BTreeMap::new());
+    REGISTERED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Registers a scenario built at run time (a downstream race test, see
+/// `check::api`) so replay lines can name it; the first registration of a
+/// name stays (it is leaked: one per test).
+pub fn register(make: impl FnOnce() -> Scenario) -> &'static Scenario {
+    let mut all = registered();
+    let scenario = make();
+    if let Some(s) = all.get(scenario.name) {
+        return s;
+    }
+    let leaked: &'static Scenario = Box::leak(Box::new(scenario));
+    all.insert(leaked.name, leaked);
+    leaked
 }
 
 /// Task counts of a scenario, measured by the simulator.
