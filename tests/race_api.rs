@@ -76,6 +76,17 @@ fn a_planted_fault_fails_with_a_replay_line_that_reproduces_it() {
         (again.rule, &again.message),
         (failure.rule, &failure.message)
     );
+    // The variable the failure prints makes the same call replay that line
+    // (one execution) instead of exploring. Only this test's name matches
+    // it, so the other tests of this binary are unaffected.
+    std::env::set_var(REPLAY_ENV, &failure.replay);
+    let via_env = t.dfs(two_creates_one_winner::<SimRt>);
+    std::env::remove_var(REPLAY_ENV);
+    let via_env = via_env.unwrap_err();
+    assert_eq!(
+        (via_env.rule, &via_env.replay),
+        (failure.rule, &failure.replay)
+    );
     // Without the fault, the same line's execution passes.
     let fixed = RaceTest::new("a_planted_fault_fails_with_a_replay_line_that_reproduces_it");
     let line = failure.replay.replace(":M9:", ":none:");
