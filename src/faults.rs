@@ -41,6 +41,9 @@ pub enum Fault {
     /// `when_idle` reads quiescence and parks its waiter in two separate
     /// lock sections (a lost wake-up; violates C7).
     M14,
+    /// The teardown chain runs inside the first caller's future, so
+    /// dropping that future wedges it (violates D8, D1).
+    M15,
     /// A completion notice goes to the first live agent whose id starts
     /// with the owner (prefix match; violates S6).
     M21,
@@ -57,7 +60,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 18] = [
+    pub const ALL: [Fault; 19] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -72,16 +75,16 @@ impl Fault {
         Fault::M12,
         Fault::M13,
         Fault::M14,
+        Fault::M15,
         Fault::M21,
         Fault::M22,
         Fault::M23,
         Fault::M24,
     ];
 
-    /// The faults this build can switch on. M15–M20 (dropped futures,
-    /// crashes, failing storage, stuck steps, owner drain: SPEC §3) have no
-    /// switch yet; `list` marks them `later part`.
-    pub const IMPLEMENTED: [Fault; 18] = [
+    /// The faults this build can switch on. M16–M20 (crashes, failing
+    /// storage, stuck steps, owner drain: SPEC §3) are not in this build.
+    pub const IMPLEMENTED: [Fault; 19] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -96,6 +99,7 @@ impl Fault {
         Fault::M12,
         Fault::M13,
         Fault::M14,
+        Fault::M15,
         Fault::M21,
         Fault::M22,
         Fault::M23,
@@ -120,6 +124,9 @@ impl Fault {
             Fault::M13 => "session/load checks the id, then marks it loading, in two lock sections",
             Fault::M14 => {
                 "when_idle checks quiescence, then parks its waiter, in two lock sections"
+            }
+            Fault::M15 => {
+                "the teardown chain runs inside the first caller's future; dropping it wedges the teardown"
             }
             Fault::M21 => {
                 "a completion notice goes to the first live agent whose id starts with the owner"
@@ -147,6 +154,7 @@ impl Fault {
             Fault::M11 => &["C1", "C2"],
             Fault::M12 | Fault::M14 => &["C7"],
             Fault::M13 => &["A5"],
+            Fault::M15 => &["D8", "D1"],
             Fault::M21 => &["S6"],
             Fault::M22 => &["R2"],
             Fault::M23 => &["C3"],

@@ -86,10 +86,10 @@ impl Replay {
 
 /// Every rule ID of SPEC §2, and the harness's own failure kinds
 /// (`progress`: a stall or deadlock; `panic`; `loom`: loom itself failed).
-pub const RULE_IDS: [&str; 36] = [
-    "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "D1", "D2", "D3", "D4", "D5", "D6", "D7",
-    "R1", "R2", "R3", "S1", "S2", "S3", "S4", "S5", "S6", "A1", "A2", "A3", "A4", "A5", "A6", "A7",
-    "A8", "progress", "panic", "loom",
+pub const RULE_IDS: [&str; 43] = [
+    "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "D1", "D2", "D3", "D4", "D5",
+    "D6", "D7", "D8", "D9", "D10", "R1", "R2", "R3", "S1", "S2", "S3", "S4", "S5", "S6", "S7",
+    "A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "A9", "A10", "progress", "panic", "loom",
 ];
 
 /// The rules [`check_journal`] and [`check_durable`] evaluate on every

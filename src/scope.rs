@@ -15,9 +15,17 @@
 //! States: effect `Armed` → `Running` → `Done`; scope `Active` →
 //! `Unloading` → `Unloaded` (a scope that is not active refuses new effects,
 //! which is how a creation learns its owner is going away, R3).
+//!
+//! Cancel-safety (D8): the teardown chain and a scope's unload are shared
+//! futures kept in the state (a `Relay`: `Started`, `Unloading`), not
+//! local to the first caller. Every caller drives the same future, so a
+//! caller that drops its `dispose()` or `unload()` (a timeout, a `select`)
+//! leaves the work where it stopped, and the next caller continues it: no
+//! step is skipped, repeated or wedged. Fault M15 runs it inside the first
+//! caller's future instead.
 
 use crate::faults::{Fault, Faults};
-use crate::rt::{BoxFuture, Monitor, Rt};
+use crate::rt::{BoxFuture, Monitor, Relay, Rt};
 use std::sync::Arc;
 
 /// One teardown step: a name and the future that performs it.
@@ -26,10 +34,10 @@ pub type Disposer = (
     Box<dyn FnOnce() -> BoxFuture<Result<(), String>> + Send>,
 );
 
-enum EffectState {
+enum EffectState<R: Rt> {
     Armed(Vec<Disposer>),
-    Running,
-    Done,
+    /// The chain, driven by every caller (`Relay`, D8).
+    Started(Arc<Relay<R>>),
 }
 
 /// Told what happens to an effect (the world journal listens here).
@@ -55,7 +63,7 @@ impl EffectObserver for Unobserved {}
 /// A composite effect: disposers run LIFO, once.
 pub struct Effect<R: Rt> {
     name: String,
-    state: Monitor<R, EffectState>,
+    state: Monitor<R, EffectState<R>>,
     faults: Faults,
     observer: Arc<dyn EffectObserver>,
 }
@@ -86,11 +94,15 @@ impl<R: Rt> Effect<R> {
 
     /// Whether its teardown has finished.
     pub fn is_done(&self) -> bool {
-        self.state.read(|s| matches!(s, EffectState::Done))
+        self.state.read(|s| match s {
+            EffectState::Armed(_) => false,
+            EffectState::Started(relay) => relay.is_done(),
+        })
     }
 
-    /// Tear down: the first caller runs the chain; every caller resolves
-    /// when it is over. `by` names the caller (a handle, a scope).
+    /// Tear down: the first caller starts the chain; every caller drives it
+    /// and resolves when it is over (D1), even if the caller that started
+    /// it gave up (D8). `by` names the caller (a handle, a scope).
     pub async fn dispose(&self, by: &str) {
         self.observer.called(by);
         self.run_once().await;
@@ -98,41 +110,51 @@ impl<R: Rt> Effect<R> {
     }
 
     async fn run_once(&self) {
-        let taken = self.state.update(|s| match s {
-            EffectState::Armed(_) => match std::mem::replace(s, EffectState::Running) {
-                EffectState::Armed(list) => Some(list),
-                _ => None,
-            },
-            _ => None,
-        });
-        let Some(mut list) = taken else {
-            if !self.faults.has(Fault::M6) {
-                self.state
-                    .wait_until("teardown (memoized)", |s| {
-                        matches!(s, EffectState::Done).then_some(())
-                    })
-                    .await;
+        let faults = self.faults;
+        let (relay, first) = self.state.update(|s| match s {
+            EffectState::Armed(list) => {
+                let list = std::mem::take(list);
+                let work = chain(list, self.name.clone(), self.observer.clone(), faults);
+                let relay = Arc::new(Relay::new(Box::pin(work)));
+                *s = EffectState::Started(relay.clone());
+                (relay, true)
             }
+            EffectState::Started(relay) => (relay.clone(), false),
+        });
+        if faults.has(Fault::M6) && !first {
             // M6: not memoized; a second caller does not wait for the run.
             return;
-        };
-        self.observer.began();
-        while let Some((step, disposer)) = list.pop() {
-            let result = disposer().await;
-            self.observer
-                .step(step, result.as_ref().err().map(String::as_str));
-            if let Err(e) = result {
-                tracing::warn!(effect = %self.name, step, error = %e, "teardown step failed; contained");
-                if self.faults.has(Fault::M10) {
-                    // M10: the failure rejects the chain; later steps are skipped.
-                    self.observer.aborted(step);
-                    break;
-                }
+        }
+        if faults.has(Fault::M15) {
+            relay.drive_unguarded("teardown (memoized)").await;
+        } else {
+            relay.drive("teardown (memoized)").await;
+        }
+    }
+}
+
+/// The teardown chain: the disposers in LIFO order, each awaited; a
+/// failing one is logged and cannot skip a later one (D4).
+async fn chain(
+    mut list: Vec<Disposer>,
+    name: String,
+    observer: Arc<dyn EffectObserver>,
+    faults: Faults,
+) {
+    observer.began();
+    while let Some((step, disposer)) = list.pop() {
+        let result = disposer().await;
+        observer.step(step, result.as_ref().err().map(String::as_str));
+        if let Err(e) = result {
+            tracing::warn!(effect = %name, step, error = %e, "teardown step failed; contained");
+            if faults.has(Fault::M10) {
+                // M10: the failure rejects the chain; later steps are skipped.
+                observer.aborted(step);
+                break;
             }
         }
-        self.observer.done();
-        self.state.update(|s| *s = EffectState::Done);
     }
+    observer.done();
 }
 
 /// What [`Scope::admit`] did.
@@ -151,7 +173,8 @@ enum ScopeState<R: Rt> {
         effects: Vec<Arc<Effect<R>>>,
         children: Vec<Scope<R>>,
     },
-    Unloading,
+    /// The unload's work, driven by every caller (`Relay`, D8).
+    Unloading(Arc<Relay<R>>),
     Unloaded,
 }
 
@@ -273,42 +296,52 @@ impl<R: Rt> Scope<R> {
         Box::pin(async move {
             // The hook hears of the flip inside the same section, so its
             // journal entry is exactly ordered with admissions (R3).
-            let taken = this.inner.state.update(|s| match s {
-                ScopeState::Active { .. } => match std::mem::replace(s, ScopeState::Unloading) {
-                    ScopeState::Active { effects, children } => {
-                        if let Some(f) = &this.inner.on_unload {
-                            f(&this.inner.name, false);
-                        }
-                        Some((effects, children))
+            let relay = this.inner.state.update(|s| match s {
+                ScopeState::Active { effects, children } => {
+                    let (effects, children) = (std::mem::take(effects), std::mem::take(children));
+                    if let Some(f) = &this.inner.on_unload {
+                        f(&this.inner.name, false);
                     }
-                    _ => None,
-                },
-                _ => None,
+                    let relay = Arc::new(Relay::new(unload_work(this.clone(), effects, children)));
+                    *s = ScopeState::Unloading(relay.clone());
+                    Some(relay)
+                }
+                ScopeState::Unloading(relay) => Some(relay.clone()),
+                ScopeState::Unloaded => None,
             });
-            let Some((effects, children)) = taken else {
-                this.inner
-                    .state
-                    .wait_until("scope unload", |s| {
-                        matches!(s, ScopeState::Unloaded).then_some(())
-                    })
-                    .await;
-                return;
-            };
-            let mut all: Vec<BoxFuture<()>> = Vec::new();
-            for e in effects {
-                let by = format!("unload {}", this.inner.name);
-                all.push(Box::pin(async move {
-                    e.dispose(&by).await;
-                }));
-            }
-            for c in children {
-                all.push(c.unload());
-            }
-            futures::future::join_all(all).await;
-            this.inner.state.update(|s| *s = ScopeState::Unloaded);
-            if let Some(f) = &this.inner.on_unload {
-                f(&this.inner.name, true);
+            if let Some(relay) = relay {
+                relay.drive("scope unload").await;
             }
         })
     }
+}
+
+/// A scope's unload: its sibling effects and children, all started
+/// together and joined (Promise.all); then `Unloaded` and the hook.
+fn unload_work<R: Rt>(
+    this: Scope<R>,
+    effects: Vec<Arc<Effect<R>>>,
+    children: Vec<Scope<R>>,
+) -> BoxFuture<()> {
+    Box::pin(async move {
+        let mut all: Vec<BoxFuture<()>> = Vec::new();
+        for e in effects {
+            let by = format!("unload {}", this.inner.name);
+            all.push(Box::pin(async move {
+                e.dispose(&by).await;
+            }));
+        }
+        for c in children {
+            all.push(c.unload());
+        }
+        futures::future::join_all(all).await;
+        let first = this.inner.state.update(|s| {
+            let first = !matches!(s, ScopeState::Unloaded);
+            *s = ScopeState::Unloaded;
+            first
+        });
+        if let (true, Some(f)) = (first, &this.inner.on_unload) {
+            f(&this.inner.name, true);
+        }
+    })
 }

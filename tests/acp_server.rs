@@ -241,3 +241,88 @@ async fn malformed_json_rpc_gets_an_error_not_a_crash() {
         .unwrap();
     assert!(status.success());
 }
+
+/// Client mistakes get the protocol's codes, not -32603: a relative or
+/// missing `cwd` is -32602; a load of an id with no log, and a prompt to an
+/// unknown session, are -32002 naming the session; a second load of a live
+/// session is -32602. Raw JSON-RPC lines, each answered before the next.
+#[test]
+fn client_mistakes_get_specific_error_codes() {
+    use std::io::{BufRead, BufReader, Write};
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+        .arg("acp")
+        .arg("--sessions")
+        .arg(sessions.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn lifecycle acp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut ask = |id: u32, method: &str, params: serde_json::Value| -> serde_json::Value {
+        let line =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{line}").expect("write");
+        loop {
+            let mut answer = String::new();
+            assert!(
+                stdout.read_line(&mut answer).expect("read") > 0,
+                "server closed"
+            );
+            let v: serde_json::Value = serde_json::from_str(&answer).expect("json");
+            if v["id"] == serde_json::json!(id) {
+                return v;
+            }
+        }
+    };
+    let code = |v: &serde_json::Value| v["error"]["code"].as_i64();
+    ask(1, "initialize", serde_json::json!({"protocolVersion": 1}));
+    let relative = ask(
+        2,
+        "session/new",
+        serde_json::json!({"cwd": "relative", "mcpServers": []}),
+    );
+    assert_eq!(code(&relative), Some(-32602), "{relative}");
+    let missing = ask(
+        3,
+        "session/new",
+        serde_json::json!({"cwd": "/no/such/dir/at/all", "mcpServers": []}),
+    );
+    assert_eq!(code(&missing), Some(-32602), "{missing}");
+    let never = ask(
+        4,
+        "session/load",
+        serde_json::json!({"sessionId": "never-existed", "cwd": "/", "mcpServers": []}),
+    );
+    assert_eq!(code(&never), Some(-32002), "{never}");
+    assert_eq!(
+        never["error"]["data"]["sessionId"], "never-existed",
+        "{never}"
+    );
+    let unknown = ask(
+        5,
+        "session/prompt",
+        serde_json::json!({"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}),
+    );
+    assert_eq!(code(&unknown), Some(-32002), "{unknown}");
+    let new = ask(
+        6,
+        "session/new",
+        serde_json::json!({"cwd": "/", "mcpServers": []}),
+    );
+    let sid = new["result"]["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    let again = ask(
+        7,
+        "session/load",
+        serde_json::json!({"sessionId": sid, "cwd": "/", "mcpServers": []}),
+    );
+    assert_eq!(code(&again), Some(-32602), "{again}");
+    drop(stdin);
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status}");
+}

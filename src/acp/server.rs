@@ -142,8 +142,57 @@ impl StepRunner for Responder {
     }
 }
 
+/// A bridge error as a JSON-RPC error: a client's mistake (an unknown
+/// session, a second load, a second prompt in flight) gets the protocol's
+/// specific code or -32602; -32603 is kept for what the client cannot fix.
 fn acp_error(e: AcpError) -> Error {
-    Error::internal_error().data(serde_json::json!(e.to_string()))
+    let data = serde_json::json!(e.to_string());
+    match e {
+        AcpError::UnknownSession(id) => not_found(&id),
+        AcpError::AlreadyLoaded(_) | AcpError::PromptInFlight(_) => {
+            Error::invalid_params().data(data)
+        }
+        AcpError::Disposed
+        | AcpError::ClosedDuringNew
+        | AcpError::ClosedDuringLoad
+        | AcpError::Create(_) => Error::internal_error().data(data),
+    }
+}
+
+/// The protocol's session-not-found (-32002 with `data.sessionId`).
+fn not_found(id: &str) -> Error {
+    agent_client_protocol::v1::schema::Error::session_not_found(SessionId::new(id.to_string()))
+        .into()
+}
+
+/// `session/new`'s `cwd` must be an absolute path to a directory (ACP).
+fn check_cwd(cwd: &std::path::Path) -> Result<(), Error> {
+    if !cwd.is_absolute() {
+        return Err(Error::invalid_params().data(serde_json::json!(format!(
+            "cwd {} is not absolute",
+            cwd.display()
+        ))));
+    }
+    if !cwd.is_dir() {
+        return Err(Error::invalid_params().data(serde_json::json!(format!(
+            "cwd {} is not a directory",
+            cwd.display()
+        ))));
+    }
+    Ok(())
+}
+
+/// Before a `session/load` of an id this bridge does not hold: the log
+/// must exist and read cleanly. A missing log is the protocol's
+/// resource-not-found; a storage error is reported, never discarded.
+fn check_log(durable: &dyn Durable, id: &str) -> Result<(), Error> {
+    match durable.load(id) {
+        Ok(loaded) if loaded.records.is_empty() => Err(not_found(id)),
+        Ok(_) => Ok(()),
+        Err(e) => Err(Error::internal_error().data(serde_json::json!(format!(
+            "the log of session {id} cannot be read: {e}"
+        )))),
+    }
 }
 
 fn prompt_text(req: &PromptRequest) -> String {
@@ -168,7 +217,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         ),
         None => Arc::new(MemoryDurable::<TokioRt>::default()),
     };
-    let store = SessionStore::new(durable, world.clone(), Faults::none());
+    let store = SessionStore::new(durable.clone(), world.clone(), Faults::none());
     let registry = Registry::new(world.clone());
     let provider = Provider::new(
         "agent-loop",
@@ -201,6 +250,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         bridge.clone(),
         bridge.clone(),
     );
+    let d_load = durable.clone();
     let r_init = responder.clone();
     let result = Agent
         .v1()
@@ -226,8 +276,11 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |_req: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
+            async move |req: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let bridge = b_new.clone();
+                if let Err(e) = check_cwd(&req.cwd) {
+                    return responder.respond_with_error(e);
+                }
                 cx.spawn(async move {
                     match bridge.new_session().await {
                         Ok(id) => responder.respond(NewSessionResponse::new(SessionId::new(id))),
@@ -240,7 +293,14 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         .on_receive_request(
             async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let bridge = b_load.clone();
+                let durable = d_load.clone();
                 cx.spawn(async move {
+                    let id = req.session_id.0.to_string();
+                    if !bridge.sessions().contains(&id) {
+                        if let Err(e) = check_log(durable.as_ref(), &id) {
+                            return responder.respond_with_error(e);
+                        }
+                    }
                     match bridge.load_session(&req.session_id.0).await {
                         Ok(_) => responder.respond(LoadSessionResponse::new()),
                         Err(e) => responder.respond_with_error(acp_error(e)),

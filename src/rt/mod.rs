@@ -26,6 +26,7 @@
 #[cfg(feature = "harness")]
 mod loom_rt;
 mod monitor;
+mod relay;
 #[cfg(feature = "harness")]
 mod shuttle_rt;
 mod sim_rt;
@@ -37,6 +38,7 @@ use std::pin::Pin;
 #[cfg(feature = "harness")]
 pub use loom_rt::LoomRt;
 pub use monitor::{parked_waits, reset_parked_waits, spawn, JoinHandle, Monitor};
+pub use relay::Relay;
 #[cfg(feature = "harness")]
 pub use shuttle_rt::ShuttleRt;
 pub use sim_rt::{SimMutex, SimRt};

@@ -6,6 +6,7 @@ pub mod acp;
 pub mod cancel;
 pub mod dispose;
 pub mod dispose_during_load;
+pub mod dropped_dispose;
 mod goals;
 pub mod identity;
 pub mod idle;
@@ -51,7 +52,10 @@ pub const EXPECTED_PANICS: [&str; 2] = [OBSERVER_PANIC, rig::LISTENER_PANIC];
 /// `when_idle` that never resolves breaks C7; any other wait that never
 /// ends is a `progress` failure.
 pub fn deadlock_rule(message: &str) -> &'static str {
-    if message.contains("when_idle") {
+    if message.contains("teardown (memoized)") {
+        // A teardown that never finishes for its waiters: wedged (D8).
+        "D8"
+    } else if message.contains("when_idle") {
         "C7"
     } else {
         "progress"
@@ -87,6 +91,7 @@ pub static ALL: &[&Scenario] = &[
     &dispose::CANCEL_THEN_DISPOSE,
     &cancel::CANCEL_DROPS_STEERING,
     &dispose_during_load::DISPOSE_DURING_LOAD,
+    &dropped_dispose::DROPPED_DISPOSE,
 ];
 
 /// A prompt of `steps` steps of 10 ms each.

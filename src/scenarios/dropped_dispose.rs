@@ -1,0 +1,91 @@
+//! `dropped-dispose`: the first caller of `dispose()` gives up on it (a
+//! timeout, a `select`) while the teardown is under way; a second handle
+//! and the owner's unload then dispose the same agent (D8, D1).
+//!
+//! The caller's timeout is a task that fires while the dispose future is
+//! suspended; every checker explores where it fires relative to the
+//! teardown's steps, so the dispose future is dropped at each of its
+//! suspension points. (It cannot be dropped before the teardown begins:
+//! the first poll of `dispose` starts the chain.) The later callers must resolve with the whole chain
+//! run once (D1, D2, checked by the world oracle) and nothing left
+//! registered. Fault M15 runs the chain inside the first caller's future:
+//! dropping it mid-chain leaves every later caller waiting forever.
+
+use super::goals::{label, Goal};
+use super::rig::Rig;
+use super::scenario::{bodies, Ctx, Scenario};
+use super::{spec, Outcome};
+use crate::faults::Fault;
+use crate::oracle::Violation;
+use crate::rt::{self, Monitor, Rt};
+use crate::world::WorldEvent;
+use futures::future::Either;
+use std::sync::Arc;
+
+const GOALS: &[Goal] = &[
+    label(
+        "dropped-mid-teardown",
+        "the first caller drops its dispose after the teardown began and before it finished",
+        "first:dropped-mid-teardown",
+    ),
+    label(
+        "first-completed",
+        "the first dispose completes before the timeout fires",
+        "first:completed",
+    ),
+];
+
+/// `dropped-dispose`, registered in [`super::ALL`].
+pub static DROPPED_DISPOSE: Scenario = Scenario::new(
+    "dropped-dispose",
+    "the first dispose() caller drops its future mid-teardown; a second dispose and the owner's unload follow",
+    bodies!(dropped_dispose),
+)
+.rules(&["D8", "D1", "D2"])
+.goals(GOALS)
+.targets(&[Fault::M15]);
+
+/// The body: see the module docs.
+pub async fn dropped_dispose<R: Rt>(ctx: Ctx) -> Outcome {
+    let rig = Rig::<R>::new(ctx.faults, ctx.durable);
+    let owner = rig.owner("owner");
+    let h = rig.provider.create("a", &owner).await.expect("create a");
+    rig.track(&h.agent, h.serial());
+    h.agent.send(spec("A", 2)).expect("send A");
+    h.agent.started(0).await;
+    let fired = Arc::new(Monitor::<R, bool>::new(false));
+    let f2 = fired.clone();
+    let timer = rt::spawn::<R, ()>("timeout", async move { f2.update(|f| *f = true) });
+    let first = {
+        let dispose = std::pin::pin!(h.dispose_as("caller-1"));
+        let timeout = std::pin::pin!(fired.wait_until("timeout", |f| f.then_some(())));
+        match futures::future::select(dispose, timeout).await {
+            Either::Left(_) => "completed",
+            // The dispose future is dropped at the end of this block.
+            Either::Right(_) => {
+                let seen = |f: fn(&WorldEvent) -> bool| rig.world.events().iter().any(f);
+                match (
+                    seen(|e| matches!(e, WorldEvent::TeardownBegan { .. })),
+                    seen(|e| matches!(e, WorldEvent::TeardownDone { .. })),
+                ) {
+                    (false, _) => "dropped-before-teardown",
+                    (true, false) => "dropped-mid-teardown",
+                    (true, true) => "dropped-after-teardown",
+                }
+            }
+        }
+    };
+    timer.join().await;
+    futures::future::join(h.dispose_as("caller-2"), owner.unload()).await;
+    let left = rig.leftovers(|id| id == "a");
+    let own = vec![(
+        left.is_empty(),
+        Violation::new(
+            "D8",
+            format!(
+                "after a dropped dispose, a second dispose and the owner's unload left {left:?}"
+            ),
+        ),
+    )];
+    rig.finish(format!("first:{first}"), own)
+}
