@@ -242,56 +242,96 @@ async fn malformed_json_rpc_gets_an_error_not_a_crash() {
     assert!(status.success());
 }
 
-/// Client mistakes get the protocol's codes, not -32603: a relative or
-/// missing `cwd` is -32602; a load of an id with no log, and a prompt to an
-/// unknown session, are -32002 naming the session; a second load of a live
-/// session is -32602. Raw JSON-RPC lines, each answered before the next.
-#[test]
-fn client_mistakes_get_specific_error_codes() {
-    use std::io::{BufRead, BufReader, Write};
-    let sessions = tempfile::tempdir().expect("tempdir");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"))
-        .arg("acp")
-        .arg("--sessions")
-        .arg(sessions.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn lifecycle acp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut ask = |id: u32, method: &str, params: serde_json::Value| -> serde_json::Value {
+/// `lifecycle acp` over raw JSON-RPC lines, each request answered before
+/// the next is sent.
+struct RawServer {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl RawServer {
+    fn start(sessions: &std::path::Path) -> RawServer {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+            .arg("acp")
+            .arg("--sessions")
+            .arg(sessions)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn lifecycle acp");
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut server = RawServer {
+            child,
+            stdin,
+            stdout,
+        };
+        server.ask(0, "initialize", serde_json::json!({"protocolVersion": 1}));
+        server
+    }
+
+    /// The answer to request `id`, and the notifications sent before it.
+    fn ask_with_updates(
+        &mut self,
+        id: u32,
+        method: &str,
+        params: serde_json::Value,
+    ) -> (serde_json::Value, Vec<serde_json::Value>) {
+        use std::io::{BufRead, Write};
         let line =
             serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(stdin, "{line}").expect("write");
+        writeln!(self.stdin.as_mut().expect("open"), "{line}").expect("write");
+        let mut before = Vec::new();
         loop {
             let mut answer = String::new();
             assert!(
-                stdout.read_line(&mut answer).expect("read") > 0,
+                self.stdout.read_line(&mut answer).expect("read") > 0,
                 "server closed"
             );
             let v: serde_json::Value = serde_json::from_str(&answer).expect("json");
             if v["id"] == serde_json::json!(id) {
-                return v;
+                return (v, before);
             }
+            before.push(v);
         }
-    };
+    }
+
+    fn ask(&mut self, id: u32, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.ask_with_updates(id, method, params).0
+    }
+
+    /// Close stdin; the server must exit 0.
+    fn close(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait");
+        assert!(status.success(), "{status}");
+    }
+}
+
+/// Client mistakes get the protocol's codes, not -32603: a relative or
+/// missing `cwd` is -32602; a load of an id with no log, and a prompt to an
+/// unknown session, are -32002 naming the session; a second load of a live
+/// session is -32602.
+#[test]
+fn client_mistakes_get_specific_error_codes() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = RawServer::start(sessions.path());
     let code = |v: &serde_json::Value| v["error"]["code"].as_i64();
-    ask(1, "initialize", serde_json::json!({"protocolVersion": 1}));
-    let relative = ask(
+    let relative = server.ask(
         2,
         "session/new",
         serde_json::json!({"cwd": "relative", "mcpServers": []}),
     );
     assert_eq!(code(&relative), Some(-32602), "{relative}");
-    let missing = ask(
+    let missing = server.ask(
         3,
         "session/new",
         serde_json::json!({"cwd": "/no/such/dir/at/all", "mcpServers": []}),
     );
     assert_eq!(code(&missing), Some(-32602), "{missing}");
-    let never = ask(
+    let never = server.ask(
         4,
         "session/load",
         serde_json::json!({"sessionId": "never-existed", "cwd": "/", "mcpServers": []}),
@@ -301,13 +341,13 @@ fn client_mistakes_get_specific_error_codes() {
         never["error"]["data"]["sessionId"], "never-existed",
         "{never}"
     );
-    let unknown = ask(
+    let unknown = server.ask(
         5,
         "session/prompt",
         serde_json::json!({"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}),
     );
     assert_eq!(code(&unknown), Some(-32002), "{unknown}");
-    let new = ask(
+    let new = server.ask(
         6,
         "session/new",
         serde_json::json!({"cwd": "/", "mcpServers": []}),
@@ -316,13 +356,66 @@ fn client_mistakes_get_specific_error_codes() {
         .as_str()
         .expect("a session id")
         .to_string();
-    let again = ask(
+    let again = server.ask(
         7,
         "session/load",
         serde_json::json!({"sessionId": sid, "cwd": "/", "mcpServers": []}),
     );
     assert_eq!(code(&again), Some(-32602), "{again}");
-    drop(stdin);
-    let status = child.wait().expect("wait");
-    assert!(status.success(), "{status}");
+    server.close();
+}
+
+/// A9: a second server process loading a session replays its history as
+/// `session/update`s (the prompt as a user message, each step's output as
+/// an agent message, in order) before it answers the load.
+#[test]
+fn load_replays_the_history_before_answering() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut first = RawServer::start(sessions.path());
+    let new = first.ask(
+        1,
+        "session/new",
+        serde_json::json!({"cwd": "/", "mcpServers": []}),
+    );
+    let sid = new["result"]["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    let text = "hello\n$ echo replayed";
+    let (done, sent) = first.ask_with_updates(
+        2,
+        "session/prompt",
+        serde_json::json!({"sessionId": sid, "prompt": [{"type": "text", "text": text}]}),
+    );
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    first.close();
+    let chunks = |updates: &[serde_json::Value], kind: &str| -> Vec<String> {
+        updates
+            .iter()
+            .filter(|u| u["params"]["update"]["sessionUpdate"] == kind)
+            .map(|u| {
+                u["params"]["update"]["content"]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect()
+    };
+    let mut second = RawServer::start(sessions.path());
+    let (loaded, replayed) = second.ask_with_updates(
+        3,
+        "session/load",
+        serde_json::json!({"sessionId": sid, "cwd": "/", "mcpServers": []}),
+    );
+    assert!(loaded.get("result").is_some(), "{loaded}");
+    assert_eq!(
+        chunks(&replayed, "user_message_chunk"),
+        vec![text.to_string()]
+    );
+    assert_eq!(
+        chunks(&replayed, "agent_message_chunk"),
+        chunks(&sent, "agent_message_chunk"),
+        "the load replays exactly what the client was sent"
+    );
+    second.close();
 }

@@ -28,6 +28,7 @@ use crate::faults::Faults;
 use crate::provider::{scope_journaled, Provider};
 use crate::registry::Registry;
 use crate::rt::{BoxFuture, TokioRt};
+use crate::session_log::Entry;
 use crate::shell::real::RealShell;
 use crate::shell::ExecResult;
 use crate::store::durable::{Durable, FileDurable, MemoryDurable};
@@ -183,16 +184,34 @@ fn check_cwd(cwd: &std::path::Path) -> Result<(), Error> {
 }
 
 /// Before a `session/load` of an id this bridge does not hold: the log
-/// must exist and read cleanly. A missing log is the protocol's
-/// resource-not-found; a storage error is reported, never discarded.
-fn check_log(durable: &dyn Durable, id: &str) -> Result<(), Error> {
+/// must exist and read cleanly, and its conversation is what the load
+/// replays. A missing log is the protocol's resource-not-found; a storage
+/// error is reported, never discarded.
+fn check_log(durable: &dyn Durable, id: &str) -> Result<Vec<SessionUpdate>, Error> {
     match durable.load(id) {
         Ok(loaded) if loaded.records.is_empty() => Err(not_found(id)),
-        Ok(_) => Ok(()),
+        Ok(loaded) => Ok(history(&loaded.records)),
         Err(e) => Err(Error::internal_error().data(serde_json::json!(format!(
             "the log of session {id} cannot be read: {e}"
         )))),
     }
+}
+
+/// The conversation of a session log, as `session/update`s: each prompt
+/// (`user/message`) as a user message chunk, each step's output as an agent
+/// message chunk, in log order (A9: a load replays the history).
+fn history(records: &[crate::store::durable::DurableRecord]) -> Vec<SessionUpdate> {
+    let chunk = |text: &str| ContentChunk::new(ContentBlock::from(text.to_string()));
+    records
+        .iter()
+        .filter_map(|r| match &r.entry {
+            Entry::UserMessage { text, .. } => Some(SessionUpdate::UserMessageChunk(chunk(text))),
+            Entry::Step {
+                output: Some(out), ..
+            } => Some(SessionUpdate::AgentMessageChunk(chunk(out))),
+            _ => None,
+        })
+        .collect()
 }
 
 fn prompt_text(req: &PromptRequest) -> String {
@@ -294,15 +313,27 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
             async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let bridge = b_load.clone();
                 let durable = d_load.clone();
+                let conn = cx.clone();
                 cx.spawn(async move {
                     let id = req.session_id.0.to_string();
+                    let mut past = Vec::new();
                     if !bridge.sessions().contains(&id) {
-                        if let Err(e) = check_log(durable.as_ref(), &id) {
-                            return responder.respond_with_error(e);
+                        match check_log(durable.as_ref(), &id) {
+                            Ok(h) => past = h,
+                            Err(e) => return responder.respond_with_error(e),
                         }
                     }
                     match bridge.load_session(&req.session_id.0).await {
-                        Ok(_) => responder.respond(LoadSessionResponse::new()),
+                        Ok(_) => {
+                            // The history first, then the answer (ACP).
+                            for update in past {
+                                let _ = conn.send_notification(SessionNotification::new(
+                                    req.session_id.clone(),
+                                    update,
+                                ));
+                            }
+                            responder.respond(LoadSessionResponse::new())
+                        }
                         Err(e) => responder.respond_with_error(acp_error(e)),
                     }
                 })
