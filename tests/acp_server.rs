@@ -70,6 +70,8 @@ async fn acp_server_lifecycle_over_pipes() {
     let mut stderr = child.stderr.take().unwrap();
     let updates: Arc<Mutex<Vec<SessionNotification>>> = Arc::default();
     let seen = updates.clone();
+    let session: Arc<Mutex<String>> = Arc::default();
+    let session_out = session.clone();
 
     let client = Client
         .v1()
@@ -103,6 +105,7 @@ async fn acp_server_lifecycle_over_pipes() {
                 .block_task()
                 .await?
                 .session_id;
+            *session_out.lock().unwrap() = sid.0.to_string();
             let prompt = |text: &str| {
                 PromptRequest::new(sid.clone(), vec![ContentBlock::from(text.to_string())])
             };
@@ -179,7 +182,7 @@ async fn acp_server_lifecycle_over_pipes() {
     // A4 with D3: the turn the disconnect cut is durable, ended `disposed`.
     let log = FileDurable::new(sessions.path())
         .unwrap()
-        .load("sess-1")
+        .load(&session.lock().unwrap().clone())
         .unwrap();
     assert!(log.torn.is_none());
     let ends: Vec<EndReason> = log
@@ -418,4 +421,27 @@ fn load_replays_the_history_before_answering() {
         "the load replays exactly what the client was sent"
     );
     second.close();
+}
+
+/// Session ids are unique across server processes on one directory, so a
+/// second process never appends to the first one's log.
+#[test]
+fn session_ids_are_unique_across_processes() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let new_id = || {
+        let mut server = RawServer::start(sessions.path());
+        let new = server.ask(
+            1,
+            "session/new",
+            serde_json::json!({"cwd": "/", "mcpServers": []}),
+        );
+        server.close();
+        new["result"]["sessionId"]
+            .as_str()
+            .expect("a session id")
+            .to_string()
+    };
+    let (a, b) = (new_id(), new_id());
+    assert!(a.starts_with("sess-") && b.starts_with("sess-"), "{a} {b}");
+    assert_ne!(a, b);
 }

@@ -95,13 +95,29 @@ pub struct Bridge<R: Rt> {
     scope: Scope<R>,
     state: Monitor<R, State<R>>,
     faults: Faults,
+    /// Session ids are this prefix and a counter.
+    prefix: String,
 }
 
 impl<R: Rt> Bridge<R> {
     /// A bridge creating agents through `provider`, owned by `scope` (the
-    /// bridge plugin's scope; it outlives a disconnect).
+    /// bridge plugin's scope; it outlives a disconnect). Session ids are
+    /// `sess-1`, `sess-2`, ...: deterministic, for the checkers.
     pub fn new(provider: Arc<Provider<R>>, scope: Scope<R>, faults: Faults) -> Arc<Self> {
+        Self::with_prefix(provider, scope, faults, "sess-")
+    }
+
+    /// [`new`](Self::new), with session ids `<prefix>1`, `<prefix>2`, ...
+    /// The server gives each process a random prefix, so two processes on
+    /// one session directory never share an id (A9).
+    pub fn with_prefix(
+        provider: Arc<Provider<R>>,
+        scope: Scope<R>,
+        faults: Faults,
+        prefix: &str,
+    ) -> Arc<Self> {
         Arc::new(Bridge {
+            prefix: prefix.to_string(),
             provider,
             scope,
             state: Monitor::new(State {
@@ -133,7 +149,7 @@ impl<R: Rt> Bridge<R> {
                 return None;
             }
             s.next += 1;
-            Some(format!("sess-{}", s.next))
+            Some(format!("{}{}", self.prefix, s.next))
         });
         let id = id.ok_or(AcpError::Disposed)?;
         let handle = match self.provider.create(&id, &self.scope).await {

@@ -257,10 +257,13 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         conn: Mutex::new(None),
     });
     provider.set_runner(responder.clone());
-    let bridge = Bridge::new(
+    // Session ids unique across processes: `sess-<uuid v4>-N`.
+    let prefix = format!("sess-{}-", uuid::Uuid::new_v4().simple());
+    let bridge = Bridge::with_prefix(
         provider.clone(),
         scope_journaled("acp", &world),
         Faults::none(),
+        &prefix,
     );
 
     let (b_new, b_load, b_prompt, b_cancel) = (
