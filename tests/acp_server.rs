@@ -305,6 +305,19 @@ impl RawServer {
         self.ask_with_updates(id, method, params).0
     }
 
+    /// `session/new` in `/`; the new session's id.
+    fn new_session(&mut self, id: u32) -> String {
+        let new = self.ask(
+            id,
+            "session/new",
+            serde_json::json!({"cwd": "/", "mcpServers": []}),
+        );
+        new["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session id in {new}"))
+            .to_string()
+    }
+
     /// Close stdin; the server must exit 0.
     fn close(mut self) {
         drop(self.stdin.take());
@@ -350,15 +363,7 @@ fn client_mistakes_get_specific_error_codes() {
         serde_json::json!({"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}),
     );
     assert_eq!(code(&unknown), Some(-32002), "{unknown}");
-    let new = server.ask(
-        6,
-        "session/new",
-        serde_json::json!({"cwd": "/", "mcpServers": []}),
-    );
-    let sid = new["result"]["sessionId"]
-        .as_str()
-        .expect("a session id")
-        .to_string();
+    let sid = server.new_session(6);
     let again = server.ask(
         7,
         "session/load",
@@ -375,15 +380,7 @@ fn client_mistakes_get_specific_error_codes() {
 fn load_replays_the_history_before_answering() {
     let sessions = tempfile::tempdir().expect("tempdir");
     let mut first = RawServer::start(sessions.path());
-    let new = first.ask(
-        1,
-        "session/new",
-        serde_json::json!({"cwd": "/", "mcpServers": []}),
-    );
-    let sid = new["result"]["sessionId"]
-        .as_str()
-        .expect("a session id")
-        .to_string();
+    let sid = first.new_session(1);
     let text = "hello\n$ echo replayed";
     let (done, sent) = first.ask_with_updates(
         2,
@@ -430,16 +427,9 @@ fn session_ids_are_unique_across_processes() {
     let sessions = tempfile::tempdir().expect("tempdir");
     let new_id = || {
         let mut server = RawServer::start(sessions.path());
-        let new = server.ask(
-            1,
-            "session/new",
-            serde_json::json!({"cwd": "/", "mcpServers": []}),
-        );
+        let sid = server.new_session(1);
         server.close();
-        new["result"]["sessionId"]
-            .as_str()
-            .expect("a session id")
-            .to_string()
+        sid
     };
     let (a, b) = (new_id(), new_id());
     assert!(a.starts_with("sess-") && b.starts_with("sess-"), "{a} {b}");

@@ -50,6 +50,9 @@ fn same_id_creates_pass_on_every_checker() {
         .dfs(two_creates_one_winner::<SimRt>)
         .unwrap();
     assert!(dfs.exhausted, "two creators exhaust at bound 3");
+    // The goal added after the `sim` call is the one the search counted.
+    let hit = dfs.goals.iter().find(|g| g.goal == "refused-at-enter");
+    assert!(hit.is_some_and(|g| g.hits > 0), "{:?}", dfs.goals);
     t.shuttle(two_creates_one_winner).unwrap();
     t.clone()
         .executions(20)

@@ -247,9 +247,7 @@ impl RaceTest {
             Arc::new(boxed) as Arc<dyn Any + Send + Sync>,
         );
         let goals: &'static [Goal] = Box::leak(self.goals.clone().into_boxed_slice());
-        scenarios::register(|| {
-            Scenario::new(self.name, "a downstream race test", BODIES).goals(goals)
-        })
+        scenarios::register(Scenario::new(self.name, "a downstream race test", BODIES).goals(goals))
     }
 
     fn check<R: Rt, F, Fut>(&self, checker: Checker, body: F) -> Result<Report, Failure>

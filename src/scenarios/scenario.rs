@@ -230,16 +230,12 @@ fn registered() -> std::sync::MutexGuard<'static, BTreeMap<&'static str, &'stati
 }
 
 /// Registers a scenario built at run time (a downstream race test, see
-/// `check::api`) so replay lines can name it; the first registration of a
-/// name stays (it is leaked: one per test).
-pub fn register(make: impl FnOnce() -> Scenario) -> &'static Scenario {
-    let mut all = registered();
-    let scenario = make();
-    if let Some(s) = all.get(scenario.name) {
-        return s;
-    }
+/// `check::api`) so replay lines can name it. A later registration of the
+/// same name replaces the earlier one (a test that adds a goal between two
+/// checkers gets it); each is leaked, one per checker call.
+pub fn register(scenario: Scenario) -> &'static Scenario {
     let leaked: &'static Scenario = Box::leak(Box::new(scenario));
-    all.insert(leaked.name, leaked);
+    registered().insert(leaked.name, leaked);
     leaked
 }
 
