@@ -44,6 +44,16 @@ pub enum Fault {
     /// The teardown chain runs inside the first caller's future, so
     /// dropping that future wedges it (violates D8, D1).
     M15,
+    /// The session log is flushed only at `turn/end`: no write-ahead of
+    /// `turn/start`, and step results reach the client before they are
+    /// durable (violates D9).
+    M16,
+    /// `load` after a crash keeps a torn last record, so the next append
+    /// lands on it (violates D9).
+    M17,
+    /// A failed write or fsync is logged and otherwise ignored (violates
+    /// D10).
+    M18,
     /// A completion notice goes to the first live agent whose id starts
     /// with the owner (prefix match; violates S6).
     M21,
@@ -60,7 +70,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 19] = [
+    pub const ALL: [Fault; 22] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -76,15 +86,18 @@ impl Fault {
         Fault::M13,
         Fault::M14,
         Fault::M15,
+        Fault::M16,
+        Fault::M17,
+        Fault::M18,
         Fault::M21,
         Fault::M22,
         Fault::M23,
         Fault::M24,
     ];
 
-    /// The faults this build can switch on. M16–M20 (crashes, failing
-    /// storage, stuck steps, owner drain: SPEC §3) are not in this build.
-    pub const IMPLEMENTED: [Fault; 19] = [
+    /// The faults this build can switch on. M19 and M20 (stuck steps, owner
+    /// drain: SPEC §3) are not in this build.
+    pub const IMPLEMENTED: [Fault; 22] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -100,6 +113,9 @@ impl Fault {
         Fault::M13,
         Fault::M14,
         Fault::M15,
+        Fault::M16,
+        Fault::M17,
+        Fault::M18,
         Fault::M21,
         Fault::M22,
         Fault::M23,
@@ -128,6 +144,9 @@ impl Fault {
             Fault::M15 => {
                 "the teardown chain runs inside the first caller's future; dropping it wedges the teardown"
             }
+            Fault::M16 => "the session log is flushed only at turn/end (no write-ahead)",
+            Fault::M17 => "load keeps a torn last record and the next append lands on it",
+            Fault::M18 => "a failed write or fsync is logged and otherwise ignored",
             Fault::M21 => {
                 "a completion notice goes to the first live agent whose id starts with the owner"
             }
@@ -155,6 +174,8 @@ impl Fault {
             Fault::M12 | Fault::M14 => &["C7"],
             Fault::M13 => &["A5"],
             Fault::M15 => &["D8", "D1"],
+            Fault::M16 | Fault::M17 => &["D9"],
+            Fault::M18 => &["D10"],
             Fault::M21 => &["S6"],
             Fault::M22 => &["R2"],
             Fault::M23 => &["C3"],

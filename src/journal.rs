@@ -28,6 +28,10 @@ pub enum EndReason {
     Aborted,
     /// Disposal stopped it (C3: overrides a cancel).
     Disposed,
+    /// Its session log could not be written (D10).
+    Failed,
+    /// The process died during the turn; written by the next load (D9).
+    Interrupted,
 }
 
 /// Identifies one accepted prompt (one turn).
@@ -136,6 +140,15 @@ pub enum Event {
     TurnClosed {
         /// The turn's prompt.
         prompt: PromptId,
+    },
+    /// A write or sync of the turn's session log failed (D10): the turn
+    /// ends `{failed}` (or, if its `turn/end` was already decided, the
+    /// closing flush lost it) and the session refuses further appends.
+    StorageFailed {
+        /// The turn's prompt.
+        prompt: PromptId,
+        /// The error.
+        error: String,
     },
     /// A `when_idle` waiter was registered.
     IdleWaiting {

@@ -73,6 +73,8 @@ struct Replay {
     /// Turns active when an effective cancel entered: they must not complete.
     must_abort: BTreeMap<PromptId, CallId>,
     waiting: BTreeSet<u64>,
+    /// Turns whose session log failed (D10) before their `turn/end`.
+    failed: BTreeSet<PromptId>,
 }
 
 impl Replay {
@@ -94,8 +96,8 @@ pub const RULE_IDS: [&str; 43] = [
 
 /// The rules [`check_journal`] and [`check_durable`] evaluate on every
 /// execution.
-pub const ORACLE_RULES: [&str; 11] = [
-    "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "D3", "D6",
+pub const ORACLE_RULES: [&str; 12] = [
+    "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "D3", "D6", "D10",
 ];
 
 /// Check C1–C9 (and D6) over one agent's journal.
@@ -287,6 +289,24 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 s.active = None;
                 s.closing = Some(*prompt);
                 s.ended.insert(*prompt, (*reason, *cause));
+                // D10: a turn whose log failed ends failed; C3 does not
+                // apply to it.
+                if s.failed.contains(prompt) || *reason == EndReason::Failed {
+                    if !s.failed.contains(prompt) || *reason != EndReason::Failed {
+                        v.push(Violation::new(
+                            "D10",
+                            format!(
+                                "turn p{prompt} ended {reason:?}, but {}",
+                                if s.failed.contains(prompt) {
+                                    "its session log had failed: it must end failed"
+                                } else {
+                                    "no storage failure was reported during it"
+                                }
+                            ),
+                        ));
+                    }
+                    continue;
+                }
                 if let (Some(call), EndReason::Completed) = (s.must_abort.get(prompt), reason) {
                     v.push(Violation::new(
                         "C3",
@@ -320,6 +340,11 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 }
             }
             Event::TurnClosed { .. } => s.closing = None,
+            Event::StorageFailed { prompt, .. } => {
+                if s.active == Some(*prompt) {
+                    s.failed.insert(*prompt);
+                }
+            }
             Event::IdleWaiting { waiter } => {
                 s.waiting.insert(*waiter);
             }
@@ -415,6 +440,12 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
 /// prompt that never started (C4).
 pub fn check_durable(journal: &[Record], durable: &[Entry]) -> Vec<Violation> {
     let mut v = Vec::new();
+    // D10: after a storage failure the session refuses appends, so the
+    // turns from the failed one on are not expected to be durable.
+    let failed_from = journal.iter().find_map(|r| match r.event {
+        Event::StorageFailed { prompt, .. } => Some(prompt),
+        _ => None,
+    });
     let started: BTreeSet<PromptId> = journal
         .iter()
         .filter_map(|r| match r.event {
@@ -422,7 +453,10 @@ pub fn check_durable(journal: &[Record], durable: &[Entry]) -> Vec<Violation> {
             _ => None,
         })
         .collect();
-    for p in &started {
+    for p in started
+        .iter()
+        .filter(|p| failed_from.is_none_or(|f| **p < f))
+    {
         let has_end = durable
             .iter()
             .any(|e| matches!(e, Entry::TurnEnd { prompt, .. } if prompt == p));

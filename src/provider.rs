@@ -30,6 +30,8 @@ pub enum CreateError {
     AlreadyExists(String),
     /// The owner scope unloaded during setup (R3).
     OwnerUnloaded(String),
+    /// The session's durable log could not be read or repaired (D9, D10).
+    Storage(String),
 }
 
 impl std::fmt::Display for CreateError {
@@ -39,6 +41,7 @@ impl std::fmt::Display for CreateError {
             CreateError::OwnerUnloaded(id) => {
                 write!(f, "owner unloaded while agent {id:?} was being created")
             }
+            CreateError::Storage(e) => write!(f, "{e}"),
         }
     }
 }
@@ -208,10 +211,17 @@ impl<R: Rt> Provider<R> {
     }
 
     /// `agents.resume(id)`: the agent of an existing durable session. Its
-    /// log is read first (the turns it holds are the agent's history).
+    /// log is recovered first (a torn tail cut, open turns closed
+    /// `interrupted`: D9); a log that cannot be read or repaired fails the
+    /// resume (D10).
     pub async fn resume(&self, id: &str, owner: &Scope<R>) -> Result<AgentHandle<R>, CreateError> {
-        let history = self.store.load(id).map(|l| l.records.len()).unwrap_or(0);
-        tracing::debug!(id, history, "resume: durable log read");
+        match self.store.recover(id) {
+            Ok(log) => tracing::debug!(id, history = log.records.len(), "resume: log recovered"),
+            Err(e) => {
+                let e = CreateError::Storage(format!("the log of session {id:?}: {e}"));
+                return Err(e);
+            }
+        }
         self.build(id, owner).await
     }
 

@@ -11,12 +11,26 @@ use crate::rt::{BoxFuture, Mutex, Rt};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+/// A write, sync or truncate of the session's durable log failed, or the
+/// session refuses appends after such a failure (D10).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StorageError(pub String);
+
+impl std::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "session storage failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for StorageError {}
+
 /// Where an agent's turns go: appended, then flushed.
 pub trait SessionSink: Send + Sync + 'static {
-    /// Append an entry (not yet durable).
-    fn append(&self, entry: Entry);
-    /// Make every appended entry durable.
-    fn flush(self: Arc<Self>) -> BoxFuture<()>;
+    /// Append an entry (not yet durable). Refused after a storage failure
+    /// (D10).
+    fn append(&self, entry: Entry) -> Result<(), StorageError>;
+    /// Make every appended entry durable; an I/O failure is returned (D10).
+    fn flush(self: Arc<Self>) -> BoxFuture<Result<(), StorageError>>;
     /// The durable entries of this session.
     fn durable(&self) -> Vec<Entry>;
 }
@@ -113,12 +127,16 @@ impl<R: Rt> SessionLog<R> {
 }
 
 impl<R: Rt> SessionSink for SessionLog<R> {
-    fn append(&self, entry: Entry) {
-        SessionLog::append(self, entry)
+    fn append(&self, entry: Entry) -> Result<(), StorageError> {
+        SessionLog::append(self, entry);
+        Ok(())
     }
 
-    fn flush(self: Arc<Self>) -> BoxFuture<()> {
-        Box::pin(async move { SessionLog::flush(&self).await })
+    fn flush(self: Arc<Self>) -> BoxFuture<Result<(), StorageError>> {
+        Box::pin(async move {
+            SessionLog::flush(&self).await;
+            Ok(())
+        })
     }
 
     fn durable(&self) -> Vec<Entry> {

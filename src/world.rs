@@ -117,6 +117,16 @@ pub enum WorldEvent {
         /// What was lost.
         entry: String,
     },
+    /// A write or sync of a session's durable log failed; the session
+    /// refuses appends from now on (D10).
+    StorageFailed {
+        /// The id.
+        id: String,
+        /// The serial.
+        serial: u64,
+        /// The error.
+        error: String,
+    },
     /// A listener panicked; contained.
     ListenerPanicked {
         /// `agent/disposed` or `session/disposed`.

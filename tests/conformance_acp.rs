@@ -262,6 +262,7 @@ fn ierr(e: AcpError) -> String {
         AcpError::PromptInFlight(_) => "in-flight".into(),
         AcpError::UnknownSession(id) => format!("unknown {id}"),
         AcpError::Create(e) => format!("create: {e}"),
+        AcpError::Storage(e) => format!("storage: {e}"),
     }
 }
 

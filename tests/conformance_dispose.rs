@@ -255,6 +255,7 @@ fn ianswer(r: &Result<AgentHandle<SimRt>, CreateError>) -> String {
         Ok(_) => "ok".into(),
         Err(CreateError::AlreadyExists(_)) => "already exists".into(),
         Err(CreateError::OwnerUnloaded(_)) => "owner unloaded".into(),
+        Err(CreateError::Storage(e)) => format!("storage: {e}"),
     }
 }
 

@@ -7,7 +7,9 @@ use agent_lifecycle::journal::EndReason;
 use agent_lifecycle::rt::{SimRt, TokioRt};
 use agent_lifecycle::scenarios::{self, run_with};
 use agent_lifecycle::session_log::Entry;
-use agent_lifecycle::store::durable::{Durable, DurableRecord, FileDurable, MemoryDurable};
+use agent_lifecycle::store::durable::{
+    DiskFault, Durable, DurableRecord, FileDurable, MemoryDurable, Tear,
+};
 use agent_lifecycle::store::SessionStore;
 use agent_lifecycle::world::World;
 use std::io::Write;
@@ -88,9 +90,13 @@ fn memory_disk_keeps_flushed_and_loses_pending_on_crash() {
         let p = store.prepare("s").expect("prepare");
         let serial = p.serial();
         store.enter(p).expect("enter");
-        store.append("s", serial, Entry::TurnStart { prompt: 0 });
-        store.flush("s", serial).await;
-        store.append("s", serial, Entry::TurnStart { prompt: 1 });
+        store
+            .append("s", serial, Entry::TurnStart { prompt: 0 })
+            .expect("append");
+        store.flush("s", serial).await.expect("flush");
+        store
+            .append("s", serial, Entry::TurnStart { prompt: 1 })
+            .expect("append");
         // Crash: the store (and its pending buffer) is gone.
     })
     .expect("sim");
@@ -149,4 +155,126 @@ fn tokio_conformance_with_file_backend() {
             }
         }
     }
+}
+
+fn start(prompt: u64) -> DurableRecord {
+    DurableRecord {
+        serial: 1,
+        entry: Entry::TurnStart { prompt },
+    }
+}
+
+/// D9 on the file backend: a load after a crash cuts the torn tail, closes
+/// the open turn `interrupted`, and the next append loads back; with M17
+/// the append lands on the torn tail and is lost.
+#[test]
+fn recover_cuts_a_torn_tail_and_closes_the_open_turn() {
+    for (faults, clean) in [
+        (Faults::none(), true),
+        (
+            Faults::none().with(agent_lifecycle::faults::Fault::M17),
+            false,
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = Arc::new(FileDurable::new(dir.path()).expect("dir"));
+        d.write("s", &[rec(1, 0), start(1)]).expect("write");
+        d.write("s", &[rec(1, 1)]).expect("write");
+        let path = d.path("s");
+        let len = std::fs::metadata(&path).expect("meta").len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open")
+            .set_len(len - 9)
+            .expect("tear");
+        let store = SessionStore::<TokioRt>::new(d.clone(), World::new(), faults);
+        let loaded = store.recover("s").expect("a torn tail is not an error");
+        let interrupted = DurableRecord {
+            serial: 1,
+            entry: Entry::TurnEnd {
+                prompt: 1,
+                reason: EndReason::Interrupted,
+            },
+        };
+        assert_eq!(
+            loaded.records,
+            vec![rec(1, 0), start(1), interrupted.clone()]
+        );
+        d.write("s", &[rec(2, 7)]).expect("append");
+        let again = d.load("s");
+        if clean {
+            let again = again.expect("load");
+            assert!(again.torn.is_none(), "{:?}", again.torn);
+            assert_eq!(
+                again.records,
+                vec![rec(1, 0), start(1), interrupted, rec(2, 7)]
+            );
+        } else {
+            // M17: the closing record was written onto the torn line, so
+            // the log is now corrupt mid-file (or the append is lost).
+            match again {
+                Err(e) => assert!(e.to_string().contains("corrupt record"), "{e}"),
+                Ok(l) => assert_ne!(l.records.last(), Some(&rec(2, 7))),
+            }
+        }
+    }
+}
+
+/// The crash image of the in-memory disk: synced bytes always survive,
+/// unsynced ones are dropped, kept by record, or torn mid-record.
+#[test]
+fn crash_image_tears_only_unsynced_bytes() {
+    let disk = MemoryDurable::<TokioRt>::recording();
+    disk.write("s", &[rec(1, 0)]).expect("write");
+    disk.sync("s").expect("sync");
+    disk.write("s", &[rec(1, 1), rec(1, 2)]).expect("write");
+    let image = disk.crash_image();
+    assert!(image.has_unsynced());
+    assert_eq!(image.synced("s"), vec![rec(1, 0)]);
+    let tears = image.tears();
+    assert_eq!(tears.len(), 5, "{tears:?}");
+    let load = |t: Tear| image.restore::<TokioRt>(t).load("s").expect("load");
+    assert_eq!(load(Tear::DropUnsynced).records, vec![rec(1, 0)]);
+    assert_eq!(
+        load(Tear::KeepRecords(1)).records,
+        vec![rec(1, 0), rec(1, 1)]
+    );
+    let torn = load(Tear::TearRecord(2));
+    assert_eq!(torn.records, vec![rec(1, 0), rec(1, 1)]);
+    assert!(torn.torn.is_some());
+    // One image per operation, plus the empty disk before any.
+    assert_eq!(disk.crash_points().len(), 4);
+}
+
+/// D10: a failed write fails the flush, and the session refuses every
+/// later append and flush; nothing more reaches the disk.
+#[test]
+fn a_failed_write_fails_the_session() {
+    let disk: Arc<MemoryDurable<SimRt>> = Arc::new(MemoryDurable::default());
+    let d = disk.clone();
+    let mut sim = lifecycle_sim::Sim::with_seed(1);
+    sim.block_on(async move {
+        let store = SessionStore::<SimRt>::new(d.clone(), World::new(), Faults::none());
+        let p = store.prepare("s").expect("prepare");
+        let serial = p.serial();
+        store.enter(p).expect("enter");
+        store
+            .append("s", serial, Entry::TurnStart { prompt: 0 })
+            .expect("append");
+        d.fail_next(DiskFault::WriteEnospc);
+        let err = store.flush("s", serial).await.expect_err("ENOSPC");
+        assert!(err.to_string().contains("ENOSPC"), "{err}");
+        store
+            .append("s", serial, Entry::TurnStart { prompt: 1 })
+            .expect_err("refused after the failure");
+        store.flush("s", serial).await.expect_err("refused");
+    })
+    .expect("sim");
+    let writes = disk
+        .ops()
+        .iter()
+        .filter(|op| matches!(op, agent_lifecycle::store::durable::DiskOp::Write { .. }))
+        .count();
+    assert_eq!(writes, 1);
 }

@@ -37,6 +37,8 @@ pub enum AcpError {
     PromptInFlight(String),
     /// Creating the agent failed.
     Create(CreateError),
+    /// The prompt's session log could not be written (D10).
+    Storage(String),
 }
 
 impl std::fmt::Display for AcpError {
@@ -51,6 +53,7 @@ impl std::fmt::Display for AcpError {
                 write!(f, "session {id} already has a prompt in flight")
             }
             AcpError::Create(e) => write!(f, "{e}"),
+            AcpError::Storage(e) => write!(f, "{e}"),
         }
     }
 }
@@ -199,6 +202,7 @@ impl<R: Rt> Bridge<R> {
                 return Err(AcpError::AlreadyLoaded(id.to_string()))
             }
             Err(CreateError::OwnerUnloaded(_)) => return Err(AcpError::ClosedDuringLoad),
+            Err(e @ CreateError::Storage(_)) => return Err(AcpError::Create(e)),
         };
         self.publish(
             id.to_string(),
@@ -256,19 +260,22 @@ impl<R: Rt> Bridge<R> {
             rec.prompt_in_flight = true;
             Ok(rec.handle.agent.clone())
         })?;
+        // The answer waits for the turn's closing flush: a storage failure
+        // anywhere in the turn is an error, never `end_turn` (D10).
         let stop = match agent.send(prompt) {
-            Ok(p) => match agent.outcome(p).await {
-                Some(EndReason::Completed) => StopReason::EndTurn,
-                _ => StopReason::Cancelled,
+            Ok(p) => match agent.settled(p).await {
+                (_, Some(error)) => Err(AcpError::Storage(error)),
+                (Some(EndReason::Completed), None) => Ok(StopReason::EndTurn),
+                _ => Ok(StopReason::Cancelled),
             },
-            Err(_) => StopReason::Cancelled,
+            Err(_) => Ok(StopReason::Cancelled),
         };
         self.state.update(|s| {
             if let Some(rec) = s.sessions.get_mut(id) {
                 rec.prompt_in_flight = false;
             }
         });
-        Ok(stop)
+        stop
     }
 
     /// `session/cancel` → `cancel(user)`; a no-op for an unknown session (A2, A3).

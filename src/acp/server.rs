@@ -103,7 +103,6 @@ impl StepRunner for Responder {
         let steps = script(&prompt.text);
         let this_step = steps.get(step as usize).cloned();
         let tools = self.tools.clone();
-        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let id = agent_id.to_string();
         Box::pin(async move {
             let reply = match this_step? {
@@ -130,16 +129,21 @@ impl StepRunner for Responder {
                 }
                 ScriptStep::Echo(l) => format!("echo: {l}"),
             };
-            if let Some(conn) = conn {
-                let _ = conn.send_notification(SessionNotification::new(
-                    SessionId::new(id.clone()),
-                    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(
-                        reply.clone(),
-                    ))),
-                ));
-            }
             Some(reply)
         })
+    }
+
+    /// The reply reaches the client only once it is durable (D9).
+    fn deliver(&self, agent_id: &str, _prompt: &PromptSpec, _step: u32, output: &str) {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(conn) = conn {
+            let _ = conn.send_notification(SessionNotification::new(
+                SessionId::new(agent_id.to_string()),
+                SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(
+                    output.to_string(),
+                ))),
+            ));
+        }
     }
 }
 
@@ -156,7 +160,8 @@ fn acp_error(e: AcpError) -> Error {
         AcpError::Disposed
         | AcpError::ClosedDuringNew
         | AcpError::ClosedDuringLoad
-        | AcpError::Create(_) => Error::internal_error().data(data),
+        | AcpError::Create(_)
+        | AcpError::Storage(_) => Error::internal_error().data(data),
     }
 }
 

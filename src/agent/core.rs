@@ -115,6 +115,8 @@ struct ActiveTurn {
     /// The cause that stopped the turn, kept for `turn/end` after the token
     /// is cleared.
     stopped_by: Option<Cause>,
+    /// Its session log failed (D10): it ends `{failed}`.
+    failed: bool,
 }
 
 /// Outcome of `send`.
@@ -390,6 +392,7 @@ impl AgentCore {
             prompt: prompt.clone(),
             token: Some(TurnToken::default()),
             stopped_by: None,
+            failed: false,
         });
         self.status = Status::Running;
         self.journal
@@ -434,6 +437,8 @@ impl AgentCore {
         let turn = self.turn.as_mut().expect("end_turn without a turn");
         let token = turn.token.take().unwrap_or_default();
         let reason = match token.stop_reason() {
+            // D10: a turn whose log failed ends failed, whatever stopped it.
+            _ if turn.failed => EndReason::Failed,
             // M23: the earlier cancel's cause wins over disposal.
             Some(EndReason::Disposed) if self.faults.has(Fault::M23) && token.cause.is_some() => {
                 EndReason::Aborted
@@ -476,6 +481,18 @@ impl AgentCore {
             },
         );
         (prompt, reason)
+    }
+
+    /// A write or sync of the running turn's session log failed (D10): the
+    /// turn ends `{failed}` at its next boundary (or, if its `turn/end` was
+    /// already decided, the failure is journaled against it).
+    pub fn storage_failed(&mut self, now_ms: u64, error: String) {
+        if let Some(turn) = self.turn.as_mut() {
+            turn.failed = true;
+            let prompt = turn.prompt.id;
+            self.journal
+                .push(now_ms, Event::StorageFailed { prompt, error });
+        }
     }
 
     /// The closing flush is done: the turn is over; `idle` unless disposed.

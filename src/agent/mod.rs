@@ -9,6 +9,12 @@
 //! boundary** (token check, steering absorption) → `turn/end {reason}` →
 //! **flush** → `idle`.
 //!
+//! Write-ahead (D9): `turn/start` and `user/message` are flushed before the
+//! first step runs, and a step's output is flushed before it is delivered
+//! to a client ([`StepRunner::deliver`]); fault M16 flushes only at
+//! `turn/end`. A failed append or flush (D10) stops the turn: it ends
+//! `{failed}`, and the session refuses further appends.
+//!
 //! Who may call what: anyone holding an [`Agent`] may `send`, `steer`,
 //! `cancel`, `when_idle`, `done` and observe; only the owner of the
 //! [`AgentLoop`] can stop it (the registry's `AgentHandle` wraps it in the
@@ -21,7 +27,7 @@ use crate::bus::{Bus, Observer, PublicEvent};
 use crate::faults::{Fault, Faults};
 use crate::journal::{Cause, Event, Record};
 use crate::rt::{self, JoinHandle, Monitor, Rt};
-use crate::session_log::{Entry, SessionLog, SessionSink};
+use crate::session_log::{Entry, SessionLog, SessionSink, StorageError};
 use std::sync::Arc;
 
 pub use self::core::{Prompt, Steer};
@@ -72,6 +78,10 @@ pub trait StepRunner: Send + Sync + 'static {
         prompt: &PromptSpec,
         step: u32,
     ) -> crate::rt::BoxFuture<Option<String>>;
+
+    /// Hand step `step`'s output to the client. Called only once the output
+    /// is durable (D9: nothing a client saw is lost in a crash).
+    fn deliver(&self, _agent_id: &str, _prompt: &PromptSpec, _step: u32, _output: &str) {}
 }
 
 struct Shared<R: Rt> {
@@ -323,6 +333,38 @@ impl<R: Rt> Agent<R> {
             .await
     }
 
+    /// How turn `prompt` settled, once its closing flush is done: its
+    /// `turn/end` reason (`None` if it never ran) and the storage error
+    /// that failed it, if any (D10).
+    pub async fn settled(
+        &self,
+        prompt: u64,
+    ) -> (Option<crate::journal::EndReason>, Option<String>) {
+        use crate::journal::Event as E;
+        let reason = self.outcome(prompt).await;
+        if reason.is_none() {
+            return (None, None);
+        }
+        self.shared
+            .core
+            .wait_until("prompt settled", |c| {
+                let records = c.journal().records();
+                let closed = records
+                    .iter()
+                    .any(|r| matches!(r.event, E::TurnClosed { prompt: p } if p == prompt));
+                closed.then(|| {
+                    let error = records.iter().find_map(|r| match &r.event {
+                        E::StorageFailed { prompt: p, error } if *p == prompt => {
+                            Some(error.clone())
+                        }
+                        _ => None,
+                    });
+                    (reason, error)
+                })
+            })
+            .await
+    }
+
     /// Resolves when the loop has exited (after disposal).
     pub async fn done(&self) {
         self.shared
@@ -358,13 +400,24 @@ impl<R: Rt> Agent<R> {
 
     async fn run_turn(&self, prompt: Prompt) {
         let core = &self.shared.core;
-        let log = &self.shared.log;
-        log.append(Entry::TurnStart { prompt: prompt.id });
-        log.append(Entry::UserMessage {
-            prompt: prompt.id,
-            text: prompt.spec.text.clone(),
-        });
+        let write_ahead = !self.shared.faults.has(Fault::M16);
+        let mut storage = Ok(());
+        self.append(&mut storage, Entry::TurnStart { prompt: prompt.id });
+        self.append(
+            &mut storage,
+            Entry::UserMessage {
+                prompt: prompt.id,
+                text: prompt.spec.text.clone(),
+            },
+        );
+        // D9: the turn is durable before its first step runs.
+        if write_ahead {
+            self.flush(&mut storage).await;
+        }
         for step in 0..prompt.spec.steps {
+            if storage.is_err() {
+                break;
+            }
             let boundary = core
                 .wait_until("cancel in progress (step boundary)", |c| {
                     (!c.cancel_in_progress()).then(|| c.step_boundary(R::now_ms()))
@@ -374,11 +427,12 @@ impl<R: Rt> Agent<R> {
                 Boundary::Stop => break,
                 Boundary::Continue(absorbed) => {
                     for s in absorbed {
-                        log.append(Entry::Steering {
+                        let steering = Entry::Steering {
                             prompt: prompt.id,
                             input: s.id,
                             text: s.text,
-                        });
+                        };
+                        self.append(&mut storage, steering);
                     }
                 }
             }
@@ -390,11 +444,21 @@ impl<R: Rt> Agent<R> {
                     None
                 }
             };
-            log.append(Entry::Step {
+            let entry = Entry::Step {
                 prompt: prompt.id,
                 step,
-                output,
-            });
+                output: output.clone(),
+            };
+            self.append(&mut storage, entry);
+            if let (Some(out), Some(runner)) = (output, &self.shared.runner) {
+                // D9: durable before the client sees it.
+                if write_ahead {
+                    self.flush(&mut storage).await;
+                }
+                if storage.is_ok() {
+                    runner.deliver(&self.shared.id, &prompt.spec, step, &out);
+                }
+            }
             core.update(|c| c.step_done(R::now_ms(), step));
         }
         // The end of the last step is a step boundary too: a cancel that
@@ -404,9 +468,37 @@ impl<R: Rt> Agent<R> {
                 (!c.cancel_in_progress()).then(|| c.end_turn(R::now_ms()))
             })
             .await;
-        log.append(Entry::TurnEnd { prompt: id, reason });
-        log.clone().flush().await;
+        self.append(&mut storage, Entry::TurnEnd { prompt: id, reason });
+        self.flush(&mut storage).await;
         core.update(|c| c.close_turn(R::now_ms()));
+    }
+
+    /// Append to the session log unless it already failed; a refusal fails
+    /// the turn (D10).
+    fn append(&self, storage: &mut Result<(), StorageError>, entry: Entry) {
+        if storage.is_ok() {
+            if let Err(e) = self.shared.log.append(entry) {
+                self.storage_failed(storage, e);
+            }
+        }
+    }
+
+    /// Flush the session log unless it already failed; a failure fails the
+    /// turn (D10).
+    async fn flush(&self, storage: &mut Result<(), StorageError>) {
+        if storage.is_ok() {
+            if let Err(e) = self.shared.log.clone().flush().await {
+                self.storage_failed(storage, e);
+            }
+        }
+    }
+
+    fn storage_failed(&self, storage: &mut Result<(), StorageError>, e: StorageError) {
+        let error = e.to_string();
+        self.shared
+            .core
+            .update(|c| c.storage_failed(R::now_ms(), error));
+        *storage = Err(e);
     }
 }
 

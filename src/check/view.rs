@@ -68,7 +68,8 @@ fn subject(ev: &WorldEvent) -> Option<&str> {
         | W::TeardownStep { id, .. }
         | W::TeardownAborted { id, .. }
         | W::TeardownDone { id, .. }
-        | W::AppendDropped { id, .. } => Some(id),
+        | W::AppendDropped { id, .. }
+        | W::StorageFailed { id, .. } => Some(id),
         W::ScopeUnloading { scope } | W::ScopeUnloaded { scope } => Some(scope),
         W::ListenerPanicked { .. } | W::Notice { .. } => None,
     }
@@ -90,7 +91,8 @@ fn normalized(ev: &WorldEvent, serials: &mut Renumber, attempts: &mut Renumber) 
         | W::TeardownStep { serial, .. }
         | W::TeardownAborted { serial, .. }
         | W::TeardownDone { serial, .. }
-        | W::AppendDropped { serial, .. } => serials.map(serial),
+        | W::AppendDropped { serial, .. }
+        | W::StorageFailed { serial, .. } => serials.map(serial),
         W::ListenerPanicked { .. }
         | W::Notice { .. }
         | W::ScopeUnloading { .. }

@@ -4,6 +4,7 @@
 
 pub mod acp;
 pub mod cancel;
+pub mod crash;
 pub mod dispose;
 pub mod dispose_during_load;
 pub mod dropped_dispose;
@@ -13,6 +14,7 @@ pub mod idle;
 pub mod rig;
 mod scenario;
 pub mod shell;
+pub mod storage_error;
 
 use crate::faults::Faults;
 use crate::journal::Record;
@@ -92,6 +94,8 @@ pub static ALL: &[&Scenario] = &[
     &cancel::CANCEL_DROPS_STEERING,
     &dispose_during_load::DISPOSE_DURING_LOAD,
     &dropped_dispose::DROPPED_DISPOSE,
+    &crash::CRASH_MID_TURN,
+    &storage_error::STORAGE_ERROR_MID_TURN,
 ];
 
 /// A prompt of `steps` steps of 10 ms each.

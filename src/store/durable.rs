@@ -1,8 +1,25 @@
 //! Durable storage behind the session store: a small trait and two
-//! backends. [`MemoryDurable`] (the simulator's disk: what was written
-//! survives a simulated crash, what was only pending in the store is lost)
-//! and [`FileDurable`] (append-only JSON lines, `fsync` on every write; a
-//! torn last record is detected on load and reported, earlier ones kept).
+//! backends.
+//!
+//! A log's bytes go through two states: `written` (handed to the OS, lost
+//! or torn by a crash) → `synced` (an fsync returned: survives a crash).
+//! [`Durable::write`] appends whole records, [`Durable::sync`] makes them
+//! durable, [`Durable::truncate`] cuts a torn tail before the next append
+//! (D9). A failed write, sync or truncate is returned, never swallowed
+//! (D10).
+//!
+//! - [`MemoryDurable`] is the simulator's disk. It keeps written bytes
+//!   apart from synced ones, so a harness can take a [`CrashImage`] at any
+//!   instant and rebuild a disk from it with any tear of the unsynced bytes;
+//!   [`MemoryDurable::fail_next`] makes the next write or sync fail (EIO,
+//!   or ENOSPC after half the bytes), as a fault a scenario's task arms at
+//!   a point the checker chooses.
+//! - [`FileDurable`] keeps append-only JSON lines, one file per session id;
+//!   creating a log fsyncs the directory.
+//!
+//! Both parse with [`parse_log`]: a torn last record is reported (not an
+//! error) with the records before it; a bad record before the last is
+//! corruption (an error).
 
 use crate::rt::{Mutex, Rt};
 use crate::session_log::Entry;
@@ -42,40 +59,349 @@ pub struct Loaded {
 
 /// Durable, append-only storage of session logs, keyed by session id.
 pub trait Durable: Send + Sync + 'static {
-    /// Append `records` to the log of `id`; durable when this returns.
+    /// Append `records` to the log of `id` (written, not yet synced).
     fn write(&self, id: &str, records: &[DurableRecord]) -> io::Result<()>;
+    /// Make everything written to the log of `id` durable (fsync).
+    fn sync(&self, id: &str) -> io::Result<()>;
     /// Read the log of `id` (empty if it has none).
     fn load(&self, id: &str) -> io::Result<Loaded>;
+    /// Cut the log of `id` to its first `len` bytes and sync it: how a
+    /// torn tail is dropped before the next append (D9).
+    fn truncate(&self, id: &str, len: u64) -> io::Result<()>;
 }
 
-/// The simulator's disk.
+/// Records as JSON lines.
+pub fn encode(records: &[DurableRecord]) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    for r in records {
+        serde_json::to_writer(&mut buf, r)?;
+        buf.push(b'\n');
+    }
+    Ok(buf)
+}
+
+/// A storage failure a [`MemoryDurable`] was told to produce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum DiskFault {
+    /// The next write fails with EIO and writes nothing.
+    WriteEio,
+    /// The next write fails with ENOSPC after writing half its bytes.
+    WriteEnospc,
+    /// The next sync fails with EIO (the bytes stay written, unsynced).
+    SyncEio,
+}
+
+impl DiskFault {
+    fn error(self) -> io::Error {
+        match self {
+            DiskFault::WriteEio => io::Error::other("EIO: write failed (simulated)"),
+            DiskFault::WriteEnospc => {
+                io::Error::new(io::ErrorKind::StorageFull, "ENOSPC: disk full (simulated)")
+            }
+            DiskFault::SyncEio => io::Error::other("EIO: fsync failed (simulated)"),
+        }
+    }
+}
+
+/// One storage operation a [`MemoryDurable`] performed, as the disk saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DiskOp {
+    /// `write` of `bytes` bytes to `id`; `failed` if it returned an error.
+    Write {
+        /// The log.
+        id: String,
+        /// Bytes handed in.
+        bytes: usize,
+        /// The error returned, if any.
+        failed: Option<String>,
+    },
+    /// `sync` of `id`.
+    Sync {
+        /// The log.
+        id: String,
+        /// The error returned, if any.
+        failed: Option<String>,
+    },
+    /// `truncate` of `id` to `len` bytes.
+    Truncate {
+        /// The log.
+        id: String,
+        /// The new length.
+        len: u64,
+    },
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct FileBytes {
+    bytes: Vec<u8>,
+    synced: usize,
+}
+
+#[derive(Default)]
+struct Disk {
+    files: BTreeMap<String, FileBytes>,
+    fail_write: Option<DiskFault>,
+    fail_sync: bool,
+    ops: Vec<DiskOp>,
+    /// The disk after each operation, when recording crash points.
+    history: Option<Vec<CrashImage>>,
+}
+
+impl Disk {
+    /// Journal `op`, and the disk as it stands after it.
+    fn did(&mut self, op: DiskOp) {
+        self.ops.push(op);
+        if let Some(h) = self.history.as_mut() {
+            h.push(CrashImage {
+                files: self.files.clone(),
+            });
+        }
+    }
+}
+
+/// The simulator's disk: written bytes kept apart from synced ones.
 pub struct MemoryDurable<R: Rt> {
-    logs: Mutex<R, BTreeMap<String, Vec<DurableRecord>>>,
+    disk: Mutex<R, Disk>,
 }
 
 impl<R: Rt> Default for MemoryDurable<R> {
     fn default() -> Self {
         MemoryDurable {
-            logs: Mutex::new(BTreeMap::new()),
+            disk: Mutex::new(Disk::default()),
         }
+    }
+}
+
+/// The disk as a crash at one instant leaves it: per log, the synced bytes
+/// and the written-but-unsynced bytes after them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CrashImage {
+    files: BTreeMap<String, FileBytes>,
+}
+
+/// How a crash treats the unsynced bytes of every log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tear {
+    /// Only synced bytes survive.
+    DropUnsynced,
+    /// The unsynced bytes survive up to the end of their `n`th record
+    /// (from 1).
+    KeepRecords(usize),
+    /// The unsynced bytes survive up to the middle of their `n`th record
+    /// (from 1): a torn last record.
+    TearRecord(usize),
+    /// Every written byte survives, a partial record included (not a
+    /// crash: the disk as a failed write left it).
+    KeepAll,
+}
+
+impl CrashImage {
+    /// Every way this crash may leave the unsynced bytes, at record
+    /// granularity: drop them all, keep `k` whole records, or tear the
+    /// `k`th in its middle, for every `k` up to the longest unsynced run.
+    pub fn tears(&self) -> Vec<Tear> {
+        let most = self
+            .files
+            .values()
+            .map(|f| line_ends(&f.bytes[f.synced..]).len())
+            .max()
+            .unwrap_or(0);
+        let mut out = vec![Tear::DropUnsynced];
+        for k in 1..=most {
+            out.push(Tear::TearRecord(k));
+            out.push(Tear::KeepRecords(k));
+        }
+        out
+    }
+
+    /// Whether any log has written bytes that were not synced.
+    pub fn has_unsynced(&self) -> bool {
+        self.files.values().any(|f| f.bytes.len() > f.synced)
+    }
+
+    /// The ids that have a log.
+    pub fn ids(&self) -> Vec<String> {
+        self.files.keys().cloned().collect()
+    }
+
+    /// The records every log had synced (what D9 says must survive).
+    pub fn synced(&self, id: &str) -> Vec<DurableRecord> {
+        self.files
+            .get(id)
+            .map(|f| parse_log(&f.bytes[..f.synced], id).map(|l| l.records))
+            .unwrap_or(Ok(Vec::new()))
+            .unwrap_or_default()
+    }
+
+    /// Every complete record written to the log of `id`, synced or not
+    /// (what a load may at most yield).
+    pub fn written(&self, id: &str) -> Vec<DurableRecord> {
+        self.files
+            .get(id)
+            .and_then(|f| parse_log(&f.bytes, id).ok())
+            .map(|l| l.records)
+            .unwrap_or_default()
+    }
+
+    /// A disk holding what this crash left under `tear`.
+    pub fn restore<R: Rt>(&self, tear: Tear) -> MemoryDurable<R> {
+        let files = self
+            .files
+            .iter()
+            .map(|(id, f)| {
+                let unsynced = &f.bytes[f.synced..];
+                let ends = line_ends(unsynced);
+                let starts: Vec<usize> = std::iter::once(0).chain(ends.iter().copied()).collect();
+                let keep = match tear {
+                    Tear::DropUnsynced => 0,
+                    Tear::KeepAll => unsynced.len(),
+                    Tear::KeepRecords(k) => ends.get(k - 1).copied().unwrap_or(unsynced.len()),
+                    Tear::TearRecord(k) => match (starts.get(k - 1), ends.get(k - 1)) {
+                        (Some(s), Some(e)) => s + (e - s) / 2,
+                        _ => unsynced.len(),
+                    },
+                };
+                let bytes = f.bytes[..f.synced + keep].to_vec();
+                let synced = bytes.len();
+                (id.clone(), FileBytes { bytes, synced })
+            })
+            .collect();
+        MemoryDurable {
+            disk: Mutex::new(Disk {
+                files,
+                ..Disk::default()
+            }),
+        }
+    }
+}
+
+/// Offsets just past each `\n` of `bytes`.
+fn line_ends(bytes: &[u8]) -> Vec<usize> {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+impl<R: Rt> MemoryDurable<R> {
+    /// Make the next write (for a write fault) or the next sync (for
+    /// [`DiskFault::SyncEio`]) of any log fail as `fault` says.
+    pub fn fail_next(&self, fault: DiskFault) {
+        self.disk.with(|d| match fault {
+            DiskFault::SyncEio => d.fail_sync = true,
+            write => d.fail_write = Some(write),
+        });
+    }
+
+    /// A disk that keeps its image after every operation: the crash points
+    /// of [`MemoryDurable::crash_points`].
+    pub fn recording() -> Self {
+        MemoryDurable {
+            disk: Mutex::new(Disk {
+                history: Some(Vec::new()),
+                ..Disk::default()
+            }),
+        }
+    }
+
+    /// Every distinct state a crash could find this disk in, so far: index
+    /// `i` is the disk after its first `i` operations (index 0: before
+    /// any). Between two operations the disk does not change, so a crash
+    /// at any instant finds one of these. Empty unless built with
+    /// [`MemoryDurable::recording`].
+    pub fn crash_points(&self) -> Vec<CrashImage> {
+        self.disk.with(|d| match &d.history {
+            Some(h) => std::iter::once(CrashImage::default())
+                .chain(h.iter().cloned())
+                .collect(),
+            None => Vec::new(),
+        })
+    }
+
+    /// Operations performed so far.
+    pub fn op_count(&self) -> usize {
+        self.disk.with(|d| d.ops.len())
+    }
+
+    /// What a crash at this instant leaves on disk.
+    pub fn crash_image(&self) -> CrashImage {
+        CrashImage {
+            files: self.disk.with(|d| d.files.clone()),
+        }
+    }
+
+    /// Every operation the disk performed, in order (the receiving side of
+    /// the store's writes).
+    pub fn ops(&self) -> Vec<DiskOp> {
+        self.disk.with(|d| d.ops.clone())
     }
 }
 
 impl<R: Rt> Durable for MemoryDurable<R> {
     fn write(&self, id: &str, records: &[DurableRecord]) -> io::Result<()> {
-        self.logs.with(|l| {
-            l.entry(id.to_string())
-                .or_default()
-                .extend_from_slice(records)
-        });
-        Ok(())
+        let buf = encode(records)?;
+        self.disk.with(|d| {
+            let fault = d.fail_write.take();
+            let file = d.files.entry(id.to_string()).or_default();
+            let result = match fault {
+                None => {
+                    file.bytes.extend_from_slice(&buf);
+                    Ok(())
+                }
+                Some(DiskFault::WriteEnospc) => {
+                    file.bytes.extend_from_slice(&buf[..buf.len() / 2]);
+                    Err(DiskFault::WriteEnospc.error())
+                }
+                Some(f) => Err(f.error()),
+            };
+            d.did(DiskOp::Write {
+                id: id.to_string(),
+                bytes: buf.len(),
+                failed: result.as_ref().err().map(|e| e.to_string()),
+            });
+            result
+        })
+    }
+
+    fn sync(&self, id: &str) -> io::Result<()> {
+        self.disk.with(|d| {
+            let result = if std::mem::take(&mut d.fail_sync) {
+                Err(DiskFault::SyncEio.error())
+            } else {
+                if let Some(f) = d.files.get_mut(id) {
+                    f.synced = f.bytes.len();
+                }
+                Ok(())
+            };
+            d.did(DiskOp::Sync {
+                id: id.to_string(),
+                failed: result.as_ref().err().map(|e| e.to_string()),
+            });
+            result
+        })
     }
 
     fn load(&self, id: &str) -> io::Result<Loaded> {
-        Ok(Loaded {
-            records: self.logs.with(|l| l.get(id).cloned().unwrap_or_default()),
-            torn: None,
-        })
+        let bytes = self
+            .disk
+            .with(|d| d.files.get(id).map(|f| f.bytes.clone()).unwrap_or_default());
+        parse_log(&bytes, id)
+    }
+
+    fn truncate(&self, id: &str, len: u64) -> io::Result<()> {
+        self.disk.with(|d| {
+            if let Some(f) = d.files.get_mut(id) {
+                f.bytes.truncate(len as usize);
+                f.synced = f.bytes.len();
+            }
+            d.did(DiskOp::Truncate {
+                id: id.to_string(),
+                len,
+            });
+        });
+        Ok(())
     }
 }
 
@@ -102,33 +428,54 @@ impl FileDurable {
 
 impl Durable for FileDurable {
     fn write(&self, id: &str, records: &[DurableRecord]) -> io::Result<()> {
-        let mut buf = Vec::new();
-        for r in records {
-            serde_json::to_writer(&mut buf, r)?;
-            buf.push(b'\n');
-        }
+        let buf = encode(records)?;
+        let path = self.path(id);
+        let created = !path.exists();
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(self.path(id))?;
-        f.write_all(&buf)?;
-        f.sync_data()
+            .open(&path)?;
+        if created {
+            // The new file's directory entry must survive a crash too.
+            std::fs::File::open(&self.dir)?.sync_all()?;
+        }
+        f.write_all(&buf)
+    }
+
+    fn sync(&self, id: &str) -> io::Result<()> {
+        match std::fs::OpenOptions::new().append(true).open(self.path(id)) {
+            Ok(f) => f.sync_data(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     fn load(&self, id: &str) -> io::Result<Loaded> {
         load_file(&self.path(id))
     }
+
+    fn truncate(&self, id: &str, len: u64) -> io::Result<()> {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(self.path(id))?;
+        f.set_len(len)?;
+        f.sync_all()
+    }
 }
 
-/// Parse a JSON-lines log. A last line without its newline, or one that
-/// does not parse, is a torn tail (reported, not fatal); a bad line before
-/// the last is corruption (an error).
+/// Parse a JSON-lines log file (missing: empty). See [`parse_log`].
 pub fn load_file(path: &Path) -> io::Result<Loaded> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Loaded::default()),
-        Err(e) => return Err(e),
-    };
+    match std::fs::read(path) {
+        Ok(b) => parse_log(&b, &path.display().to_string()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Loaded::default()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Parse JSON-lines log bytes. A last line without its newline, or one
+/// that does not parse, is a torn tail (reported, not fatal); a bad line
+/// before the last is corruption (an error naming `what` and the offset).
+pub fn parse_log(bytes: &[u8], what: &str) -> io::Result<Loaded> {
     let mut loaded = Loaded::default();
     let mut offset = 0usize;
     while offset < bytes.len() {
@@ -156,7 +503,7 @@ pub fn load_file(path: &Path) -> io::Result<Loaded> {
             (Err(e), _) => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!("{}: corrupt record at byte {offset}: {e}", path.display()),
+                    format!("{what}: corrupt record at byte {offset}: {e}"),
                 ))
             }
             (Ok(_), false) => unreachable!("an incomplete line is the last"),

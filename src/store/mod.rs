@@ -7,13 +7,24 @@
 //! again; the session still takes its closing appends, R2) → `detach` (hooks
 //! removed, `session/disposed`). An append that arrives after `detach` is
 //! lost, and journaled as such (that is what D3 forbids).
+//!
+//! A flush writes the pending batch, awaits (an I/O point: a crash may land
+//! between the write and the sync), then syncs. A failed write or sync
+//! marks the session `failed`: the flush returns the error and every later
+//! append or flush of that session is refused until it is loaded again
+//! (D10; fault M18 logs the error and goes on). [`SessionStore::recover`]
+//! is how a session is loaded after a crash (D9): a torn last record is
+//! truncated before anything is appended (fault M17 keeps it), and a turn
+//! whose `turn/start` is durable but whose `turn/end` is not is closed with
+//! `turn/end {interrupted}`.
 
 pub mod durable;
 
 use crate::bus::panic_message;
 use crate::faults::{Fault, Faults};
+use crate::journal::EndReason;
 use crate::rt::{BoxFuture, Monitor, Mutex, Rt};
-use crate::session_log::{Entry, SessionSink};
+use crate::session_log::{Entry, SessionSink, StorageError};
 use crate::world::{World, WorldEvent};
 use durable::{Durable, DurableRecord, Loaded};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -67,6 +78,8 @@ struct Session {
     serial: u64,
     phase: Phase,
     pending: Vec<Entry>,
+    /// The storage error that failed this session (D10).
+    failed: Option<String>,
 }
 
 #[derive(Default)]
@@ -138,6 +151,7 @@ impl<R: Rt> SessionStore<R> {
                 serial: p.serial,
                 phase: Phase::Live,
                 pending: Vec::new(),
+                failed: None,
             });
             let live_with_id = Self::live_with_id(st, &p.id);
             // Journaled under the store's lock: the count is exact.
@@ -157,18 +171,21 @@ impl<R: Rt> SessionStore<R> {
     }
 
     /// Append through the session's publication hooks; lost (and journaled)
-    /// if they were removed.
-    pub fn append(&self, id: &str, serial: u64, entry: Entry) {
+    /// if they were removed, refused if the session's storage failed (D10).
+    pub fn append(&self, id: &str, serial: u64, entry: Entry) -> Result<(), StorageError> {
         let lost =
             self.state.update(
                 |st| match st.sessions.iter_mut().find(|s| s.serial == serial) {
-                    Some(s) => {
-                        s.pending.push(entry);
-                        None
-                    }
-                    None => Some(entry),
+                    Some(s) => match &s.failed {
+                        Some(e) => Err(StorageError(format!("appends refused after: {e}"))),
+                        None => {
+                            s.pending.push(entry);
+                            Ok(None)
+                        }
+                    },
+                    None => Ok(Some(entry)),
                 },
-            );
+            )?;
         if let Some(entry) = lost {
             self.world.record(WorldEvent::AppendDropped {
                 id: id.to_string(),
@@ -176,27 +193,59 @@ impl<R: Rt> SessionStore<R> {
                 entry: serde_json::to_string(&entry).unwrap_or_default(),
             });
         }
+        Ok(())
     }
 
-    /// Make the session's appended entries durable (awaits the write).
-    pub async fn flush(&self, id: &str, serial: u64) {
-        let batch: Vec<DurableRecord> = self.state.update(|st| {
-            st.sessions
-                .iter_mut()
-                .find(|s| s.serial == serial)
-                .map(|s| {
-                    s.pending
-                        .drain(..)
-                        .map(|entry| DurableRecord { serial, entry })
-                        .collect()
-                })
-                .unwrap_or_default()
+    /// Make the session's appended entries durable: write, await (the I/O
+    /// point), sync. A failure fails the session (D10).
+    pub async fn flush(&self, id: &str, serial: u64) -> Result<(), StorageError> {
+        let batch: Result<Vec<DurableRecord>, StorageError> = self.state.update(|st| {
+            let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) else {
+                return Ok(Vec::new());
+            };
+            if let Some(e) = &s.failed {
+                return Err(StorageError(format!("appends refused after: {e}")));
+            }
+            Ok(s.pending
+                .drain(..)
+                .map(|entry| DurableRecord { serial, entry })
+                .collect())
         });
-        // The write is an I/O point.
+        let batch = batch?;
+        let written = if batch.is_empty() {
+            Ok(())
+        } else {
+            self.durable.write(id, &batch)
+        };
         R::yield_now().await;
-        if !batch.is_empty() {
-            if let Err(e) = self.durable.write(id, &batch) {
+        let result = written.and_then(|()| {
+            if batch.is_empty() {
+                Ok(())
+            } else {
+                self.durable.sync(id)
+            }
+        });
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) if self.faults.has(Fault::M18) => {
+                // M18: the failure is logged and otherwise ignored.
                 tracing::error!(id, serial, error = %e, "session flush failed");
+                Ok(())
+            }
+            Err(e) => {
+                let error = e.to_string();
+                self.state.update(|st| {
+                    if let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) {
+                        s.failed.get_or_insert(error.clone());
+                        s.pending.clear();
+                    }
+                });
+                self.world.record(WorldEvent::StorageFailed {
+                    id: id.to_string(),
+                    serial,
+                    error: error.clone(),
+                });
+                Err(StorageError(error))
             }
         }
     }
@@ -234,9 +283,43 @@ impl<R: Rt> SessionStore<R> {
         )
     }
 
-    /// Rebuild a session's log from durable storage (ACP `session/load`).
+    /// Read a session's durable log as it is (no repair).
     pub fn load(&self, id: &str) -> std::io::Result<Loaded> {
         self.durable.load(id)
+    }
+
+    /// Load a session's log after a crash or a storage failure, repairing
+    /// it first (D9): a torn last record is truncated (M17 keeps it), and
+    /// every turn left open is closed with `turn/end {interrupted}`, synced.
+    /// Later sessions get serials above every serial in the log. Returns
+    /// the repaired log; `torn` says what was cut.
+    pub fn recover(&self, id: &str) -> std::io::Result<Loaded> {
+        let mut loaded = self.durable.load(id)?;
+        if let Some(torn) = &loaded.torn {
+            if !self.faults.has(Fault::M17) {
+                self.durable.truncate(id, torn.offset)?;
+            }
+        }
+        let open = open_turns(&loaded.records);
+        if !open.is_empty() {
+            let closing: Vec<DurableRecord> = open
+                .into_iter()
+                .map(|(serial, prompt)| DurableRecord {
+                    serial,
+                    entry: Entry::TurnEnd {
+                        prompt,
+                        reason: EndReason::Interrupted,
+                    },
+                })
+                .collect();
+            self.durable.write(id, &closing)?;
+            self.durable.sync(id)?;
+            loaded.records.extend(closing);
+        }
+        let top = loaded.records.iter().map(|r| r.serial).max().unwrap_or(0);
+        self.state
+            .update(|st| st.next_serial = st.next_serial.max(top));
+        Ok(loaded)
     }
 
     /// `(id, serial)` of every session not yet detached.
@@ -257,6 +340,19 @@ impl<R: Rt> SessionStore<R> {
             serial,
         })
     }
+}
+
+/// `(serial, prompt)` of every turn whose `turn/start` has no `turn/end`.
+pub fn open_turns(records: &[DurableRecord]) -> Vec<(u64, crate::journal::PromptId)> {
+    let mut open: Vec<(u64, crate::journal::PromptId)> = Vec::new();
+    for r in records {
+        match r.entry {
+            Entry::TurnStart { prompt } => open.push((r.serial, prompt)),
+            Entry::TurnEnd { prompt, .. } => open.retain(|o| *o != (r.serial, prompt)),
+            _ => {}
+        }
+    }
+    open
 }
 
 /// Deliver a disposal notification to listeners; panics are contained and
@@ -288,11 +384,11 @@ struct StoreSink<R: Rt> {
 }
 
 impl<R: Rt> SessionSink for StoreSink<R> {
-    fn append(&self, entry: Entry) {
-        self.store.append(&self.id, self.serial, entry);
+    fn append(&self, entry: Entry) -> Result<(), StorageError> {
+        self.store.append(&self.id, self.serial, entry)
     }
 
-    fn flush(self: Arc<Self>) -> BoxFuture<()> {
+    fn flush(self: Arc<Self>) -> BoxFuture<Result<(), StorageError>> {
         Box::pin(async move { self.store.flush(&self.id, self.serial).await })
     }
 
