@@ -44,6 +44,9 @@ pub enum Fault {
     /// The teardown chain runs inside the first caller's future, so
     /// dropping that future wedges it (violates D8, D1).
     M15,
+    /// Disposing an agent leaves its background jobs running and readable:
+    /// the teardown has no owner drain (violates S7).
+    M20,
     /// A completion notice goes to the first live agent whose id starts
     /// with the owner (prefix match; violates S6).
     M21,
@@ -60,7 +63,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 19] = [
+    pub const ALL: [Fault; 20] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -76,15 +79,16 @@ impl Fault {
         Fault::M13,
         Fault::M14,
         Fault::M15,
+        Fault::M20,
         Fault::M21,
         Fault::M22,
         Fault::M23,
         Fault::M24,
     ];
 
-    /// The faults this build can switch on. M16–M20 (crashes, failing
-    /// storage, stuck steps, owner drain: SPEC §3) are not in this build.
-    pub const IMPLEMENTED: [Fault; 19] = [
+    /// The faults this build can switch on. M16–M19 (crashes, failing
+    /// storage, stuck steps: SPEC §3) are not in this build.
+    pub const IMPLEMENTED: [Fault; 20] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -100,6 +104,7 @@ impl Fault {
         Fault::M13,
         Fault::M14,
         Fault::M15,
+        Fault::M20,
         Fault::M21,
         Fault::M22,
         Fault::M23,
@@ -128,6 +133,7 @@ impl Fault {
             Fault::M15 => {
                 "the teardown chain runs inside the first caller's future; dropping it wedges the teardown"
             }
+            Fault::M20 => "disposing an agent leaves its background jobs running and readable",
             Fault::M21 => {
                 "a completion notice goes to the first live agent whose id starts with the owner"
             }
@@ -155,6 +161,7 @@ impl Fault {
             Fault::M12 | Fault::M14 => &["C7"],
             Fault::M13 => &["A5"],
             Fault::M15 => &["D8", "D1"],
+            Fault::M20 => &["S7"],
             Fault::M21 => &["S6"],
             Fault::M22 => &["R2"],
             Fault::M23 => &["C3"],

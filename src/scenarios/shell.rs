@@ -127,6 +127,7 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
             exit: 0,
         },
     );
+    rig.set_shell(shell.clone());
     let tools = Loaded::load(&rig, shell.clone());
     let a = rig.provider.create("a", &owner).await.expect("create a");
     let b = rig.provider.create("b", &owner).await.expect("create b");
@@ -291,6 +292,7 @@ pub async fn completion_notice_routing<R: Rt>(ctx: Ctx) -> Outcome {
             exit: 0,
         },
     );
+    rig.set_shell(shell.clone());
     let tools = Loaded::load(&rig, shell.clone());
     let (tb, _) = tools.get();
     let first = rig.provider.create("x", &owner).await.expect("create x");
