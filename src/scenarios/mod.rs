@@ -10,6 +10,7 @@ pub mod dropped_dispose;
 mod goals;
 pub mod identity;
 pub mod idle;
+pub mod owner_drain;
 pub mod rig;
 mod scenario;
 pub mod shell;
@@ -92,6 +93,7 @@ pub static ALL: &[&Scenario] = &[
     &cancel::CANCEL_DROPS_STEERING,
     &dispose_during_load::DISPOSE_DURING_LOAD,
     &dropped_dispose::DROPPED_DISPOSE,
+    &owner_drain::DISPOSE_WITH_OWNED_JOB,
 ];
 
 /// A prompt of `steps` steps of 10 ms each.
