@@ -11,7 +11,8 @@
 //!
 //! A job is settled when its watcher task is done: output read to the end,
 //! exit reaped, job-done signal delivered. [`ShellExecutor::drain`] awaits
-//! that (at most [`DRAIN_SETTLE_MS`] per job) before it forgets the records.
+//! that (at most [`DRAIN_SETTLE_MS`] for all of the owner's jobs) before it
+//! forgets the records.
 
 use super::{DoneListener, ExecResult, JobStatus, ShellExecSpec, ShellExecutor};
 use crate::rt::BoxFuture;
@@ -31,8 +32,8 @@ struct Job {
     watcher: Option<tokio::task::JoinHandle<()>>,
 }
 
-/// How long a drain waits for one killed job to settle before it forgets
-/// the record anyway (a grandchild that left the group with `setsid` can
+/// How long a drain waits for the owner's killed jobs to settle before it
+/// forgets their records anyway (a grandchild that left the group with `setsid` can
 /// hold the job's output pipe open).
 pub const DRAIN_SETTLE_MS: u64 = 5_000;
 
@@ -270,13 +271,11 @@ impl ShellExecutor for RealShell {
                     .unzip()
             };
             // Settlement: each watcher read the output, reaped the exit and
-            // delivered the job-done signal.
+            // delivered the job-done signal. One deadline for all of them.
             let limit = std::time::Duration::from_millis(DRAIN_SETTLE_MS);
-            for (id, w) in ids.iter().zip(watchers) {
-                let Some(w) = w else { continue };
-                if tokio::time::timeout(limit, w).await.is_err() {
-                    tracing::warn!(job = id, "drain: job did not settle; forgotten anyway");
-                }
+            let settled = futures::future::join_all(watchers.into_iter().flatten());
+            if tokio::time::timeout(limit, settled).await.is_err() {
+                tracing::warn!(owner = %owner, "drain: a job did not settle; forgotten anyway");
             }
             let mut st = lock(&state);
             for id in &ids {
