@@ -54,6 +54,9 @@ pub enum Fault {
     /// A failed write or fsync is logged and otherwise ignored (violates
     /// D10).
     M18,
+    /// Disposing an agent leaves its background jobs running and readable:
+    /// the teardown has no owner drain (violates S7).
+    M20,
     /// A completion notice goes to the first live agent whose id starts
     /// with the owner (prefix match; violates S6).
     M21,
@@ -70,7 +73,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 22] = [
+    pub const ALL: [Fault; 23] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -89,15 +92,16 @@ impl Fault {
         Fault::M16,
         Fault::M17,
         Fault::M18,
+        Fault::M20,
         Fault::M21,
         Fault::M22,
         Fault::M23,
         Fault::M24,
     ];
 
-    /// The faults this build can switch on. M19 and M20 (stuck steps, owner
-    /// drain: SPEC §3) are not in this build.
-    pub const IMPLEMENTED: [Fault; 22] = [
+    /// The faults this build can switch on. M19 (stuck steps: SPEC §3) is
+    /// not in this build.
+    pub const IMPLEMENTED: [Fault; 23] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -116,6 +120,7 @@ impl Fault {
         Fault::M16,
         Fault::M17,
         Fault::M18,
+        Fault::M20,
         Fault::M21,
         Fault::M22,
         Fault::M23,
@@ -147,6 +152,7 @@ impl Fault {
             Fault::M16 => "the session log is flushed only at turn/end (no write-ahead)",
             Fault::M17 => "load keeps a torn last record and the next append lands on it",
             Fault::M18 => "a failed write or fsync is logged and otherwise ignored",
+            Fault::M20 => "disposing an agent leaves its background jobs running and readable",
             Fault::M21 => {
                 "a completion notice goes to the first live agent whose id starts with the owner"
             }
@@ -176,6 +182,7 @@ impl Fault {
             Fault::M15 => &["D8", "D1"],
             Fault::M16 | Fault::M17 => &["D9"],
             Fault::M18 => &["D10"],
+            Fault::M20 => &["S7"],
             Fault::M21 => &["S6"],
             Fault::M22 => &["R2"],
             Fault::M23 => &["C3"],

@@ -1,6 +1,12 @@
 //! Rule oracles over the world journal: dispose (D1, D2, D3, D4) and
 //! identity (R1, R3), for every execution of every scenario that uses the
 //! registry, the store and scopes.
+//!
+//! A teardown's steps are D2's 1–5; where the provider drains the agent's
+//! jobs (S7) the journal also holds one `TeardownDrain`, which must lie
+//! after step 2 (the loop has exited) and before step 3 (the id is freed).
+//! Whether the drain did its work is S7's, observed on the shell's side by
+//! the scenarios.
 
 use crate::oracle::Violation;
 use crate::world::WorldEvent;
@@ -14,6 +20,9 @@ struct Teardown {
     began: Vec<usize>,
     done: Vec<usize>,
     steps: Vec<u8>,
+    /// Journal positions of each step, and of the drain.
+    step_at: Vec<(u8, usize)>,
+    drains: Vec<usize>,
     aborted: Option<u8>,
     calls: usize,
     returned: Vec<(usize, String)>,
@@ -80,11 +89,16 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
                 .push(i),
             WorldEvent::TeardownStep {
                 id, serial, step, ..
-            } => teardowns
+            } => {
+                let t = teardowns.entry((id.clone(), *serial)).or_default();
+                t.steps.push(*step);
+                t.step_at.push((*step, i));
+            }
+            WorldEvent::TeardownDrain { id, serial } => teardowns
                 .entry((id.clone(), *serial))
                 .or_default()
-                .steps
-                .push(*step),
+                .drains
+                .push(i),
             WorldEvent::TeardownAborted {
                 id,
                 serial,
@@ -145,6 +159,24 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
                 v.push(Violation::new(
                     "D2",
                     format!("teardown of {who} ran steps in order {:?}", t.steps),
+                ));
+            }
+        }
+        if t.drains.len() > 1 {
+            v.push(Violation::new(
+                "D1",
+                format!("the drain of {who} ran {} times", t.drains.len()),
+            ));
+        }
+        if let Some(&d) = t.drains.first() {
+            let at = |n: u8| t.step_at.iter().find(|(s, _)| *s == n).map(|(_, i)| *i);
+            if at(2).is_none_or(|i| i > d) || at(3).is_some_and(|i| i < d) {
+                v.push(Violation::new(
+                    "D2",
+                    format!(
+                        "the drain of {who} ran outside the window after step 2 and before step 3 (steps {:?})",
+                        t.steps
+                    ),
                 ));
             }
         }

@@ -9,10 +9,18 @@
 //! publishes nothing (R1, R3).
 //!
 //! Teardown is ONE composite effect whose disposers run LIFO (D2):
-//! 1 stop the loop → 2 await its exit and closing flush → 3 detach the agent
-//! (the id is free again) → 4 detach the session → 5 unwind the agent's
-//! private scope. The handle, the owner's unload and the provider's unload
-//! all reach it; it runs once (D1).
+//! 1 stop the loop → 2 await its exit and closing flush → (drain) → 3
+//! detach the agent (the id is free again) → 4 detach the session → 5
+//! unwind the agent's private scope. The handle, the owner's unload and the
+//! provider's unload all reach it; it runs once (D1).
+//!
+//! The drain (S7) is there when a [`DrainHook`] is set (where tool-bash and
+//! a shell live beside the provider): it kills every background job the
+//! agent owns, awaits their settlement and forgets them. It runs after step
+//! 2, so the exited loop can start no new job, and before step 3, so no
+//! later agent with the same id can ever see the old jobs. It is journaled
+//! as [`WorldEvent::TeardownDrain`], apart from D2's steps 1–5, whose
+//! numbers stay the SPEC's. Fault M20 leaves it out.
 
 use crate::agent::{Agent, AgentLoop, StepRunner};
 use crate::faults::{Fault, Faults};
@@ -93,6 +101,16 @@ impl<R: Rt> AgentHandle<R> {
     }
 }
 
+/// Drains the background jobs of the agent whose id it is given (S7);
+/// resolves when they are killed, settled and forgotten. Built from a shell
+/// by [`crate::shell::drain_hook`].
+pub type DrainHook = Arc<dyn Fn(&str) -> BoxFuture<()> + Send + Sync>;
+
+/// The drain's number in the teardown chain: between D2's steps 2 and 3,
+/// outside their 1–5 (the journal records it as
+/// [`WorldEvent::TeardownDrain`], not as a D2 step).
+pub const DRAIN_STEP: u8 = 25;
+
 /// Journals an agent effect's teardown.
 struct Journaled<R: Rt> {
     world: Arc<World<R>>,
@@ -129,6 +147,13 @@ impl<R: Rt> EffectObserver for Journaled<R> {
         }
     }
     fn step(&self, step: u8, error: Option<&str>) {
+        if step == DRAIN_STEP {
+            self.world.record(WorldEvent::TeardownDrain {
+                id: self.id.clone(),
+                serial: self.serial,
+            });
+            return;
+        }
         self.world.record(WorldEvent::TeardownStep {
             id: self.id.clone(),
             serial: self.serial,
@@ -162,6 +187,7 @@ pub struct Provider<R: Rt> {
     faults: Faults,
     attempts: Mutex<R, u64>,
     runner: Mutex<R, Option<Arc<dyn StepRunner>>>,
+    drain: Mutex<R, Option<DrainHook>>,
 }
 
 impl<R: Rt> Provider<R> {
@@ -181,12 +207,19 @@ impl<R: Rt> Provider<R> {
             faults,
             attempts: Mutex::new(0),
             runner: Mutex::new(None),
+            drain: Mutex::new(None),
         })
     }
 
     /// Have every agent built from now on perform its steps with `runner`.
     pub fn set_runner(&self, runner: Arc<dyn StepRunner>) {
         self.runner.with(|r| *r = Some(runner));
+    }
+
+    /// Have the teardown of every agent built from now on drain its
+    /// background jobs with `drain` (S7), between D2's steps 2 and 3.
+    pub fn set_drain(&self, drain: DrainHook) {
+        self.drain.with(|d| *d = Some(drain));
     }
 
     /// The provider's scope.
@@ -405,6 +438,20 @@ impl<R: Rt> Provider<R> {
             // while the old entry is still registered.
             Box::pin(async move { registry.detach_then(&id1, serial, || store2.retire(serial)) }),
         );
+        // M20: the teardown has no drain; the agent's jobs outlive it.
+        let drain = match self.drain.with(|d| d.clone()) {
+            Some(hook) if !self.faults.has(Fault::M20) => {
+                let owner = id.to_string();
+                vec![step(
+                    DRAIN_STEP,
+                    Box::pin(async move {
+                        hook(&owner).await;
+                        Ok(())
+                    }),
+                )]
+            }
+            _ => vec![],
+        };
         let await_loop = step(
             2,
             Box::pin(async move {
@@ -431,13 +478,11 @@ impl<R: Rt> Provider<R> {
         if self.faults.has(Fault::M1) {
             // M1: the session lifecycle is a SIBLING effect, disposed
             // concurrently with the loop's.
+            let mut main = vec![unwind, agent];
+            main.extend(drain);
+            main.extend([await_loop, stop]);
             vec![
-                Effect::new(
-                    &name,
-                    vec![unwind, agent, await_loop, stop],
-                    self.faults,
-                    observer(true),
-                ),
+                Effect::new(&name, main, self.faults, observer(true)),
                 Effect::new(
                     &format!("session {id}#{serial}"),
                     vec![session],
@@ -446,13 +491,12 @@ impl<R: Rt> Provider<R> {
                 ),
             ]
         } else {
-            // Set up in order 5..1 so LIFO teardown runs 1..5 (D2).
-            vec![Effect::new(
-                &name,
-                vec![unwind, session, agent, await_loop, stop],
-                self.faults,
-                observer(true),
-            )]
+            // Set up in order 5..1 so LIFO teardown runs 1, 2, drain, 3..5
+            // (D2, S7).
+            let mut list = vec![unwind, session, agent];
+            list.extend(drain);
+            list.extend([await_loop, stop]);
+            vec![Effect::new(&name, list, self.faults, observer(true))]
         }
     }
 }

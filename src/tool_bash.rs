@@ -13,6 +13,11 @@
 //! is a real owner) is open only to the caller whose token equals the owner,
 //! finished or not; anyone else fails `task <job> belongs to another
 //! session` and nothing is read or killed.
+//!
+//! Owner drain (S7): when an agent is disposed, the provider has the
+//! executor drain its jobs (killed, settled, forgotten); from then on every
+//! caller, a later agent with the same id included, gets `unknown bash
+//! task`. tool-bash takes no part: it keeps no state to clean up.
 
 use crate::agent::core::PromptSpec;
 use crate::faults::{Fault, Faults};

@@ -92,6 +92,14 @@ pub enum WorldEvent {
         /// `Err` text if the step failed (contained, D4).
         error: Option<String>,
     },
+    /// The owner drain finished (S7): the agent's background jobs were
+    /// killed, settled and forgotten. Between D2's steps 2 and 3.
+    TeardownDrain {
+        /// The id.
+        id: String,
+        /// The serial.
+        serial: u64,
+    },
     /// The teardown stopped before its last step (never, unless a fault).
     TeardownAborted {
         /// The id.

@@ -117,6 +117,22 @@ fn observing_oracles_kill_m21_to_m24() {
     }
 }
 
+/// Owner drain (S7): M20 leaves a disposed agent's job running and known,
+/// seen from the shell's history and from what the new agent with the old
+/// id gets back. loom cannot run `dispose-with-owned-job` (8 tasks).
+#[test]
+fn s7_owner_drain_kills_m20() {
+    let scenario = &scenarios::owner_drain::DISPOSE_WITH_OWNED_JOB;
+    for checker in [
+        Checker::Sim,
+        Checker::SimDfs,
+        Checker::ShuttleRandom,
+        Checker::ShuttlePct,
+    ] {
+        assert_killed(&run(checker, scenario, Some(Fault::M20)), Fault::M20);
+    }
+}
+
 /// Check-then-act faults (two lock sections with no await between them)
 /// need a scheduler that preempts a task between the sections: the
 /// simulator at lock granularity and loom find them. (Shuttle does not

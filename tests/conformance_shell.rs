@@ -1,7 +1,8 @@
-//! Conformance of shell ownership (SPEC S1–S6): random sequences of
+//! Conformance of shell ownership (SPEC S1–S7): random sequences of
 //! `bash` (background), `bash_output`, `bash_kill` by every kind of caller
 //! (agent `a`, agent `b`, the empty-string agent, no agent), jobs finishing,
-//! tool-bash unloaded and loaded again, and agent `a` disposed, run on the
+//! tool-bash unloaded and loaded again, and agent `a` disposed (its jobs
+//! drained: killed and forgotten, S7), run on the
 //! implementation (tool-bash over the simulated shell, on the simulator) and
 //! on `lifecycle_models::shell::ShellModel`, the reference. After every
 //! operation the answers, `owner_of` of every job and every completion
@@ -193,6 +194,8 @@ impl<const M2: bool> StateMachineTest for ShellConformance<M2> {
                 },
             );
         }
+        // Teardowns drain on this shell (S7).
+        rig.set_shell(shell.clone());
         let r = rig.clone();
         let handles = d
             .call(async move {
@@ -277,13 +280,18 @@ impl<const M2: bool> StateMachineTest for ShellConformance<M2> {
 fn compare(sut: &Sut, s: &ShellState) {
     for (i, j) in s.jobs.iter().enumerate() {
         let job = job_name(i as u8);
-        assert_eq!(
-            sut.shell.owner_of(&job),
-            j.owner.map(|o| TOKENS[o as usize].to_string()),
-            "S1 owner_of({job})"
-        );
-        let status = sut.shell.job(&job).expect("job exists");
-        assert_eq!(status.running, j.running, "{job} running");
+        if j.forgotten {
+            assert_eq!(sut.shell.job(&job), None, "S7 {job} forgotten");
+            assert_eq!(sut.shell.owner_of(&job), None, "S7 owner_of({job})");
+        } else {
+            assert_eq!(
+                sut.shell.owner_of(&job),
+                j.owner.map(|o| TOKENS[o as usize].to_string()),
+                "S1 owner_of({job})"
+            );
+            let status = sut.shell.job(&job).expect("job exists");
+            assert_eq!(status.running, j.running, "{job} running");
+        }
         let notices: Vec<Option<String>> = sut
             .rig
             .world

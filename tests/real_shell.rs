@@ -128,3 +128,93 @@ async fn kill_and_drop_leave_no_process() {
         "dropping the executor left process {pid} running"
     );
 }
+
+/// Process ids of every live process in process group `pgid`.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            // /proc/<pid>/stat: pid (comm) state ppid pgrp ...; comm may hold
+            // spaces, so split after its closing parenthesis.
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let rest = s.rsplit_once(')')?.1.to_string();
+                    let mut f = rest.split_whitespace();
+                    let state = f.next()?.to_string();
+                    let pgrp: u32 = f.nth(1)?.parse().ok()?;
+                    Some(state != "Z" && pgrp == pgid)
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// S7 on the real shell: draining an owner kills the whole process group of
+/// each of its jobs (the shell and the children it started), awaits their
+/// settlement (the job-done signal went out), and forgets them; another
+/// owner's job is untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s7_drain_kills_the_process_group_and_forgets_the_job() {
+    let shell = RealShell::new();
+    let done: Arc<Mutex<Vec<String>>> = Arc::default();
+    let d = done.clone();
+    shell.on_done(Arc::new(move |job: &str| {
+        d.lock().unwrap().push(job.to_string())
+    }));
+    let start = |owner: &str| shell.exec(req("sleep 100 & sleep 100", true, Some(owner)).into());
+    let ExecResult::Started { job } = start("a").await.unwrap() else {
+        panic!("not started")
+    };
+    let ExecResult::Started { job: other } = start("b").await.unwrap() else {
+        panic!("not started")
+    };
+    assert!(
+        eventually(|| shell.running_pids().len() == 2).await,
+        "the jobs' processes never showed up"
+    );
+    // The group of a's job: its shell's pid (process_group(0)). Wait until
+    // the background sleep joined it (bash may exec the last sleep in its
+    // own process, so the group holds two or three processes).
+    let pids = shell.running_pids();
+    let pgid = pids[0];
+    assert!(
+        eventually(|| group_members(pgid).len() >= 2).await,
+        "job {job}: group {pgid} has {:?}, not bash and its sleeps",
+        group_members(pgid)
+    );
+    let started = std::time::Instant::now();
+    let drained = shell.drain("a").await;
+    assert_eq!(drained, vec![job.clone()]);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the drain waited {:?}: the group was not killed",
+        started.elapsed()
+    );
+    // Settled before the drain returned: its job-done signal went out.
+    assert_eq!(*done.lock().unwrap(), vec![job.clone()]);
+    assert!(
+        eventually(|| group_members(pgid).is_empty()).await,
+        "process group {pgid} of the drained job still has {:?}",
+        group_members(pgid)
+    );
+    assert!(
+        shell.job(&job).is_none(),
+        "{job} still known after the drain"
+    );
+    assert_eq!(shell.owner_of(&job), None);
+    assert!(!shell.kill(&job), "{job} could be killed after the drain");
+    // b's job is untouched.
+    let status = shell.job(&other).expect("b's job is known");
+    assert!(status.running, "b's job {other} was stopped: {status:?}");
+    assert_eq!(shell.owner_of(&other).as_deref(), Some("b"));
+    assert!(shell.kill(&other));
+    shell.shutdown().await;
+    assert!(
+        eventually(|| group_members(pids[1]).is_empty()).await,
+        "killing b's job left {:?} in its group",
+        group_members(pids[1])
+    );
+}

@@ -31,6 +31,9 @@ pub enum Fault {
     M11,
     /// `when_idle` resolves on the status flip (violates C7).
     M12,
+    /// Disposing an agent leaves its background jobs running and readable
+    /// (violates S7).
+    M20,
     /// A completion notice goes to the first live agent whose id starts
     /// with the owner (violates S6).
     M21,
@@ -41,7 +44,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 14] = [
+    pub const ALL: [Fault; 15] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -54,6 +57,7 @@ impl Fault {
         Fault::M10,
         Fault::M11,
         Fault::M12,
+        Fault::M20,
         Fault::M21,
         Fault::M23,
     ];
@@ -72,6 +76,7 @@ impl Fault {
             Fault::M10 => &["D4"],
             Fault::M11 => &["C1", "C2"],
             Fault::M12 => &["C7"],
+            Fault::M20 => &["S7"],
             Fault::M21 => &["S6"],
             Fault::M23 => &["C3"],
         }

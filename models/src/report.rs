@@ -31,7 +31,7 @@ pub fn model_of(fault: Fault) -> &'static str {
     match fault {
         Fault::M3 | Fault::M4 | Fault::M5 | Fault::M11 | Fault::M12 | Fault::M23 => "agent",
         Fault::M1 | Fault::M6 | Fault::M9 | Fault::M10 => "dispose",
-        Fault::M2 | Fault::M21 => "shell",
+        Fault::M2 | Fault::M20 | Fault::M21 => "shell",
         Fault::M7 | Fault::M8 => "acp",
     }
 }

@@ -1,16 +1,18 @@
 //! The shell ownership model: background jobs whose owner token lives on the
 //! job in the executor, tool-bash (`bash`, `bash_output`, `bash_kill`) that
 //! holds no ownership state and can be unloaded and reloaded at any moment,
-//! and completion notices (SPEC S1–S6).
+//! completion notices, and the owner drain of a disposed agent (SPEC S1–S7).
 //!
 //! # States
 //! - `jobs`: each with its owner token (`None`, or a token: `"a"`, `"b"`,
 //!   or the empty string `""`), `running` → finished (done or killed), the
 //!   tool-bash generation that started it, and its notice
-//!   (`Pending` → `Delivered(to)` / `Dropped` / `Lost`).
+//!   (`Pending` → `Delivered(to)` / `Dropped` / `Lost`), and `forgotten`
+//!   once a drain dropped its record (unknown to every call from then on).
 //! - tool-bash: `loaded` or not, its generation (+1 per reload), and under
 //!   fault M2 its own owner map (empty again after a reload).
-//! - `live`: which agents are live (agent `a` can be disposed).
+//! - `live`: which agents are live (agent `a` can be disposed);
+//!   `drained_upto`: the jobs that existed when `a` was disposed.
 //!
 //! # Transitions
 //! | action | who |
@@ -19,7 +21,7 @@
 //! | `Output(caller, job)`, `Kill(caller, job)` | any caller; fenced by owner |
 //! | `Finish(job)` | the executor: the job ends; tool-bash routes the notice |
 //! | `Unload`, `Load` | the plugin host |
-//! | `DisposeA` | agent `a`'s owner |
+//! | `DisposeA` | agent `a`'s owner: its teardown drains `a`'s jobs (kills the live ones, their notices are dropped, then forgets them, S7); fault M20 skips the drain |
 
 use crate::fault::Fault;
 use crate::model::{Model, Property};
@@ -53,6 +55,8 @@ pub struct Job {
     pub generation: u8,
     /// Its completion notice.
     pub notice: Notice,
+    /// A drain dropped its record (S7).
+    pub forgotten: bool,
 }
 
 /// The state of the shell model.
@@ -70,6 +74,8 @@ pub struct ShellState {
     pub live: [bool; 3],
     /// Reloads done.
     pub reloads: u8,
+    /// How many jobs existed when agent `a` was disposed (S7 drains them).
+    pub drained_upto: Option<u8>,
     /// Rules a transition broke (ghost).
     pub broken: Vec<&'static str>,
 }
@@ -107,7 +113,7 @@ pub enum Fence {
 /// The shell model.
 #[derive(Clone, Debug)]
 pub struct ShellModel {
-    /// The fault switched on (M2 and M21 act here).
+    /// The fault switched on (M2, M20 and M21 act here).
     pub fault: Option<Fault>,
     /// Jobs the callers may start.
     pub jobs_max: u8,
@@ -134,13 +140,14 @@ impl ShellModel {
             local: vec![],
             live: [true; 3],
             reloads: 0,
+            drained_upto: None,
             broken: vec![],
         }
     }
 
     /// What the SPEC says a fenced call by `caller` on `job` answers.
     pub fn spec_fence(s: &ShellState, caller: Option<u8>, job: u8) -> Fence {
-        match s.jobs.get(job as usize) {
+        match s.jobs.get(job as usize).filter(|j| !j.forgotten) {
             None => Fence::Unknown,
             Some(j) => match j.owner {
                 None => Fence::Ok,
@@ -155,7 +162,7 @@ impl ShellModel {
         if self.fault != Some(Fault::M2) {
             return Self::spec_fence(s, caller, job);
         }
-        if s.jobs.get(job as usize).is_none() {
+        if s.jobs.get(job as usize).is_none_or(|j| j.forgotten) {
             return Fence::Unknown;
         }
         match s.local.iter().find(|(j, _)| *j == job).map(|(_, o)| *o) {
@@ -170,7 +177,9 @@ impl ShellModel {
         let want = Self::spec_fence(n, caller, job);
         if got != want {
             let j = &n.jobs[job as usize];
-            let rule = if j.generation != n.generation {
+            let rule = if j.forgotten {
+                "S7"
+            } else if j.generation != n.generation {
                 "S5"
             } else if !j.running && caller.is_some() && caller == j.owner {
                 "S4"
@@ -198,6 +207,7 @@ impl ShellModel {
                     killed: false,
                     generation: s.generation,
                     notice: Notice::Pending,
+                    forgotten: false,
                 });
                 if let (Some(c), Some(Fault::M2)) = (caller, self.fault) {
                     n.local.push((job, c));
@@ -244,6 +254,20 @@ impl ShellModel {
                     return None;
                 }
                 n.live[0] = false;
+                n.drained_upto = Some(s.jobs.len() as u8);
+                if self.fault != Some(Fault::M20) {
+                    // The drain: after the loop exited (a is no longer a
+                    // live receiver), before the id is freed.
+                    for job in 0..s.jobs.len() as u8 {
+                        if n.jobs[job as usize].owner == Some(0) {
+                            if n.jobs[job as usize].running {
+                                n.jobs[job as usize].killed = true;
+                                self.finish(&mut n, job);
+                            }
+                            n.jobs[job as usize].forgotten = true;
+                        }
+                    }
+                }
             }
         }
         Some(n)
@@ -346,6 +370,25 @@ impl Model for ShellModel {
                         Notice::Delivered(to) => j.owner == Some(to),
                         _ => true,
                     })
+                },
+            ),
+            Property::<Self>::always(
+                "S7 a disposed agent's jobs are killed and forgotten",
+                |_, s| {
+                    s.drained_upto.is_none_or(|upto| {
+                        s.jobs[..upto as usize]
+                            .iter()
+                            .filter(|j| j.owner == Some(0))
+                            .all(|j| j.forgotten && !j.running)
+                    })
+                },
+            ),
+            Property::<Self>::sometimes(
+                "S7 window: the drain kills a running job of the disposed agent",
+                |_, s| {
+                    s.jobs
+                        .iter()
+                        .any(|j| j.forgotten && j.killed && j.notice == Notice::Dropped)
                 },
             ),
             Property::<Self>::sometimes(

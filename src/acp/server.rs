@@ -19,7 +19,8 @@
 //! Cancellation is cooperative: a `session/cancel` stops the turn at its
 //! next step boundary. When the client disconnects (stdin reaches EOF) the
 //! bridge quiesces: every session is disposed, every background job killed,
-//! and the process exits 0. Malformed JSON-RPC gets a JSON-RPC error.
+//! and the process exits 0. Disposing a session drains its background jobs
+//! (their process groups are killed and their ids become unknown, S7). Malformed JSON-RPC gets a JSON-RPC error.
 
 use super::{AcpError, Bridge, StopReason as BridgeStop};
 use crate::agent::core::PromptSpec;
@@ -262,6 +263,8 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         conn: Mutex::new(None),
     });
     provider.set_runner(responder.clone());
+    // Disposing a session's agent drains its background jobs (S7).
+    provider.set_drain(crate::shell::drain_hook(shell.clone()));
     // Session ids unique across processes: `sess-<uuid v4>-N`.
     let prefix = format!("sess-{}-", uuid::Uuid::new_v4().simple());
     let bridge = Bridge::with_prefix(

@@ -66,6 +66,7 @@ fn subject(ev: &WorldEvent) -> Option<&str> {
         | W::DisposeReturned { id, .. }
         | W::TeardownBegan { id, .. }
         | W::TeardownStep { id, .. }
+        | W::TeardownDrain { id, .. }
         | W::TeardownAborted { id, .. }
         | W::TeardownDone { id, .. }
         | W::AppendDropped { id, .. }
@@ -89,6 +90,7 @@ fn normalized(ev: &WorldEvent, serials: &mut Renumber, attempts: &mut Renumber) 
         | W::DisposeReturned { serial, .. }
         | W::TeardownBegan { serial, .. }
         | W::TeardownStep { serial, .. }
+        | W::TeardownDrain { serial, .. }
         | W::TeardownAborted { serial, .. }
         | W::TeardownDone { serial, .. }
         | W::AppendDropped { serial, .. }

@@ -11,6 +11,7 @@ pub mod dropped_dispose;
 mod goals;
 pub mod identity;
 pub mod idle;
+pub mod owner_drain;
 pub mod rig;
 mod scenario;
 pub mod shell;
@@ -96,6 +97,7 @@ pub static ALL: &[&Scenario] = &[
     &dropped_dispose::DROPPED_DISPOSE,
     &crash::CRASH_MID_TURN,
     &storage_error::STORAGE_ERROR_MID_TURN,
+    &owner_drain::DISPOSE_WITH_OWNED_JOB,
 ];
 
 /// A prompt of `steps` steps of 10 ms each.

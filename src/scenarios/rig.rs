@@ -11,6 +11,7 @@ use crate::provider::{scope_journaled, Provider};
 use crate::registry::Registry;
 use crate::rt::{Mutex, Rt};
 use crate::scope::Scope;
+use crate::shell::ShellExecutor;
 use crate::store::durable::{Durable, MemoryDurable};
 use crate::store::SessionStore;
 use crate::world::{World, WorldEvent};
@@ -94,6 +95,12 @@ impl<R: Rt> Rig<R> {
             .collect();
         left.dedup();
         left
+    }
+
+    /// Wire the shell beside the provider: every agent built from now on
+    /// drains its background jobs on `shell` in its teardown (S7).
+    pub fn set_shell(&self, shell: Arc<dyn ShellExecutor>) {
+        self.provider.set_drain(crate::shell::drain_hook(shell));
     }
 
     /// Record that the scenario started `job` as `caller` (S6's oracle).

@@ -8,6 +8,16 @@
 //! [`ShellExecutor::owner_of`] is the ONE read path (a job's public status
 //! has no owner field). The executor stores the token and never interprets
 //! it; the access policy is the consumer's (tool-bash).
+//!
+//! # A job's states (S7)
+//! `running` → `finished` (exited on its own, or killed by `kill` or a
+//! drain) → `forgotten` (only a drain forgets). A finished job keeps its
+//! record, so its owner can still read it (S4); a forgotten one is unknown
+//! to every call (`owner_of`, `job`, `kill`), which tool-bash answers
+//! `unknown bash task "<job>"`. [`ShellExecutor::drain`] moves every job of
+//! one owner to `forgotten`: the provider calls it in an agent's teardown,
+//! after the agent's loop has exited and before its id is freed, so no job
+//! of the old agent outlives it or reaches a later agent with its id.
 
 pub mod real;
 pub mod sim;
@@ -101,4 +111,21 @@ pub trait ShellExecutor: Send + Sync + 'static {
     fn on_done(&self, f: DoneListener) -> u64;
     /// Unsubscribe.
     fn off_done(&self, key: u64);
+    /// Owner drain (S7): kill every live job whose owner token is `owner`
+    /// (the real shell kills the whole process group), await their
+    /// settlement (each one's job-done signal has been delivered), then
+    /// forget their records: `owner_of`, `job` and `kill` see them as
+    /// unknown. Returns the jobs forgotten. Other owners' jobs are untouched.
+    fn drain(&self, owner: &str) -> BoxFuture<Vec<JobId>>;
+}
+
+/// A drain hook for [`Provider::set_drain`](crate::provider::Provider::set_drain):
+/// drains the disposed agent's id on `shell`.
+pub fn drain_hook(shell: Arc<dyn ShellExecutor>) -> crate::provider::DrainHook {
+    Arc::new(move |owner: &str| {
+        let drained = shell.drain(owner);
+        Box::pin(async move {
+            drained.await;
+        })
+    })
 }

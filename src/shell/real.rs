@@ -2,6 +2,17 @@
 //! background jobs run as children the executor keeps, `kill` kills them,
 //! and dropping the executor kills every job still running (no process is
 //! left behind).
+//!
+//! Every command runs in its own process group (`process_group(0)`: the
+//! group id is the shell's pid), and a job is killed with `killpg`, so the
+//! children it started (`sleep 100 & sleep 100`) die with it. The group is
+//! signalled only while the job's leader is not yet reaped: its pid (the
+//! group id) cannot be reused before that.
+//!
+//! A job is settled when its watcher task is done: output read to the end,
+//! exit reaped, job-done signal delivered. [`ShellExecutor::drain`] awaits
+//! that (at most [`DRAIN_SETTLE_MS`] for all of the owner's jobs) before it
+//! forgets the records.
 
 use super::{DoneListener, ExecResult, JobStatus, ShellExecSpec, ShellExecutor};
 use crate::rt::BoxFuture;
@@ -15,6 +26,29 @@ struct Job {
     owner: Option<String>,
     status: JobStatus,
     child: Option<Child>,
+    /// The job's process group (its shell's pid).
+    pgid: Option<u32>,
+    /// The watcher task: done when the job is settled.
+    watcher: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// How long a drain waits for the owner's killed jobs to settle before it
+/// forgets their records anyway (a grandchild that left the group with `setsid` can
+/// hold the job's output pipe open).
+pub const DRAIN_SETTLE_MS: u64 = 5_000;
+
+impl Job {
+    /// SIGKILL the job's whole process group, if its leader is not reaped.
+    fn kill_group(&self) -> bool {
+        match (self.status.running, self.pgid) {
+            (true, Some(pgid)) => {
+                // SAFETY: killpg only sends a signal; the group id is the
+                // unreaped leader's pid, so it names this job's group.
+                unsafe { libc::killpg(pgid as libc::pid_t, libc::SIGKILL) == 0 }
+            }
+            _ => false,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -42,6 +76,7 @@ fn command(line: &str) -> Command {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .kill_on_drop(true);
     c
 }
@@ -62,12 +97,11 @@ impl RealShell {
             .collect()
     }
 
-    /// Kill every running job and wait (up to 5 s) until they are reaped.
+    /// Kill every running job (its whole process group) and wait (up to
+    /// 5 s) until they are reaped.
     pub async fn shutdown(&self) {
-        for job in lock(&self.state).jobs.values_mut() {
-            if let Some(c) = job.child.as_mut() {
-                let _ = c.start_kill();
-            }
+        for job in lock(&self.state).jobs.values() {
+            job.kill_group();
         }
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
         while !self.running_pids().is_empty() && tokio::time::Instant::now() < deadline {
@@ -93,7 +127,12 @@ impl RealShell {
             s
         };
         // The child is parked in the state so `kill` and `Drop` reach it.
-        lock(&state).jobs.get_mut(&id).expect("job").child = Some(child);
+        match lock(&state).jobs.get_mut(&id) {
+            Some(job) => job.child = Some(child),
+            // Forgotten by a drain that gave up on it: the child is
+            // dropped, which kills it.
+            None => return,
+        }
         let (o, e) = futures::future::join(read_out, read_err).await;
         let status = loop {
             let polled = {
@@ -154,6 +193,10 @@ impl ShellExecutor for RealShell {
                 let mut st = lock(&state);
                 st.next_job += 1;
                 let id = st.next_job;
+                let pgid = child.id();
+                // Spawned under the lock: the watcher parks the child only
+                // after the record (with its handle) is in place.
+                let watcher = tokio::spawn(Self::watch(state.clone(), id, child));
                 st.jobs.insert(
                     id,
                     Job {
@@ -164,11 +207,12 @@ impl ShellExecutor for RealShell {
                             output: String::new(),
                         },
                         child: None,
+                        pgid,
+                        watcher: Some(watcher),
                     },
                 );
                 id
             };
-            tokio::spawn(Self::watch(state, id, child));
             Ok(ExecResult::Started {
                 job: format!("job-{id}"),
             })
@@ -192,11 +236,10 @@ impl ShellExecutor for RealShell {
         let Some(id) = super::job_number(job) else {
             return false;
         };
-        let mut st = lock(&self.state);
-        match st.jobs.get_mut(&id).and_then(|j| j.child.as_mut()) {
-            Some(c) => c.start_kill().is_ok(),
-            None => false,
-        }
+        lock(&self.state)
+            .jobs
+            .get(&id)
+            .is_some_and(|j| j.kill_group())
     }
 
     fn on_done(&self, f: DoneListener) -> u64 {
@@ -210,14 +253,48 @@ impl ShellExecutor for RealShell {
     fn off_done(&self, key: u64) {
         lock(&self.state).listeners.retain(|(k, _)| *k != key);
     }
+
+    fn drain(&self, owner: &str) -> BoxFuture<Vec<super::JobId>> {
+        let state = self.state.clone();
+        let owner = owner.to_string();
+        Box::pin(async move {
+            // Kill every live group of the owner and take the watchers.
+            let (ids, watchers): (Vec<u64>, Vec<_>) = {
+                let mut st = lock(&state);
+                st.jobs
+                    .iter_mut()
+                    .filter(|(_, j)| j.owner.as_deref() == Some(owner.as_str()))
+                    .map(|(id, j)| {
+                        j.kill_group();
+                        (*id, j.watcher.take())
+                    })
+                    .unzip()
+            };
+            // Settlement: each watcher read the output, reaped the exit and
+            // delivered the job-done signal. One deadline for all of them.
+            let limit = std::time::Duration::from_millis(DRAIN_SETTLE_MS);
+            let settled = futures::future::join_all(watchers.into_iter().flatten());
+            if tokio::time::timeout(limit, settled).await.is_err() {
+                tracing::warn!(owner = %owner, "drain: a job did not settle; forgotten anyway");
+            }
+            let mut st = lock(&state);
+            for id in &ids {
+                if let Some(mut job) = st.jobs.remove(id) {
+                    // An unsettled job: its leader dies with the record.
+                    if let Some(c) = job.child.as_mut() {
+                        let _ = c.start_kill();
+                    }
+                }
+            }
+            ids.into_iter().map(|id| format!("job-{id}")).collect()
+        })
+    }
 }
 
 impl Drop for RealShell {
     fn drop(&mut self) {
-        for job in lock(&self.state).jobs.values_mut() {
-            if let Some(c) = job.child.as_mut() {
-                let _ = c.start_kill();
-            }
+        for job in lock(&self.state).jobs.values() {
+            job.kill_group();
         }
     }
 }

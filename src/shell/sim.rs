@@ -1,4 +1,10 @@
 //! A simulated shell for the harness: scripted jobs on the backend's time.
+//!
+//! It also keeps each job's [history](SimShell::history): what the
+//! simulated process went through as the shell saw it (exited on its own,
+//! killed by `kill`, killed by a drain, forgotten). Oracles read it as the
+//! receiving side of `kill` and `drain` (S7), not a flag the lifecycle sets
+//! about itself.
 
 use super::{DoneListener, ExecResult, JobId, JobStatus, ShellExecSpec, ShellExecutor};
 use crate::rt::{self, BoxFuture, Monitor, Rt};
@@ -19,6 +25,21 @@ pub struct Script {
 struct Job {
     owner: Option<String>,
     status: JobStatus,
+    /// What it prints when it exits on its own.
+    output: String,
+}
+
+/// One thing that happened to a simulated job, in the shell's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobFate {
+    /// The process exited on its own with this code.
+    Exited(i32),
+    /// `kill` killed it while it ran.
+    Killed,
+    /// A drain of its owner killed it while it ran (S7).
+    KilledByDrain,
+    /// A drain forgot its record: it is unknown from now on (S7).
+    Forgotten,
 }
 
 #[derive(Default)]
@@ -28,6 +49,7 @@ struct State {
     scripts: BTreeMap<String, Script>,
     listeners: Vec<(u64, DoneListener)>,
     next_listener: u64,
+    history: Vec<(u64, JobFate)>,
 }
 
 /// The simulated executor. Unknown commands run 10 ms, print their own
@@ -63,14 +85,46 @@ impl<R: Rt> SimShell<R> {
             .update(|s| s.scripts.insert(command.to_string(), script));
     }
 
-    fn finish(state: &Monitor<R, State>, id: u64, exit: i32) -> bool {
+    /// What happened to `job` so far, in order (empty for a job never
+    /// started).
+    pub fn history(&self, job: &str) -> Vec<JobFate> {
+        let Some(id) = super::job_number(job) else {
+            return vec![];
+        };
+        self.state.read(|s| {
+            s.history
+                .iter()
+                .filter(|(j, _)| *j == id)
+                .map(|(_, f)| *f)
+                .collect()
+        })
+    }
+
+    /// The process of `job` exits on its own now, with its scripted output
+    /// and `exit` (a test or scenario ends it at a chosen moment instead of
+    /// waiting for its script's time). `false` if it was not running.
+    pub fn exit(&self, job: &str, exit: i32) -> bool {
+        super::job_number(job)
+            .is_some_and(|id| Self::finish(&self.state, id, JobFate::Exited(exit)))
+    }
+
+    /// End job `id` as `fate` (an exit writes the job's output first), in
+    /// one section; then signal job-done. `false` if it was not running.
+    fn finish(state: &Monitor<R, State>, id: u64, fate: JobFate) -> bool {
         let listeners = state.update(|s| {
             let job = s.jobs.get_mut(&id)?;
             if !job.status.running {
                 return None;
             }
             job.status.running = false;
-            job.status.exit = Some(exit);
+            job.status.exit = Some(match fate {
+                JobFate::Exited(code) => {
+                    job.status.output = job.output.clone();
+                    code
+                }
+                _ => 137,
+            });
+            s.history.push((id, fate));
             Some(
                 s.listeners
                     .iter()
@@ -119,6 +173,7 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
                             exit: None,
                             output: String::new(),
                         },
+                        output: script.output.clone(),
                     },
                 );
                 id
@@ -126,12 +181,7 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
             let st = state.clone();
             drop(rt::spawn::<R, ()>(&format!("job-{id}"), async move {
                 R::sleep(script.duration_ms).await;
-                st.update(|s| {
-                    if let Some(j) = s.jobs.get_mut(&id).filter(|j| j.status.running) {
-                        j.status.output = script.output.clone();
-                    }
-                });
-                Self::finish(&st, id, script.exit);
+                Self::finish(&st, id, JobFate::Exited(script.exit));
             }));
             Ok(ExecResult::Started {
                 job: format!("job-{id}"),
@@ -152,7 +202,7 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
     }
 
     fn kill(&self, job: &str) -> bool {
-        super::job_number(job).is_some_and(|id| Self::finish(&self.state, id, 137))
+        super::job_number(job).is_some_and(|id| Self::finish(&self.state, id, JobFate::Killed))
     }
 
     fn on_done(&self, f: DoneListener) -> u64 {
@@ -166,6 +216,35 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
     fn off_done(&self, key: u64) {
         self.state
             .update(|s| s.listeners.retain(|(k, _)| *k != key));
+    }
+
+    fn drain(&self, owner: &str) -> BoxFuture<Vec<JobId>> {
+        let state = self.state.clone();
+        let owner = owner.to_string();
+        Box::pin(async move {
+            let ids: Vec<u64> = state.read(|s| {
+                s.jobs
+                    .iter()
+                    .filter(|(_, j)| j.owner.as_deref() == Some(owner.as_str()))
+                    .map(|(id, _)| *id)
+                    .collect()
+            });
+            // Kill the live ones; their job-done signals go out now.
+            for id in &ids {
+                Self::finish(&state, *id, JobFate::KilledByDrain);
+            }
+            // Settlement: the killed processes are reaped on a later turn,
+            // a window in which the finished records are still readable.
+            R::yield_now().await;
+            state.update(|s| {
+                for id in &ids {
+                    if s.jobs.remove(id).is_some() {
+                        s.history.push((*id, JobFate::Forgotten));
+                    }
+                }
+            });
+            ids.into_iter().map(job_id).collect()
+        })
     }
 }
 

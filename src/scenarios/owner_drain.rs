@@ -1,0 +1,273 @@
+//! `dispose-with-owned-job`: agent `a` owns a background job `ja`, agent
+//! `b` owns `jb`. `a` is disposed; once its teardown began, `ja`'s process
+//! exits on its own and a caller with `a`'s token races `bash_output` then
+//! `bash_kill` on it.
+//! Then a NEW agent with id `a` asks for `ja` (S7, D5).
+//!
+//! What may happen to `ja`, in the shell's own history: it exits on its
+//! own, the caller kills it, or the drain kills it; in every case the drain
+//! forgets it before the dispose returns. What may not:
+//! - `ja` still running or still known when `a`'s dispose returned (S7);
+//! - the racing caller refused for anything but `unknown bash task` (S7);
+//! - the new `a` reading or killing `ja`, or receiving its completion
+//!   notice (S7);
+//! - `jb` touched by `a`'s dispose: killed, forgotten or fenced off (D5;
+//!   it may exit on its own).
+//!
+//! Everything is observed on the receiving side: the simulated shell's
+//! history of each job (what it was actually killed or settled by) and the
+//! answers the callers got back. The owner's unload at the end drains `b`
+//! as well (S7 on the scope-unload path). Fault M20 leaves the drain out.
+
+use super::goals::{excused, label, Goal};
+use super::rig::Rig;
+use super::scenario::{bodies, Bounds, Ctx, Scenario};
+use super::Outcome;
+use crate::faults::Fault;
+use crate::oracle::Violation;
+use crate::rt::{self, Rt};
+use crate::shell::sim::{JobFate, Script, SimShell};
+use crate::shell::{ExecResult, ShellExecutor};
+use crate::tool_bash::ToolBash;
+use crate::world::WorldEvent;
+use std::sync::Arc;
+
+/// shuttle's uniform random walk runs the job's exit as soon as the
+/// teardown began, long before the drain's turn comes.
+const SHUTTLE_RANDOM_EXIT_FIRST: &[(&str, &str)] = &[(
+    "shuttle-random",
+    "0 hits in 50,000 iterations (14.5 s): the job's exit, ready once the teardown began, always runs before the teardown reaches the drain (shuttle-pct and sim reach it)",
+)];
+
+const GOALS: &[Goal] = &[
+    label(
+        "exited-before-drain",
+        "a's job exits on its own after the teardown began, before the drain reaches it",
+        "ja:exited",
+    ),
+    excused(
+        label(
+            "killed-by-drain",
+            "the drain kills a's job while it runs",
+            "ja:drained",
+        ),
+        SHUTTLE_RANDOM_EXIT_FIRST,
+    ),
+    excused(
+        label(
+            "kill-racing-drain",
+            "the caller's bash_kill lands after the drain killed the job and before it forgot it",
+            "ja:drained kill:finished",
+        ),
+        SHUTTLE_RANDOM_EXIT_FIRST,
+    ),
+];
+
+/// `dispose-with-owned-job`, registered in [`super::ALL`].
+pub static DISPOSE_WITH_OWNED_JOB: Scenario = Scenario::new(
+    "dispose-with-owned-job",
+    "dispose an agent while its background job exits and a caller reads and kills it; a new agent with its id",
+    bodies!(dispose_with_owned_job),
+)
+.rules(&["S7", "D5"])
+.goals(GOALS)
+.targets(&[Fault::M20])
+// sim-dfs: 8 tasks. Bound 1: 6,979 schedules (1.1 s), every goal; bound 2:
+// 172,010 (24.5 s).
+.bounds(Bounds {
+    dfs: Some(1),
+    ..Bounds::PR
+})
+.coverage_gap(
+    "sim-dfs at bound 1 misses 1,756 views of the other checkers (most from sim seeds: the order of world events around the teardown); bound 2 (172,010 schedules, 24.5 s) still missed 1,648 (check --tier pr, this machine)",
+);
+
+/// A job's fate in the shell's history: how it first ended.
+fn fate(history: &[JobFate]) -> &'static str {
+    match history.first() {
+        None => "running",
+        Some(JobFate::Exited(_)) => "exited",
+        Some(JobFate::Killed) => "killed",
+        Some(JobFate::KilledByDrain) => "drained",
+        Some(JobFate::Forgotten) => "forgotten-running",
+    }
+}
+
+/// Settled, then forgotten: what a drain leaves of a job (S7).
+fn drained(history: &[JobFate]) -> bool {
+    matches!(history, [first, JobFate::Forgotten] if *first != JobFate::Forgotten)
+}
+
+/// A tool answer in one word.
+fn word<T>(r: &Result<T, String>, job: &str, ok: impl Fn(&T) -> &'static str) -> &'static str {
+    match r {
+        Ok(v) => ok(v),
+        Err(e) if *e == format!("unknown bash task \"{job}\"") => "unknown",
+        Err(_) => "refused",
+    }
+}
+
+/// The body: see the module docs.
+pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
+    let rig = Rig::<R>::new(ctx.faults, ctx.durable);
+    let owner = rig.owner("owner");
+    let shell = Arc::new(SimShell::<R>::default());
+    for cmd in ["work-a", "work-b"] {
+        // Runs until the scenario ends it (or a kill, or a drain).
+        shell.script(
+            cmd,
+            Script {
+                duration_ms: 100_000,
+                output: format!("{cmd} out"),
+                exit: 0,
+            },
+        );
+    }
+    rig.set_shell(shell.clone());
+    let tb = ToolBash::load(
+        shell.clone(),
+        rig.registry.clone(),
+        rig.world.clone(),
+        rig.faults,
+    );
+    let a = rig.provider.create("a", &owner).await.expect("create a");
+    let b = rig.provider.create("b", &owner).await.expect("create b");
+    let start = |caller: &'static str, cmd: &'static str| {
+        let (tb, rig) = (tb.clone(), &rig);
+        async move {
+            match tb.bash(Some(caller), cmd, true).await {
+                Ok(ExecResult::Started { job }) => {
+                    rig.job_started(&job, Some(caller));
+                    job
+                }
+                other => panic!("background bash answered {other:?}"),
+            }
+        }
+    };
+    let ja = start("a", "work-a").await;
+    let jb = start("b", "work-b").await;
+
+    // The job's own exit and a caller with a's token race the teardown:
+    // both start once it began, so they land around the drain.
+    let began = |w: Arc<crate::world::World<R>>| async move {
+        w.until_all(
+            "a's teardown began",
+            &["a"],
+            |e, id| matches!(e, WorldEvent::TeardownBegan { id: i, .. } if i == id),
+        )
+        .await
+    };
+    let (sh, j, w) = (shell.clone(), ja.clone(), rig.world.clone());
+    let exit = rt::spawn::<R, ()>("ja exits", async move {
+        began(w).await;
+        sh.exit(&j, 0);
+    });
+    let (t, j, w) = (tb.clone(), ja.clone(), rig.world.clone());
+    let caller = rt::spawn::<R, _>("caller", async move {
+        began(w).await;
+        let out = t.bash_output(Some("a"), &j);
+        R::yield_now().await;
+        let kill = t.bash_kill(Some("a"), &j);
+        (out, kill)
+    });
+    a.dispose().await;
+    // Observed when the dispose returned: the shell's account of both jobs.
+    let (ja_at_return, jb_at_return) = (shell.history(&ja), shell.history(&jb));
+    let jb_status = shell.job(&jb);
+    let jb_read = tb.bash_output(Some("b"), &jb);
+    exit.join().await;
+    let (out, kill) = caller.join().await;
+
+    // A new agent with the old id.
+    let a2 = rig.provider.create("a", &owner).await.expect("re-create a");
+    let out2 = tb.bash_output(Some("a"), &ja);
+    let kill2 = tb.bash_kill(Some("a"), &ja);
+    a2.agent.when_idle().await;
+    let notice = format!("[bash] {ja} ");
+    let a2_notices: Vec<String> = a2
+        .agent
+        .durable_log()
+        .into_iter()
+        .filter_map(|e| match e {
+            crate::session_log::Entry::UserMessage { text, .. } if text.starts_with(&notice) => {
+                Some(text)
+            }
+            _ => None,
+        })
+        .collect();
+
+    let unknown = Err(format!("unknown bash task \"{ja}\""));
+    let (out_w, kill_w) = (
+        word(&out, &ja, |_| "read"),
+        word(&kill, &ja, |k| if *k { "killed" } else { "finished" }),
+    );
+    let mut own = vec![
+        (
+            drained(&ja_at_return),
+            Violation::new(
+                "S7",
+                format!(
+                    "when a's dispose returned, its job {ja} was not settled and forgotten: the shell's history of it is {ja_at_return:?}"
+                ),
+            ),
+        ),
+        (
+            out_w != "refused" && kill_w != "refused",
+            Violation::new(
+                "S7",
+                format!(
+                    "a caller with a's token racing the dispose got bash_output {out:?}, bash_kill {kill:?}"
+                ),
+            ),
+        ),
+        (
+            out2 == unknown && kill2.clone().map(drop) == unknown.clone().map(drop),
+            Violation::new(
+                "S7",
+                format!(
+                    "the new agent a could reach the old a's job {ja}: bash_output {out2:?}, bash_kill {kill2:?}"
+                ),
+            ),
+        ),
+        (
+            a2_notices.is_empty(),
+            Violation::new(
+                "S7",
+                format!("the new agent a received the old a's job notice: {a2_notices:?}"),
+            ),
+        ),
+        (
+            // jb may exit on its own (its timer), but nothing else.
+            jb_at_return.iter().all(|f| matches!(f, JobFate::Exited(_)))
+                && jb_status.is_some()
+                && jb_read.is_ok()
+                && shell.owner_of(&jb).as_deref() == Some("b")
+                && rig.registry.get("b").is_some(),
+            Violation::new(
+                "D5",
+                format!(
+                    "a's dispose touched b: {jb}'s history {jb_at_return:?}, status {jb_status:?}, b's read {jb_read:?}"
+                ),
+            ),
+        ),
+    ];
+    rig.track(&a.agent, a.serial());
+    rig.track(&b.agent, b.serial());
+    rig.track(&a2.agent, a2.serial());
+    owner.unload().await;
+    let jb_after = shell.history(&jb);
+    own.push((
+        drained(&jb_after),
+        Violation::new(
+            "S7",
+            format!(
+                "the owner's unload disposed b, and its job {jb} was not settled and forgotten: {jb_after:?}"
+            ),
+        ),
+    ));
+    tb.unload();
+    rig.finish(
+        format!("ja:{} kill:{kill_w} out:{out_w}", fate(&shell.history(&ja))),
+        own,
+    )
+}
