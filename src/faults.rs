@@ -54,6 +54,9 @@ pub enum Fault {
     /// A failed write or fsync is logged and otherwise ignored (violates
     /// D10).
     M18,
+    /// The running step never sees the turn's cancellation signal: a
+    /// cancel waits until the step ends by itself (violates C10).
+    M19,
     /// Disposing an agent leaves its background jobs running and readable:
     /// the teardown has no owner drain (violates S7).
     M20,
@@ -73,7 +76,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 23] = [
+    pub const ALL: [Fault; 24] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -92,6 +95,7 @@ impl Fault {
         Fault::M16,
         Fault::M17,
         Fault::M18,
+        Fault::M19,
         Fault::M20,
         Fault::M21,
         Fault::M22,
@@ -99,9 +103,8 @@ impl Fault {
         Fault::M24,
     ];
 
-    /// The faults this build can switch on. M19 (stuck steps: SPEC §3) is
-    /// not in this build.
-    pub const IMPLEMENTED: [Fault; 23] = [
+    /// The faults this build can switch on: all of SPEC §3.
+    pub const IMPLEMENTED: [Fault; 24] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -120,6 +123,7 @@ impl Fault {
         Fault::M16,
         Fault::M17,
         Fault::M18,
+        Fault::M19,
         Fault::M20,
         Fault::M21,
         Fault::M22,
@@ -152,6 +156,7 @@ impl Fault {
             Fault::M16 => "the session log is flushed only at turn/end (no write-ahead)",
             Fault::M17 => "load keeps a torn last record and the next append lands on it",
             Fault::M18 => "a failed write or fsync is logged and otherwise ignored",
+            Fault::M19 => "the running step never sees the cancellation signal; cancel waits for the step to end",
             Fault::M20 => "disposing an agent leaves its background jobs running and readable",
             Fault::M21 => {
                 "a completion notice goes to the first live agent whose id starts with the owner"
@@ -182,6 +187,7 @@ impl Fault {
             Fault::M15 => &["D8", "D1"],
             Fault::M16 | Fault::M17 => &["D9"],
             Fault::M18 => &["D10"],
+            Fault::M19 => &["C10"],
             Fault::M20 => &["S7"],
             Fault::M21 => &["S6"],
             Fault::M22 => &["R2"],

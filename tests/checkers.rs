@@ -80,6 +80,13 @@ fn every_fault_is_killed_by_sim_and_shuttle_pct() {
         ),
         (Fault::M12, &scenarios::idle::WHEN_IDLE_WAITERS),
         (Fault::M13, &scenarios::acp::DUPLICATE_LOAD),
+        (Fault::M16, &scenarios::crash::CRASH_MID_TURN),
+        (Fault::M17, &scenarios::crash::CRASH_MID_TURN),
+        (
+            Fault::M18,
+            &scenarios::storage_error::STORAGE_ERROR_MID_TURN,
+        ),
+        (Fault::M19, &scenarios::hung_step::HUNG_STEP),
     ];
     for (fault, scenario) in plan {
         for checker in [Checker::Sim, Checker::ShuttlePct, Checker::Loom] {

@@ -24,7 +24,7 @@
 
 use super::{AcpError, Bridge, StopReason as BridgeStop};
 use crate::agent::core::PromptSpec;
-use crate::agent::StepRunner;
+use crate::agent::{StepRunner, StepSignal};
 use crate::faults::Faults;
 use crate::provider::{scope_journaled, Provider};
 use crate::registry::Registry;
@@ -44,6 +44,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Stdio};
+use futures::future::Either;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -100,6 +101,7 @@ impl StepRunner for Responder {
         agent_id: &str,
         prompt: &PromptSpec,
         step: u32,
+        signal: StepSignal,
     ) -> BoxFuture<Option<String>> {
         let steps = script(&prompt.text);
         let this_step = steps.get(step as usize).cloned();
@@ -107,11 +109,19 @@ impl StepRunner for Responder {
         let id = agent_id.to_string();
         Box::pin(async move {
             let reply = match this_step? {
-                ScriptStep::Bash(c) => match tools.bash(Some(&id), &c, false).await {
-                    Ok(ExecResult::Finished { output, exit }) => format!("{output}[exit {exit}]"),
-                    Ok(ExecResult::Started { job }) => job,
-                    Err(e) => format!("error: {e}"),
-                },
+                // C10: a cancel kills the foreground command's process
+                // group (dropping the exec future does).
+                ScriptStep::Bash(c) => {
+                    let run = Box::pin(tools.bash(Some(&id), &c, false));
+                    match futures::future::select(run, signal.fired()).await {
+                        Either::Left((Ok(ExecResult::Finished { output, exit }), _)) => {
+                            format!("{output}[exit {exit}]")
+                        }
+                        Either::Left((Ok(ExecResult::Started { job }), _)) => job,
+                        Either::Left((Err(e), _)) => format!("error: {e}"),
+                        Either::Right(_) => "cancelled: the command was killed".to_string(),
+                    }
+                }
                 ScriptStep::BashBackground(c) => match tools.bash(Some(&id), &c, true).await {
                     Ok(ExecResult::Started { job }) => format!("started {job}"),
                     Ok(other) => format!("{other:?}"),
@@ -125,8 +135,11 @@ impl StepRunner for Responder {
                     Err(e) => format!("error: {e}"),
                 },
                 ScriptStep::Sleep(ms) => {
-                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-                    format!("slept {ms} ms")
+                    let sleep = tokio::time::sleep(std::time::Duration::from_millis(ms));
+                    match futures::future::select(Box::pin(sleep), signal.fired()).await {
+                        Either::Left(_) => format!("slept {ms} ms"),
+                        Either::Right(_) => "cancelled: the sleep was cut short".to_string(),
+                    }
                 }
                 ScriptStep::Echo(l) => format!("echo: {l}"),
             };

@@ -400,6 +400,16 @@ impl AgentCore {
         Claim::Run(prompt)
     }
 
+    /// Whether the running turn's token was requested (by a cancel or by
+    /// disposal): the signal a running step receives (C10).
+    pub fn stop_requested(&self) -> bool {
+        self.turn
+            .as_ref()
+            .and_then(|t| t.token)
+            .and_then(|t| t.stop_reason())
+            .is_some()
+    }
+
     /// A step boundary: stop if the token was requested, else absorb the
     /// steering inputs (C3, C8).
     pub fn step_boundary(&mut self, now_ms: u64) -> Boundary {

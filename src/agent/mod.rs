@@ -67,16 +67,43 @@ pub enum Idle {
     Done,
 }
 
+/// The running turn's cancellation signal, as a step receives it (C10):
+/// [`StepSignal::fired`] resolves once a cancel or disposal requested the
+/// turn's token. A step that waits (a sleep, a model request, a shell
+/// command) races its work against it and settles promptly when it fires.
+#[derive(Clone)]
+pub struct StepSignal {
+    fired: Arc<dyn Fn() -> crate::rt::BoxFuture<()> + Send + Sync>,
+}
+
+impl StepSignal {
+    /// A signal that resolves when `fired` does.
+    pub fn new(fired: impl Fn() -> crate::rt::BoxFuture<()> + Send + Sync + 'static) -> Self {
+        StepSignal {
+            fired: Arc::new(fired),
+        }
+    }
+
+    /// Resolves when the turn's token is requested.
+    pub fn fired(&self) -> crate::rt::BoxFuture<()> {
+        (self.fired)()
+    }
+}
+
 /// Performs the steps of a turn (a model request, a tool call). Without
-/// one, a step just awaits the prompt's `step_ms`.
+/// one, a step awaits the prompt's `step_ms`, or the signal if it fires
+/// first.
 pub trait StepRunner: Send + Sync + 'static {
     /// Perform step `step` of agent `agent_id`'s turn on `prompt`; its
-    /// output, if any, goes to the session log.
+    /// output, if any, goes to the session log. `signal` fires when the
+    /// turn is cancelled or disposed: the step must then settle promptly
+    /// (C10), with whatever output it has.
     fn run_step(
         &self,
         agent_id: &str,
         prompt: &PromptSpec,
         step: u32,
+        signal: StepSignal,
     ) -> crate::rt::BoxFuture<Option<String>>;
 
     /// Hand step `step`'s output to the client. Called only once the output
@@ -436,11 +463,18 @@ impl<R: Rt> Agent<R> {
                     }
                 }
             }
-            // The step itself: in-flight work is never abandoned mid-step.
+            // The step itself: awaited to its settlement, never abandoned;
+            // it receives the turn's signal and settles early when it fires
+            // (C10).
+            let signal = self.step_signal();
             let output = match &self.shared.runner {
-                Some(runner) => runner.run_step(&self.shared.id, &prompt.spec, step).await,
+                Some(runner) => {
+                    runner
+                        .run_step(&self.shared.id, &prompt.spec, step, signal)
+                        .await
+                }
                 None => {
-                    R::sleep(prompt.spec.step_ms).await;
+                    rt::sleep_or::<R>(prompt.spec.step_ms, signal.fired()).await;
                     None
                 }
             };
@@ -471,6 +505,25 @@ impl<R: Rt> Agent<R> {
         self.append(&mut storage, Entry::TurnEnd { prompt: id, reason });
         self.flush(&mut storage).await;
         core.update(|c| c.close_turn(R::now_ms()));
+    }
+
+    /// The running turn's signal (C10). Fault M19: a signal that never
+    /// fires, so a step runs until it ends by itself.
+    fn step_signal(&self) -> StepSignal {
+        let agent = self.clone();
+        let m19 = self.shared.faults.has(Fault::M19);
+        StepSignal::new(move || {
+            let agent = agent.clone();
+            Box::pin(async move {
+                agent
+                    .shared
+                    .core
+                    .wait_until("step signal (C10)", |c| {
+                        (!m19 && c.stop_requested()).then_some(())
+                    })
+                    .await
+            })
+        })
     }
 
     /// Append to the session log unless it already failed; a refusal fails

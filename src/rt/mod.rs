@@ -94,6 +94,20 @@ pub trait Rt: Send + Sync + Sized + 'static {
     fn note_wait(_what: &'static str) {}
 }
 
+/// `R::sleep(ms)`, cut short when `stop` resolves first. Under the model
+/// checkers a sleep is a single yield that always completes, so there it
+/// is just the sleep (racing it against `stop` would only add scheduling
+/// points, and no schedule could end it earlier).
+pub async fn sleep_or<R: Rt>(ms: u64, stop: BoxFuture<()>) {
+    match R::BACKEND {
+        Backend::Sim | Backend::Tokio => {
+            futures::future::select(R::sleep(ms), stop).await;
+        }
+        #[cfg(feature = "harness")]
+        Backend::Loom | Backend::Shuttle => R::sleep(ms).await,
+    }
+}
+
 /// A blocking mutex of backend `R`, usable only through [`Mutex::with`].
 pub struct Mutex<R: Rt, T: Send + 'static> {
     raw: R::RawMutex<T>,

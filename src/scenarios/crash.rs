@@ -33,7 +33,7 @@ use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::core::PromptSpec;
-use crate::agent::StepRunner;
+use crate::agent::{StepRunner, StepSignal};
 use crate::faults::{Fault, Faults};
 use crate::journal::{Cause, EndReason};
 use crate::oracle::Violation;
@@ -133,10 +133,16 @@ pub(super) struct EchoRunner<R: Rt> {
 }
 
 impl<R: Rt> StepRunner for EchoRunner<R> {
-    fn run_step(&self, _agent: &str, prompt: &PromptSpec, step: u32) -> BoxFuture<Option<String>> {
+    fn run_step(
+        &self,
+        _agent: &str,
+        prompt: &PromptSpec,
+        step: u32,
+        signal: StepSignal,
+    ) -> BoxFuture<Option<String>> {
         let (text, ms) = (prompt.text.clone(), prompt.step_ms);
         Box::pin(async move {
-            R::sleep(ms).await;
+            rt::sleep_or::<R>(ms, signal.fired()).await;
             Some(format!("{text} step {step}"))
         })
     }

@@ -9,6 +9,7 @@ pub mod dispose;
 pub mod dispose_during_load;
 pub mod dropped_dispose;
 mod goals;
+pub mod hung_step;
 pub mod identity;
 pub mod idle;
 pub mod owner_drain;
@@ -55,7 +56,10 @@ pub const EXPECTED_PANICS: [&str; 2] = [OBSERVER_PANIC, rig::LISTENER_PANIC];
 /// `when_idle` that never resolves breaks C7; any other wait that never
 /// ends is a `progress` failure.
 pub fn deadlock_rule(message: &str) -> &'static str {
-    if message.contains("teardown (memoized)") {
+    if message.contains("step signal") {
+        // A step still waiting for a signal that never reached it (C10).
+        "C10"
+    } else if message.contains("teardown (memoized)") {
         // A teardown that never finishes for its waiters: wedged (D8).
         "D8"
     } else if message.contains("when_idle") {
@@ -97,6 +101,7 @@ pub static ALL: &[&Scenario] = &[
     &dropped_dispose::DROPPED_DISPOSE,
     &crash::CRASH_MID_TURN,
     &storage_error::STORAGE_ERROR_MID_TURN,
+    &hung_step::HUNG_STEP,
     &owner_drain::DISPOSE_WITH_OWNED_JOB,
 ];
 

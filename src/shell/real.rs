@@ -37,6 +37,20 @@ struct Job {
 /// hold the job's output pipe open).
 pub const DRAIN_SETTLE_MS: u64 = 5_000;
 
+/// A foreground command's process group, killed if its exec future is
+/// dropped before the command ended.
+struct ForegroundGroup(u32);
+
+impl Drop for ForegroundGroup {
+    fn drop(&mut self) {
+        // SAFETY: killpg only sends a signal; the leader (pid = group id)
+        // is not yet reaped while this guard lives.
+        unsafe {
+            libc::killpg(self.0 as libc::pid_t, libc::SIGKILL);
+        }
+    }
+}
+
 impl Job {
     /// SIGKILL the job's whole process group, if its leader is not reaped.
     fn kill_group(&self) -> bool {
@@ -175,10 +189,19 @@ impl ShellExecutor for RealShell {
         let state = self.state.clone();
         Box::pin(async move {
             if !spec.background {
-                let out = command(&spec.command)
-                    .output()
+                let child = command(&spec.command)
+                    .spawn()
+                    .map_err(|e| format!("cannot run bash: {e}"))?;
+                // Dropping this future (a cancelled step, C10) kills the
+                // command's whole process group: the leader is not reaped
+                // until the output below completes, so its pid still names
+                // the group.
+                let _group = child.id().map(ForegroundGroup);
+                let out = child
+                    .wait_with_output()
                     .await
                     .map_err(|e| format!("cannot run bash: {e}"))?;
+                std::mem::forget(_group);
                 let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
                 output.push_str(&String::from_utf8_lossy(&out.stderr));
                 return Ok(ExecResult::Finished {

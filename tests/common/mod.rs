@@ -30,7 +30,13 @@ pub fn setup() {
 /// Run one checker on one scenario.
 pub fn run(checker: Checker, scenario: &'static Scenario, fault: Option<Fault>) -> Report {
     setup();
-    check::run(checker, scenario, Faults::from(fault), &TEST_BUDGET, true)
+    // With a fault on, search on until one of the rules it must break is
+    // found (as `mutants` does), not just the first violation.
+    let budget = Budget {
+        stop_on: fault.map_or(&[][..], |f| f.must_violate()),
+        ..TEST_BUDGET.clone()
+    };
+    check::run(checker, scenario, Faults::from(fault), &budget, true)
 }
 
 /// Assert a clean pass, printing the failure otherwise. The test budget is
