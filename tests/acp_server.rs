@@ -438,3 +438,98 @@ fn session_ids_are_unique_across_processes() {
     assert!(a.starts_with("sess-") && b.starts_with("sess-"), "{a} {b}");
     assert_ne!(a, b);
 }
+
+/// The `agent_message_chunk` texts among `lines` (JSON-RPC messages).
+fn agent_chunks(lines: &[serde_json::Value]) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|v| v["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|v| v["params"]["update"]["content"]["text"].as_str())
+        .map(str::to_string)
+        .collect()
+}
+
+/// D9 on the real binary: `lifecycle acp` is SIGKILLed at 20 points of a
+/// scripted session (each restart loads the session, then a prompt runs
+/// until the kill). Every restart's `session/load` succeeds, and its replayed
+/// history holds every step output any earlier run sent to the client.
+#[test]
+fn sigkill_at_twenty_points_loses_nothing_the_client_saw() {
+    use std::io::{BufRead, Write};
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut id: Option<String> = None;
+    let mut seen: Vec<String> = Vec::new();
+    for round in 0..20u32 {
+        let mut server = RawServer::start(sessions.path());
+        let session = match &id {
+            None => server.new_session(1),
+            Some(s) => {
+                let (answer, updates) = server.ask_with_updates(
+                    1,
+                    "session/load",
+                    serde_json::json!({"sessionId": s, "cwd": "/", "mcpServers": []}),
+                );
+                assert!(
+                    answer.get("result").is_some(),
+                    "round {round}: load failed after a SIGKILL: {answer}"
+                );
+                let history = agent_chunks(&updates);
+                for out in &seen {
+                    assert!(
+                        history.contains(out),
+                        "round {round}: the client saw {out:?} before the kill; the reloaded history lacks it: {history:?}"
+                    );
+                }
+                s.clone()
+            }
+        };
+        id = Some(session.clone());
+        let text =
+            format!("r{round} a\nsleep 20\nr{round} b\nsleep 20\nr{round} c\nsleep 20\nr{round} d");
+        let line = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}});
+        writeln!(server.stdin.as_mut().expect("open"), "{line}").expect("write");
+        // Kill the server at this round's point (0 to 95 ms in) from a
+        // timer thread, and read what the client receives until then.
+        let pid = server.child.id().to_string();
+        let delay = std::time::Duration::from_millis(5 * u64::from(round));
+        let killer = std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            std::process::Command::new("kill")
+                .args(["-KILL", &pid])
+                .status()
+                .expect("kill -KILL");
+        });
+        let mut lines = Vec::new();
+        let mut line = String::new();
+        while server
+            .stdout
+            .read_line(&mut line)
+            .map(|n| n > 0)
+            .unwrap_or(false)
+        {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                lines.push(v);
+            }
+            line.clear();
+        }
+        killer.join().expect("killer");
+        server.child.wait().expect("reap");
+        seen.extend(agent_chunks(&lines));
+    }
+    assert!(
+        seen.len() >= 20,
+        "the kills landed too early to test anything: {seen:?}"
+    );
+    // A last restart: the log still loads with everything.
+    let mut server = RawServer::start(sessions.path());
+    let (answer, updates) = server.ask_with_updates(
+        1,
+        "session/load",
+        serde_json::json!({"sessionId": id.expect("id"), "cwd": "/", "mcpServers": []}),
+    );
+    assert!(answer.get("result").is_some(), "{answer}");
+    let history = agent_chunks(&updates);
+    assert!(seen.iter().all(|o| history.contains(o)), "{history:?}");
+    server.close();
+}
