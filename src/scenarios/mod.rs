@@ -7,6 +7,7 @@ pub mod cancel;
 pub mod crash;
 pub mod dispose;
 pub mod dispose_during_load;
+pub mod dropped_create;
 pub mod dropped_dispose;
 mod goals;
 pub mod hung_step;
@@ -102,6 +103,7 @@ pub static ALL: &[&Scenario] = &[
     &crash::CRASH_MID_TURN,
     &storage_error::STORAGE_ERROR_MID_TURN,
     &hung_step::HUNG_STEP,
+    &dropped_create::DROPPED_CREATE,
     &owner_drain::DISPOSE_WITH_OWNED_JOB,
 ];
 
