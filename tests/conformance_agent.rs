@@ -97,7 +97,8 @@ fn loop_segment(mut s: AgentState) -> AgentState {
             LoopPos::Claiming => {
                 s = step(&s, A::Claim);
                 if s.pos == LoopPos::InTurn {
-                    return boundary(s);
+                    // The write-ahead flush yields (D9).
+                    return s;
                 }
             }
             LoopPos::InTurn => {
@@ -110,6 +111,10 @@ fn loop_segment(mut s: AgentState) -> AgentState {
                     Some(TurnPhase::Flushing) => s = step(&s, A::CloseTurn),
                     Some(TurnPhase::Ending) => return step(&s, A::EndTurn),
                     Some(TurnPhase::Boundary) => return boundary(s),
+                    Some(TurnPhase::WriteAhead) => {
+                        s = step(&s, A::WriteAhead);
+                        return boundary(s);
+                    }
                     None => unreachable!("in a turn without a turn"),
                 }
             }

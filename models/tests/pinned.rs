@@ -82,7 +82,7 @@ fn run_all_is_ok_and_renders() {
 }
 
 const PINNED_UNIQUE: [(&str, u64); 4] = [
-    ("agent", 117982),
+    ("agent", 130702),
     ("dispose", 68616),
     ("shell", 4184),
     ("acp", 22012),
@@ -91,17 +91,17 @@ const PINNED_UNIQUE: [(&str, u64); 4] = [
 const PINNED_FAULTS: [(Fault, usize, u64); 15] = [
     (Fault::M1, 6, 2295),
     (Fault::M2, 4, 5744),
-    (Fault::M3, 5, 161867),
-    (Fault::M4, 4, 98666),
-    (Fault::M5, 6, 111179),
+    (Fault::M3, 5, 180410),
+    (Fault::M4, 4, 108932),
+    (Fault::M5, 6, 122705),
     (Fault::M6, 7, 5527),
     (Fault::M7, 3, 24820),
     (Fault::M8, 3, 25300),
     (Fault::M9, 6, 18740),
     (Fault::M10, 11, 423),
-    (Fault::M11, 2, 175696),
-    (Fault::M12, 3, 154276),
+    (Fault::M11, 2, 193921),
+    (Fault::M12, 3, 171236),
     (Fault::M20, 2, 4586),
     (Fault::M21, 2, 4628),
-    (Fault::M23, 8, 115150),
+    (Fault::M23, 9, 127870),
 ];

@@ -400,14 +400,13 @@ impl AgentCore {
         Claim::Run(prompt)
     }
 
-    /// Whether the running turn's token was requested (by a cancel or by
+    /// The running turn, if its token was requested (by a cancel or by
     /// disposal): the signal a running step receives (C10).
-    pub fn stop_requested(&self) -> bool {
-        self.turn
-            .as_ref()
-            .and_then(|t| t.token)
+    pub fn stopped_turn(&self) -> Option<PromptId> {
+        let turn = self.turn.as_ref()?;
+        turn.token
             .and_then(|t| t.stop_reason())
-            .is_some()
+            .map(|_| turn.prompt.id)
     }
 
     /// A step boundary: stop if the token was requested, else absorb the

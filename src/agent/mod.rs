@@ -118,6 +118,10 @@ struct Shared<R: Rt> {
     bus: Bus<R, Agent<R>>,
     log: Arc<dyn SessionSink>,
     runner: Option<Arc<dyn StepRunner>>,
+    /// The turn whose token was last requested: what a running step's
+    /// [`StepSignal`] waits on (C10). Apart from `core`, so the steps'
+    /// waits are woken only by a stop, never by the loop's own updates.
+    signal: Monitor<R, Option<crate::journal::PromptId>>,
 }
 
 /// One conversation driver. Cheap to clone; clones share the agent.
@@ -175,6 +179,7 @@ impl<R: Rt> Agent<R> {
                 core: Monitor::new(AgentCore::new(faults)),
                 bus: Bus::default(),
                 log: sink,
+                signal: Monitor::new(None),
                 runner,
             }),
         };
@@ -243,23 +248,34 @@ impl<R: Rt> Agent<R> {
         let m11 = self.shared.faults.has(Fault::M11);
         if m11 {
             // M11: clear first, notify after.
-            self.shared
-                .core
-                .update(|c| c.finish_cancel(R::now_ms(), call, cause));
+            let stopped = self.shared.core.update(|c| {
+                c.finish_cancel(R::now_ms(), call, cause);
+                c.stopped_turn()
+            });
+            self.raise_signal(stopped);
         }
         self.shared
             .core
             .update(|c| c.cancel_requested(R::now_ms(), call, cause));
         self.emit(PublicEvent::CancelRequested(cause));
         if !m11 {
-            self.shared
-                .core
-                .update(|c| c.finish_cancel(R::now_ms(), call, cause));
+            let stopped = self.shared.core.update(|c| {
+                c.finish_cancel(R::now_ms(), call, cause);
+                c.stopped_turn()
+            });
+            self.raise_signal(stopped);
         }
         self.shared
             .core
             .update(|c| c.cancel_returned(R::now_ms(), call));
         CancelOutcome::Effective
+    }
+
+    /// Fire the running step's signal if `stopped` names its turn (C10).
+    fn raise_signal(&self, stopped: Option<crate::journal::PromptId>) {
+        if let Some(p) = stopped {
+            self.shared.signal.update(|s| *s = Some(p));
+        }
     }
 
     fn emit(&self, event: PublicEvent) {
@@ -466,7 +482,7 @@ impl<R: Rt> Agent<R> {
             // The step itself: awaited to its settlement, never abandoned;
             // it receives the turn's signal and settles early when it fires
             // (C10).
-            let signal = self.step_signal();
+            let signal = self.step_signal(prompt.id);
             let output = match &self.shared.runner {
                 Some(runner) => {
                     runner
@@ -509,7 +525,7 @@ impl<R: Rt> Agent<R> {
 
     /// The running turn's signal (C10). Fault M19: a signal that never
     /// fires, so a step runs until it ends by itself.
-    fn step_signal(&self) -> StepSignal {
+    fn step_signal(&self, prompt: crate::journal::PromptId) -> StepSignal {
         let agent = self.clone();
         let m19 = self.shared.faults.has(Fault::M19);
         StepSignal::new(move || {
@@ -517,9 +533,9 @@ impl<R: Rt> Agent<R> {
             Box::pin(async move {
                 agent
                     .shared
-                    .core
-                    .wait_until("step signal (C10)", |c| {
-                        (!m19 && c.stop_requested()).then_some(())
+                    .signal
+                    .wait_until("step signal (C10)", |s| {
+                        (!m19 && *s == Some(prompt)).then_some(())
                     })
                     .await
             })
@@ -575,10 +591,13 @@ impl<R: Rt> AgentLoop<R> {
     /// D2 step 1: mark the agent disposed, request the turn's token
     /// `{disposed}`, clear the inbox. `false` if it already was.
     pub fn begin_stop(&self) -> bool {
-        self.agent
+        let (first, stopped) = self
+            .agent
             .shared
             .core
-            .update(|c| c.begin_dispose(R::now_ms()))
+            .update(|c| (c.begin_dispose(R::now_ms()), c.stopped_turn()));
+        self.agent.raise_signal(stopped);
+        first
     }
 
     /// D2 step 2: await the loop's exit (its closing flush included).

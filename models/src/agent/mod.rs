@@ -9,8 +9,10 @@
 //!   for and has not claimed. `marker`: the cause-less pre-run marker.
 //! - `pos`: where the loop is: `Waiting` → (wake) `Claiming` → (claim)
 //!   `InTurn` or back to `Waiting` (skip) → ... → `Exited`.
-//! - `turn`: the active turn: phase `Boundary` → `InStep` → ... →
-//!   `Ending` (`turn/end` next) → `Flushing` (token cleared, closing flush).
+//! - `turn`: the active turn: phase `WriteAhead` (`turn/start` and
+//!   `user/message` being flushed before any step, D9) → `Boundary` →
+//!   `InStep` → ... → `Ending` (`turn/end` next) → `Flushing` (token
+//!   cleared, closing flush).
 //! - `cancel`: a `cancel` call between its entry and its return (its
 //!   `cancel-requested` observers run in between).
 //! - `waiters`: `when_idle` registrations and how they resolved.
@@ -25,7 +27,7 @@
 //! | `FinishCancel` | the cancel call | clear both FIFOs, request the token or set the marker |
 //! | `WhenIdle`, `Resolve(w)` | any holder / the waiter | C7 |
 //! | `Dispose` | the handle | D2 step 1: mark disposed, token `{disposed}`, clear |
-//! | `Wake`, `Claim`, `Boundary`, `StepDone`, `EndTurn`, `CloseTurn`, `Exit` | the loop | one turn |
+//! | `Wake`, `Claim`, `WriteAhead`, `Boundary`, `StepDone`, `EndTurn`, `CloseTurn`, `Exit` | the loop | one turn |
 //!
 //! The loop waits while a cancel call is between entry and return, as the
 //! implementation does, so a cancel is atomic for the loop's claim and
@@ -83,6 +85,9 @@ pub enum LoopPos {
 /// Phase of the active turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TurnPhase {
+    /// Claimed; the write-ahead flush of `turn/start` and `user/message`
+    /// is in flight (D9).
+    WriteAhead,
     /// At a step boundary (token check, steering absorption).
     Boundary,
     /// A step is in flight.
@@ -235,6 +240,8 @@ pub enum AgentAction {
     Wake,
     /// The loop claims the prompt in hand.
     Claim,
+    /// The write-ahead flush finished.
+    WriteAhead,
     /// A step boundary.
     Boundary,
     /// A step finishes.
@@ -600,13 +607,21 @@ impl AgentModel {
                         n.turn = Some(Turn {
                             prompt: p,
                             steps_done: 0,
-                            phase: TurnPhase::Boundary,
+                            phase: TurnPhase::WriteAhead,
                             cause: None,
                             disposed: false,
                         });
                         n.status = Status::Running;
                         n.pos = LoopPos::InTurn;
                     }
+                }
+            }
+            AgentAction::WriteAhead => {
+                s.turn
+                    .as_ref()
+                    .filter(|t| t.phase == TurnPhase::WriteAhead)?;
+                if let Some(t) = n.turn.as_mut() {
+                    t.phase = TurnPhase::Boundary;
                 }
             }
             AgentAction::Boundary => {
@@ -733,6 +748,7 @@ impl Model for AgentModel {
             AgentAction::Dispose,
             AgentAction::Wake,
             AgentAction::Claim,
+            AgentAction::WriteAhead,
             AgentAction::Boundary,
             AgentAction::StepDone,
             AgentAction::EndTurn,
