@@ -65,7 +65,7 @@ fn reduced(reduction: bool) -> DfsConfig {
 #[test]
 fn dpor_cuts_schedules_and_keeps_every_outcome() {
     for (scenario, pinned) in [
-        (&scenarios::dispose::DISPOSE_MID_TURN, 6_400),
+        (&scenarios::dispose::DISPOSE_MID_TURN, 12_672),
         (&scenarios::identity::CREATE_DURING_OWNER_UNLOAD, 489),
     ] {
         let d = search(scenario, reduced(true));
