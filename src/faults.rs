@@ -151,7 +151,7 @@ impl Fault {
                 "when_idle checks quiescence, then parks its waiter, in two lock sections"
             }
             Fault::M15 => {
-                "the teardown chain runs inside the first caller's future; dropping it wedges the teardown"
+                "the teardown chain and the bridge's quiesce run inside their first caller's future; dropping it wedges them"
             }
             Fault::M16 => "the session log is flushed only at turn/end (no write-ahead)",
             Fault::M17 => "load keeps a torn last record and the next append lands on it",

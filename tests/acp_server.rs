@@ -41,10 +41,20 @@ fn texts(updates: &Mutex<Vec<SessionNotification>>) -> Vec<String> {
 }
 
 fn job_processes() -> usize {
+    processes_running(JOB)
+}
+
+/// Live processes whose command line contains `marker` (zombies, which
+/// have an empty command line, do not count).
+fn processes_running(marker: &str) -> usize {
     std::fs::read_dir("/proc")
         .map(|d| {
             d.filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-                .filter(|c| String::from_utf8_lossy(c).replace('\0', " ").contains(JOB))
+                .filter(|c| {
+                    String::from_utf8_lossy(c)
+                        .replace('\0', " ")
+                        .contains(marker)
+                })
                 .count()
         })
         .unwrap_or(0)
@@ -532,4 +542,50 @@ fn sigkill_at_twenty_points_loses_nothing_the_client_saw() {
     let history = agent_chunks(&updates);
     assert!(seen.iter().all(|o| history.contains(o)), "{history:?}");
     server.close();
+}
+
+/// A10: a server killed with SIGKILL takes its commands with it: a
+/// background job with a child of its own and a hung foreground command
+/// are all gone shortly after the kill (the orphan reaper kills their
+/// process groups).
+#[test]
+fn sigkill_of_the_server_kills_every_command_it_started() {
+    use std::io::Write;
+    const MARK: &str = "sleep 27.1828";
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = RawServer::start(sessions.path());
+    let session = server.new_session(1);
+    let prompt = |id: u32, text: &str| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}})
+    };
+    let started = server.ask(
+        2,
+        "session/prompt",
+        prompt(2, &format!("$& {MARK} & {MARK}"))["params"].clone(),
+    );
+    assert!(started.get("result").is_some(), "{started}");
+    // A foreground command that would run for 27 s; not awaited.
+    writeln!(
+        server.stdin.as_mut().expect("open"),
+        "{}",
+        prompt(3, &format!("$ {MARK}"))
+    )
+    .expect("write");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_running(MARK) < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(processes_running(MARK) >= 3, "{}", processes_running(MARK));
+    server.child.kill().expect("SIGKILL");
+    server.child.wait().expect("reap");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_running(MARK) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        processes_running(MARK),
+        0,
+        "commands outlived the SIGKILLed server"
+    );
 }

@@ -9,11 +9,23 @@ use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
 use lifecycle_sim::Sim;
 
+/// A smoke run: `check --tier pr` explores each scenario in full; here
+/// every scenario runs on every checker at a budget a debug build gets
+/// through in about a minute (32 scenarios x 6 checkers).
 #[test]
 fn every_scenario_passes_on_every_checker() {
+    common::setup();
+    let budget = Budget {
+        sim_seeds: 1_000,
+        dfs_executions: 5_000,
+        shuttle_iterations: 500,
+        loom_executions: Some(5_000),
+        tokio_runs: 10,
+        ..common::TEST_BUDGET
+    };
     for scenario in scenarios::ALL {
         for checker in Checker::ALL {
-            let r = run(checker, scenario, None);
+            let r = check::run(checker, scenario, Faults::none(), &budget, true);
             if checker == Checker::Loom
                 && agent_lifecycle::check::sim_check::tasks(scenario).all > 5
             {

@@ -278,3 +278,34 @@ fn a_failed_write_fails_the_session() {
         .count();
     assert_eq!(writes, 1);
 }
+
+/// D10 for load's repair: a truncate of the torn tail that fails surfaces
+/// as an error, and nothing is appended onto the torn line; a later load
+/// repairs it and closes the open turn.
+#[test]
+fn a_failed_truncate_fails_the_load_and_appends_nothing() {
+    use agent_lifecycle::store::durable::DiskOp;
+    let disk = MemoryDurable::<TokioRt>::recording();
+    disk.write("s", &[rec(1, 0), start(1)]).expect("write");
+    disk.sync("s").expect("sync");
+    disk.write("s", &[rec(1, 1)]).expect("write");
+    let torn = disk.crash_image().restore::<TokioRt>(Tear::TearRecord(1));
+    let d = Arc::new(torn);
+    let store = SessionStore::<TokioRt>::new(d.clone(), World::new(), Faults::none());
+    d.fail_next(DiskFault::TruncateEio);
+    let err = store
+        .recover("s")
+        .expect_err("the failed truncate surfaces");
+    assert!(err.to_string().contains("EIO: truncate"), "{err}");
+    let writes = |d: &MemoryDurable<TokioRt>| {
+        d.ops()
+            .iter()
+            .filter(|op| matches!(op, DiskOp::Write { .. }))
+            .count()
+    };
+    assert_eq!(writes(&d), 0, "nothing appended onto the torn tail");
+    assert!(d.load("s").expect("load").torn.is_some());
+    let loaded = store.recover("s").expect("the second load repairs it");
+    assert_eq!(loaded.records.len(), 3, "{:?}", loaded.records);
+    assert!(d.load("s").expect("load").torn.is_none());
+}

@@ -1,7 +1,7 @@
 //! The dispose and identity model: creation (prepare → check → enter →
 //! publish), the memoized teardown effect and who reaches it, scopes with
 //! sibling effects, the registry, and the session store with its durable
-//! log (SPEC D1–D5, D7, R1–R3).
+//! log (SPEC D1–D5, D7, D8, R1–R3).
 //!
 //! # Parts and states
 //! - Creation attempts (fixed at init): `a` by the owner scope, `a` again by
@@ -13,7 +13,12 @@
 //!   (published, then lost the close race: it disposes what it published).
 //! - Per published agent: its loop (`Running` → `Ended` (`turn/end`
 //!   appended) → `Flushed` → `Exited` once disposed), its teardown effect
-//!   (`Armed` → `Running(step)` → `Done`), and the callers waiting on it.
+//!   (`Armed` → `Running(step)` → `Done`), and the callers waiting on it
+//!   (each waiting → gone: returned, or its future dropped mid-chain, D8).
+//!   The chain is shared work kept in the effect: any caller still waiting
+//!   drives it, and with none left it is parked where it stopped until the
+//!   next caller comes (fault M15: only the first caller's future drives
+//!   it, so dropping that caller wedges it for good).
 //! - Scopes `owner` and `provider`: `Active` → `Unloading` → `Unloaded`.
 //! - Registry entries `(id, serial)`; store sessions `(id, serial, live)`
 //!   with pending appends; the durable log.
@@ -23,10 +28,11 @@
 //! | --- | --- |
 //! | `Prepare`, `Check`, `Enter`, `Publish` | a creation |
 //! | `HandleDispose`, `UnloadOwner`, `UnloadProvider` | the handle, the owner, the provider |
-//! | `TeardownStep` | the effect's runner: D2 steps 1..5 in order |
+//! | `TeardownStep` | a waiting caller drives the chain: D2 steps 1..5 in order |
 //! | `SessionEffect` | fault M1 only: session detach as a sibling effect |
 //! | `EndTurn`, `Flush`, `Exit` | the agent's loop |
 //! | `Return` | a dispose caller resolves |
+//! | `DropCaller` | the handle's `dispose()` future is dropped mid-chain (D8) |
 //! | `ScopeUnloaded` | an unloading scope whose effects are all done |
 //!
 //! The `agent/disposed` listener always panics (the D4 situation): the
@@ -148,7 +154,8 @@ pub struct Attempt {
     pub session_effect: EffectState,
     /// Teardown steps run, in order (ghost).
     pub steps_run: Vec<u8>,
-    /// Dispose callers: who, and whether it returned.
+    /// Dispose callers: who, and whether it is gone (returned, or its
+    /// future dropped).
     pub callers: Vec<(Caller, bool)>,
     /// Whether the effects are held by the owner and provider scopes.
     pub in_scopes: bool,
@@ -204,6 +211,9 @@ pub enum DisposeAction {
     Exit(u8),
     /// Caller `c` of agent `n` resolves.
     Return(u8, u8),
+    /// Caller `c` of agent `n` (the handle) drops its `dispose()` future
+    /// while the chain runs.
+    DropCaller(u8, u8),
     /// A scope finishes unloading.
     ScopeUnloaded(ScopeId),
 }
@@ -211,7 +221,7 @@ pub enum DisposeAction {
 /// The dispose model.
 #[derive(Clone, Debug)]
 pub struct DisposeModel {
-    /// The fault switched on (M1, M6, M9, M10 act here).
+    /// The fault switched on (M1, M6, M9, M10, M15 act here).
     pub fault: Option<Fault>,
     /// Creation attempts: `(id, owner, whether its agent has a turn running)`.
     pub attempts: Vec<(u8, ScopeId, bool)>,
@@ -414,9 +424,20 @@ impl DisposeModel {
             }
             DisposeAction::TeardownStep(i) => {
                 let i = i as usize;
-                let EffectState::Running(step) = s.attempts.get(i)?.effect else {
+                let a = s.attempts.get(i)?;
+                let EffectState::Running(step) = a.effect else {
                     return None;
                 };
+                // D8: any waiting caller drives the shared chain; M15: only
+                // the first caller's future does.
+                let driven = if self.has(Fault::M15) {
+                    a.callers.first().is_some_and(|c| !c.1)
+                } else {
+                    a.callers.iter().any(|c| !c.1)
+                };
+                if !driven {
+                    return None;
+                }
                 if step == 4 && self.has(Fault::M1) {
                     // M1: step 4 lives in the sibling effect.
                     n.attempts[i].effect = EffectState::Running(5);
@@ -489,6 +510,16 @@ impl DisposeModel {
                 if caller == Caller::Create {
                     n.attempts[i].phase = CreatePhase::Failed(CreateError::OwnerUnloaded);
                 }
+            }
+            DisposeAction::DropCaller(i, c) => {
+                let (i, c) = (i as usize, c as usize);
+                let a = s.attempts.get(i)?;
+                let &(caller, gone) = a.callers.get(c)?;
+                if caller != Caller::Handle || gone || !matches!(a.effect, EffectState::Running(_))
+                {
+                    return None;
+                }
+                n.attempts[i].callers[c].1 = true;
             }
             DisposeAction::ScopeUnloaded(sc) => {
                 if Self::scope(s, sc) != ScopeState::Unloading {
@@ -596,6 +627,7 @@ impl Model for DisposeModel {
                 DisposeAction::Exit(i),
             ]);
             all.extend((0..a.callers.len() as u8).map(|c| DisposeAction::Return(i, c)));
+            all.extend((0..a.callers.len() as u8).map(|c| DisposeAction::DropCaller(i, c)));
         }
         all.extend([
             DisposeAction::ScopeUnloaded(ScopeId::Owner),
@@ -697,6 +729,25 @@ impl Model for DisposeModel {
             Property::<Self>::sometimes("D1 window: three callers share one teardown", |_, s| {
                 s.attempts.iter().any(|a| a.callers.len() >= 3)
             }),
+            Property::<Self>::sometimes(
+                "D8 window: the handle dropped its dispose mid-chain, another caller waits",
+                |_, s| {
+                    s.attempts.iter().any(|a| {
+                        matches!(a.effect, EffectState::Running(_))
+                            && a.callers.iter().any(|c| c.1)
+                            && a.callers.iter().any(|c| !c.1)
+                    })
+                },
+            ),
+            Property::<Self>::eventually(
+                "D8 a dropped dispose caller wedges nothing: every chain finishes, every caller returns",
+                |_, s| {
+                    s.attempts.iter().all(|a| {
+                        !matches!(a.effect, EffectState::Running(_))
+                            && a.callers.iter().all(|c| c.1)
+                    })
+                },
+            ),
             Property::<Self>::eventually(
                 "D7 unloading the provider disposes every agent it built",
                 |m, s| {

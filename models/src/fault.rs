@@ -31,6 +31,21 @@ pub enum Fault {
     M11,
     /// `when_idle` resolves on the status flip (violates C7).
     M12,
+    /// The teardown chain runs inside the first caller's future, so
+    /// dropping that future wedges it (violates D8, D1).
+    M15,
+    /// The session log is flushed only at `turn/end`: no write-ahead
+    /// (violates D9).
+    M16,
+    /// `load` keeps a torn last record and the next append lands on it
+    /// (violates D9).
+    M17,
+    /// A failed write or fsync is logged and otherwise ignored (violates
+    /// D10).
+    M18,
+    /// The running step never sees the cancellation signal: cancel waits
+    /// until the step ends by itself (violates C10).
+    M19,
     /// Disposing an agent leaves its background jobs running and readable
     /// (violates S7).
     M20,
@@ -44,7 +59,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 15] = [
+    pub const ALL: [Fault; 20] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -57,6 +72,11 @@ impl Fault {
         Fault::M10,
         Fault::M11,
         Fault::M12,
+        Fault::M15,
+        Fault::M16,
+        Fault::M17,
+        Fault::M18,
+        Fault::M19,
         Fault::M20,
         Fault::M21,
         Fault::M23,
@@ -76,6 +96,10 @@ impl Fault {
             Fault::M10 => &["D4"],
             Fault::M11 => &["C1", "C2"],
             Fault::M12 => &["C7"],
+            Fault::M15 => &["D8", "D1"],
+            Fault::M16 | Fault::M17 => &["D9"],
+            Fault::M18 => &["D10"],
+            Fault::M19 => &["C10"],
             Fault::M20 => &["S7"],
             Fault::M21 => &["S6"],
             Fault::M23 => &["C3"],

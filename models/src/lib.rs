@@ -11,8 +11,9 @@
 //!
 //! | model | parts | rules |
 //! | --- | --- | --- |
-//! | [`agent`] | inbox, pre-run marker, turn token, cancel, `when_idle`, dispose step 1 | C1–C8, D6 |
-//! | [`dispose`] | scopes, composite and sibling effects, registry, session store with a durable log | D1–D5, R1–R3 |
+//! | [`agent`] | inbox, pre-run marker, turn token, cancel, `when_idle`, dispose step 1, a hung step and the turn's signal | C1–C8, C10, D6 |
+//! | [`dispose`] | scopes, composite and sibling effects, dispose callers that drop their future, registry, session store with a durable log | D1–D5, D7, D8, R1–R3 |
+//! | [`durability`] | one session's log file (written, synced, torn), write-ahead flushes, crashes, loads, storage failures | D9, D10 |
 //! | [`shell`] | jobs with owners, tool-bash and its reload, completion notices | S1–S6 |
 //! | [`acp`] | ACP bridge sessions, prompts, cancel, disconnect and unload | A1–A8 |
 //!
@@ -59,8 +60,12 @@
 //!
 //! # Limits: what is NOT checked
 //!
-//! - The models are small: two prompts, two agents, two jobs, one bridge.
+//! - The models are small: two prompts, two agents, two jobs, one bridge,
+//!   one session log with two turns, two crashes and one storage failure.
 //!   A bug that needs more of them is out of their reach.
+//! - Only the handle's `dispose()` future is dropped (D8); a dropped
+//!   `create`, `resume`, `unload` or `when_idle` is not modelled, nor a
+//!   crash inside a load's own write.
 //! - `eventually` is checked on terminal states (see [`checker`]); cycles
 //!   are not searched for livelock.
 //! - The models share no code with the implementation; the conformance
@@ -72,6 +77,7 @@ pub mod acp;
 pub mod agent;
 pub mod checker;
 pub mod dispose;
+pub mod durability;
 mod fault;
 pub mod model;
 pub mod report;

@@ -6,6 +6,7 @@ use crate::acp::AcpModel;
 use crate::agent::AgentModel;
 use crate::checker::{CheckResult, Checker};
 use crate::dispose::DisposeModel;
+use crate::durability::DurabilityModel;
 use crate::fault::Fault;
 use crate::shell::ShellModel;
 
@@ -29,20 +30,24 @@ pub struct ModelReport {
 /// The model a fault belongs to.
 pub fn model_of(fault: Fault) -> &'static str {
     match fault {
-        Fault::M3 | Fault::M4 | Fault::M5 | Fault::M11 | Fault::M12 | Fault::M23 => "agent",
-        Fault::M1 | Fault::M6 | Fault::M9 | Fault::M10 => "dispose",
+        Fault::M3 | Fault::M4 | Fault::M5 | Fault::M11 | Fault::M12 | Fault::M19 | Fault::M23 => {
+            "agent"
+        }
+        Fault::M1 | Fault::M6 | Fault::M9 | Fault::M10 | Fault::M15 => "dispose",
+        Fault::M16 | Fault::M17 | Fault::M18 => "durability",
         Fault::M2 | Fault::M20 | Fault::M21 => "shell",
         Fault::M7 | Fault::M8 => "acp",
     }
 }
 
-/// Check one model by name (`agent`, `dispose`, `shell`, `acp`) with an
-/// optional fault. `None` for an unknown name.
+/// Check one model by name (`agent`, `dispose`, `durability`, `shell`,
+/// `acp`) with an optional fault. `None` for an unknown name.
 pub fn check(model: &str, fault: Option<Fault>) -> Option<CheckResult> {
     let c = Checker::default();
     Some(match model {
         "agent" => c.check(&AgentModel::new(fault)),
         "dispose" => c.check(&DisposeModel::new(fault)),
+        "durability" => c.check(&DurabilityModel::new(fault)),
         "shell" => c.check(&ShellModel::new(fault)),
         "acp" => c.check(&AcpModel::new(fault)),
         _ => return None,
@@ -50,7 +55,7 @@ pub fn check(model: &str, fault: Option<Fault>) -> Option<CheckResult> {
 }
 
 /// The model names, in report order.
-pub const MODELS: [&str; 4] = ["agent", "dispose", "shell", "acp"];
+pub const MODELS: [&str; 5] = ["agent", "dispose", "durability", "shell", "acp"];
 
 fn report(fault: Option<Fault>, result: CheckResult) -> ModelReport {
     let (ok, caught_by, must_violate) = match fault {

@@ -81,27 +81,79 @@ fn run_all_is_ok_and_renders() {
     assert_eq!(json.as_array().map(Vec::len), Some(reports.len()));
 }
 
-const PINNED_UNIQUE: [(&str, u64); 4] = [
-    ("agent", 130702),
-    ("dispose", 68616),
+#[test]
+fn every_new_property_is_falsified_by_its_fault() {
+    // Each model and variant is checked once.
+    let mut checked: Vec<(&str, Option<Fault>, lifecycle_models::CheckResult)> = vec![];
+    let mut property = |model: &'static str, fault: Option<Fault>, prefix: &str| {
+        if !checked.iter().any(|c| (c.0, c.1) == (model, fault)) {
+            checked.push((model, fault, report::check(model, fault).unwrap()));
+        }
+        let at = checked.iter().position(|c| (c.0, c.1) == (model, fault));
+        let r = &checked[at.unwrap()].2;
+        let mut named = r.properties.iter().filter(|p| p.name.starts_with(prefix));
+        let p = named
+            .next()
+            .unwrap_or_else(|| panic!("no property `{prefix}`"));
+        assert!(named.next().is_none(), "`{prefix}` names two properties");
+        p.clone()
+    };
+    for (f, prefix) in FALSIFIED_BY {
+        let clean = property(model_of(f), None, prefix);
+        assert!(clean.holds, "`{prefix}` fails without a fault");
+        let p = property(model_of(f), Some(f), prefix);
+        assert!(
+            !p.holds && p.counterexample.is_some(),
+            "{f} does not falsify `{prefix}`"
+        );
+    }
+}
+
+const PINNED_UNIQUE: [(&str, u64); 5] = [
+    ("agent", 143566),
+    ("dispose", 92966),
+    ("durability", 783),
     ("shell", 4184),
     ("acp", 22012),
 ];
 
-const PINNED_FAULTS: [(Fault, usize, u64); 15] = [
-    (Fault::M1, 6, 2295),
+const PINNED_FAULTS: [(Fault, usize, u64); 20] = [
+    (Fault::M1, 6, 2778),
     (Fault::M2, 4, 5744),
-    (Fault::M3, 5, 180410),
-    (Fault::M4, 4, 108932),
-    (Fault::M5, 6, 122705),
-    (Fault::M6, 7, 5527),
+    (Fault::M3, 5, 199181),
+    (Fault::M4, 4, 119306),
+    (Fault::M5, 6, 134339),
+    (Fault::M6, 7, 7167),
     (Fault::M7, 3, 24820),
     (Fault::M8, 3, 25300),
-    (Fault::M9, 6, 18740),
-    (Fault::M10, 11, 423),
-    (Fault::M11, 2, 193921),
-    (Fault::M12, 3, 171236),
+    (Fault::M9, 6, 29793),
+    (Fault::M10, 11, 511),
+    (Fault::M11, 2, 212254),
+    (Fault::M12, 3, 188388),
+    (Fault::M15, 16, 92966),
+    (Fault::M16, 2, 190),
+    (Fault::M17, 7, 1016),
+    (Fault::M18, 3, 1576),
+    (Fault::M19, 12, 143566),
     (Fault::M20, 2, 4586),
     (Fault::M21, 2, 4628),
-    (Fault::M23, 9, 127870),
+    (Fault::M23, 9, 140734),
+];
+
+/// Every property added for D8, D9, D10 and C10, and the fault variant
+/// that falsifies it: none of them holds by construction.
+const FALSIFIED_BY: [(Fault, &str); 10] = [
+    (Fault::M15, "D8 a dropped dispose caller wedges nothing"),
+    (Fault::M16, "D9 write-ahead"),
+    (Fault::M16, "D9 nothing a client was shown is lost"),
+    (Fault::M17, "D9 every synced record survives"),
+    (Fault::M17, "D9 a torn tail is truncated"),
+    (
+        Fault::M17,
+        "D9 after a load, and between turns, no turn is open",
+    ),
+    (Fault::M17, "D9 every run ends with a log that loads"),
+    (Fault::M18, "D10 after a failed write or sync"),
+    (Fault::M18, "D10 a prompt answered completed"),
+    (Fault::M19, "C10 a cancelled or disposed turn ends"),
 ];

@@ -5,7 +5,10 @@
 //!
 //! States of the connection: `open` → `closed` (disconnect or unload; final).
 //! Quiesce: `idle` → `running` (every record disposed concurrently) →
-//! `done`. A `session/new` or `session/load` still awaiting its agent when
+//! `done`. The running quiesce is a [`Relay`] kept in the state, driven by
+//! every caller of `disconnect` and `unload`: a caller that gives up on
+//! either (a timeout, a `select`) leaves it where it stopped, and the next
+//! caller continues it (D8; fault M15 runs it inside the first caller). A `session/new` or `session/load` still awaiting its agent when
 //! the connection closes disposes what it got and fails (A1, A7); the
 //! check and the record's insertion happen under the lock quiesce takes
 //! the records under, so nothing slips between them.
@@ -15,7 +18,7 @@ pub mod server;
 use crate::faults::{Fault, Faults};
 use crate::journal::{Cause, EndReason};
 use crate::provider::{AgentHandle, CreateError, Provider};
-use crate::rt::{Monitor, Rt};
+use crate::rt::{Monitor, Relay, Rt};
 use crate::scope::Scope;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -76,16 +79,15 @@ pub struct SessionRecord<R: Rt> {
     prompt_in_flight: bool,
 }
 
-#[derive(PartialEq, Eq)]
-enum Quiesce {
+enum Quiesce<R: Rt> {
     Idle,
-    Running,
-    Done,
+    /// Every record's disposal, driven by every caller (D8).
+    Started(Arc<Relay<R>>),
 }
 
 struct State<R: Rt> {
     closed: bool,
-    quiesce: Quiesce,
+    quiesce: Quiesce<R>,
     quiesces: u32,
     sessions: BTreeMap<String, SessionRecord<R>>,
     loading: BTreeSet<String>,
@@ -299,30 +301,33 @@ impl<R: Rt> Bridge<R> {
         self.scope.unload().await;
     }
 
-    /// Close the connection and dispose every session, once (A6).
+    /// Close the connection and dispose every session, once (A6); every
+    /// caller drives the one run and resolves when it is over, even if the
+    /// caller that started it gave up (D8).
     async fn quiesce(&self) {
-        let records = self.state.update(|s| {
+        let relay = self.state.update(|s| {
             s.closed = true;
-            if s.quiesce != Quiesce::Idle {
-                return None;
+            match &s.quiesce {
+                Quiesce::Started(relay) => relay.clone(),
+                Quiesce::Idle => {
+                    s.quiesces += 1;
+                    let records = std::mem::take(&mut s.sessions);
+                    let work = async move {
+                        let all = records
+                            .into_values()
+                            .map(|r| async move { r.handle.dispose_as("acp-quiesce").await });
+                        futures::future::join_all(all).await;
+                    };
+                    let relay = Arc::new(Relay::new(Box::pin(work)));
+                    s.quiesce = Quiesce::Started(relay.clone());
+                    relay
+                }
             }
-            s.quiesce = Quiesce::Running;
-            s.quiesces += 1;
-            Some(std::mem::take(&mut s.sessions))
         });
-        let Some(records) = records else {
-            self.state
-                .wait_until("acp quiesce", |s| {
-                    (s.quiesce == Quiesce::Done).then_some(())
-                })
-                .await;
-            return;
-        };
-        let all: Vec<_> = records
-            .into_values()
-            .map(|r| async move { r.handle.dispose_as("acp-quiesce").await })
-            .collect();
-        futures::future::join_all(all).await;
-        self.state.update(|s| s.quiesce = Quiesce::Done);
+        if self.faults.has(Fault::M15) {
+            relay.drive_unguarded("acp quiesce").await;
+        } else {
+            relay.drive("acp quiesce").await;
+        }
     }
 }

@@ -32,6 +32,10 @@ enum Command {
         #[arg(long)]
         sessions: Option<std::path::PathBuf>,
     },
+    /// The orphan reaper `acp` spawns for itself (internal; see
+    /// `agent_lifecycle::shell::reaper`).
+    #[command(hide = true)]
+    Reaper,
 }
 
 /// Parse the arguments and run; the process exit code.
@@ -51,7 +55,18 @@ pub fn main() -> ExitCode {
     match cli.command {
         #[cfg(feature = "harness")]
         Command::Harness(command) => harness::run(*command),
+        Command::Reaper => {
+            crate::shell::reaper::run(std::io::stdin().lock());
+            ExitCode::SUCCESS
+        }
         Command::Acp { sessions } => {
+            // A10: the commands' process groups die with this process,
+            // even if it is killed with SIGKILL.
+            let installed =
+                std::env::current_exe().and_then(|exe| crate::shell::reaper::install(&exe));
+            if let Err(e) = installed {
+                eprintln!("warning: no orphan reaper ({e}); a SIGKILL of this process would leave its commands running");
+            }
             let rt = match tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()

@@ -250,8 +250,10 @@ pub static PROVIDER_UNLOAD: Scenario = Scenario::new(
 )
 .rules(&["D1", "D5", "D7"])
 .goals(PROVIDER_UNLOAD_GOALS)
+// sim-dfs: 10,286 schedules (1.5 s) at bound 2; bound 3 takes 222,015 (38 s).
+.bounds(Bounds { dfs: Some(2), ..Bounds::PR })
 .coverage_gap(
-    "sim-dfs at bound 3 misses 6 views, all reached by sim seeds (check --tier pr, this machine)",
+    "sim-dfs at bound 2 misses 28 views (check --tier pr, this machine); at bound 3 (222,015 schedules, 38 s) 6, all reached by sim seeds",
 );
 
 /// `provider-unload`: the provider unloads with live agents, two created
@@ -318,7 +320,12 @@ pub static DISPOSED_LISTENER_PANICS: Scenario = Scenario::new(
 )
 .rules(&["D4", "D5"])
 .goals(DISPOSED_LISTENER_PANICS_GOALS)
-.targets(&[Fault::M10]);
+.targets(&[Fault::M10])
+// loom: 143,802 executions (39 s) at bound 2 since the write-ahead flush.
+.bounds(Bounds {
+    loom_cap: 1,
+    ..Bounds::PR
+});
 
 /// `disposed-listener-panics`: `agent/disposed` and `session/disposed`
 /// listeners panic; disposing A still runs every step (D4), and B is

@@ -11,16 +11,14 @@
 //! registered. Fault M15 runs the chain inside the first caller's future:
 //! dropping it mid-chain leaves every later caller waiting forever.
 
-use super::goals::{label, Goal};
-use super::rig::Rig;
+use super::goals::{excused, label, Goal};
+use super::rig::{give_up, Rig};
 use super::scenario::{bodies, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::faults::Fault;
 use crate::oracle::Violation;
-use crate::rt::{self, Monitor, Rt};
+use crate::rt::Rt;
 use crate::world::WorldEvent;
-use futures::future::Either;
-use std::sync::Arc;
 
 const GOALS: &[Goal] = &[
     label(
@@ -28,10 +26,16 @@ const GOALS: &[Goal] = &[
         "the first caller drops its dispose after the teardown began and before it finished",
         "first:dropped-mid-teardown",
     ),
-    label(
-        "first-completed",
-        "the first dispose completes before the timeout fires",
-        "first:completed",
+    excused(
+        label(
+            "first-completed",
+            "the first dispose completes before the timeout fires",
+            "first:completed",
+        ),
+        &[(
+            "shuttle-pct",
+            "0 hits in 50,000 iterations (10.4 s) at depth 3: the turn's write-ahead flush yields, and shuttle's PCT drops a yielding task below every other, so the timer always fires first (shuttle-random: 10 in 5,000)",
+        )],
     ),
 ];
 
@@ -53,29 +57,20 @@ pub async fn dropped_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     rig.track(&h.agent, h.serial());
     h.agent.send(spec("A", 2)).expect("send A");
     h.agent.started(0).await;
-    let fired = Arc::new(Monitor::<R, bool>::new(false));
-    let f2 = fired.clone();
-    let timer = rt::spawn::<R, ()>("timeout", async move { f2.update(|f| *f = true) });
-    let first = {
-        let dispose = std::pin::pin!(h.dispose_as("caller-1"));
-        let timeout = std::pin::pin!(fired.wait_until("timeout", |f| f.then_some(())));
-        match futures::future::select(dispose, timeout).await {
-            Either::Left(_) => "completed",
-            // The dispose future is dropped at the end of this block.
-            Either::Right(_) => {
-                let seen = |f: fn(&WorldEvent) -> bool| rig.world.events().iter().any(f);
-                match (
-                    seen(|e| matches!(e, WorldEvent::TeardownBegan { .. })),
-                    seen(|e| matches!(e, WorldEvent::TeardownDone { .. })),
-                ) {
-                    (false, _) => "dropped-before-teardown",
-                    (true, false) => "dropped-mid-teardown",
-                    (true, true) => "dropped-after-teardown",
-                }
+    let first = match give_up::<R, _>(h.dispose_as("caller-1")).await {
+        Some(()) => "completed",
+        None => {
+            let seen = |f: fn(&WorldEvent) -> bool| rig.world.events().iter().any(f);
+            match (
+                seen(|e| matches!(e, WorldEvent::TeardownBegan { .. })),
+                seen(|e| matches!(e, WorldEvent::TeardownDone { .. })),
+            ) {
+                (false, _) => "dropped-before-teardown",
+                (true, false) => "dropped-mid-teardown",
+                (true, true) => "dropped-after-teardown",
             }
         }
     };
-    timer.join().await;
     futures::future::join(h.dispose_as("caller-2"), owner.unload()).await;
     let left = rig.leftovers(|id| id == "a");
     let own = vec![(

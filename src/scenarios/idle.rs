@@ -1,4 +1,5 @@
-//! Scenarios about idleness: `idle-cancel-then-prompt`, `when-idle-waiters`.
+//! Scenarios about idleness: `idle-cancel-then-prompt`, `when-idle-waiters`,
+//! `dropped-when-idle`.
 
 use super::cancel::fate;
 use super::goals::*;
@@ -24,7 +25,12 @@ pub static IDLE_CANCEL_THEN_PROMPT: Scenario = Scenario::new(
 )
 .rules(&["C6"])
 .goals(IDLE_CANCEL_THEN_PROMPT_GOALS)
-.targets(&[Fault::M4]);
+.targets(&[Fault::M4])
+// loom: 462,468 executions (52 s) at bound 3 since the write-ahead flush.
+.bounds(Bounds {
+    loom_cap: 2,
+    ..Bounds::PR
+});
 
 /// `idle-cancel-then-prompt`: A completes; a cancel with no turn and an
 /// empty inbox emits nothing and sets no marker; B then runs (C6).
@@ -80,7 +86,7 @@ pub static WHEN_IDLE_WAITERS: Scenario = Scenario::new(
 .targets(&[Fault::M12, Fault::M14])
 // loom: 3 threads since the late waiter waits in its own task: bound 2
 // ran more than 7 minutes once loom interleaves joined futures.
-.bounds(Bounds { loom_cap: 1, loom_max: Some(200_000), ..Bounds::PR })
+.bounds(Bounds { loom_cap: 1, loom_max: Some(100_000), ..Bounds::PR })
 .coverage_gap(
     "sim-dfs at bound 3 misses 95 views (82 sim, 12 shuttle-random, 1 shuttle-pct) (check --tier pr, this machine)",
 );
@@ -126,5 +132,71 @@ pub async fn when_idle_waiters<R: Rt>(ctx: Ctx) -> Outcome {
         ),
     ];
     let label = format!("B-at-late-idle:{b_done_at_late}");
+    Outcome::checked(journal, &agent.durable_log(), label, own)
+}
+
+const DROPPED_WHEN_IDLE_GOALS: &[Goal] = &[
+    label(
+        "waiter-dropped-mid-turn",
+        "the caller gives up on when_idle while the turn runs",
+        "first:dropped",
+    ),
+    excused(
+        label(
+            "waiter-resolved-first",
+            "when_idle resolves before the caller's timeout fires",
+            "first:resolved",
+        ),
+        &[
+            (
+                "shuttle-random",
+                "0 hits in 50,000 iterations (2.1 s): the timer is ready from the start, and the walk must pass it over at each scheduling point of the whole turn",
+            ),
+            (
+                "shuttle-pct",
+                "0 hits in 50,000 iterations (2.2 s) at depth 3: the turn's flushes yield, and shuttle's PCT drops a yielding task below every other, so the timer fires first",
+            ),
+        ],
+    ),
+];
+
+/// `dropped-when-idle`, registered in [`super::ALL`].
+pub static DROPPED_WHEN_IDLE: Scenario = Scenario::new(
+    "dropped-when-idle",
+    "a when_idle() caller gives up mid-turn; a later waiter follows",
+    bodies!(dropped_when_idle),
+)
+.rules(&["C7", "D8"])
+.goals(DROPPED_WHEN_IDLE_GOALS)
+.bounds(Bounds {
+    loom_cap: 1,
+    ..Bounds::PR
+});
+
+/// `dropped-when-idle`: a timer task races a `when_idle` while A runs
+/// (`rig::give_up`), so its future is dropped at each of its suspension
+/// points or resolves first. The waiter it registered must hold up
+/// nothing: a later waiter resolves at quiescence after A (C7, checked by
+/// the journal oracle too), and the agent still stops (D8).
+pub async fn dropped_when_idle<R: Rt>(ctx: Ctx) -> Outcome {
+    let h = Agent::<R>::spawn_with_faults("agent-1", ctx.faults);
+    let agent = h.agent.clone();
+    let a = agent.send(spec("A", 1)).expect("send A");
+    let first = match super::rig::give_up::<R, _>(agent.when_idle()).await {
+        Some(_) => "resolved",
+        None => "dropped",
+    };
+    let late = agent.when_idle().await;
+    let a_fate = fate(&agent.journal(), a);
+    h.stop().await;
+    let journal = agent.journal();
+    let own = vec![(
+        late == Idle::Quiescent && a_fate == "completed",
+        Violation::new(
+            "C7",
+            format!("after a dropped when_idle, the next one resolved {late:?} with A {a_fate}"),
+        ),
+    )];
+    let label = format!("first:{first} A:{a_fate}");
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }

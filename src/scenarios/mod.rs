@@ -9,6 +9,7 @@ pub mod dispose;
 pub mod dispose_during_load;
 pub mod dropped_create;
 pub mod dropped_dispose;
+pub mod dropped_unload;
 mod goals;
 pub mod hung_step;
 pub mod identity;
@@ -53,15 +54,20 @@ pub fn width() -> usize {
 /// C9); the checkers keep them out of the output.
 pub const EXPECTED_PANICS: [&str; 2] = [OBSERVER_PANIC, rig::LISTENER_PANIC];
 
-/// The rule a deadlock breaks, from the waits still parked in it: a
-/// `when_idle` that never resolves breaks C7; any other wait that never
-/// ends is a `progress` failure.
+/// The rule a deadlock breaks, from the waits still parked in it: a step
+/// never signalled breaks C10; a teardown, quiesce or scope unload that
+/// never finishes for its waiters breaks D8; a `when_idle` that never
+/// resolves breaks C7; any other wait that never ends is a `progress`
+/// failure.
 pub fn deadlock_rule(message: &str) -> &'static str {
     if message.contains("step signal") {
         // A step still waiting for a signal that never reached it (C10).
         "C10"
-    } else if message.contains("teardown (memoized)") {
-        // A teardown that never finishes for its waiters: wedged (D8).
+    } else if ["teardown (memoized)", "acp quiesce", "scope unload"]
+        .iter()
+        .any(|w| message.contains(w))
+    {
+        // Shared work that never finishes for its waiters: wedged (D8).
         "D8"
     } else if message.contains("when_idle") {
         "C7"
@@ -105,6 +111,8 @@ pub static ALL: &[&Scenario] = &[
     &hung_step::HUNG_STEP,
     &dropped_create::DROPPED_CREATE,
     &owner_drain::DISPOSE_WITH_OWNED_JOB,
+    &dropped_unload::DROPPED_UNLOAD,
+    &idle::DROPPED_WHEN_IDLE,
 ];
 
 /// A prompt of `steps` steps of 10 ms each.

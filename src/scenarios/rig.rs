@@ -9,13 +9,34 @@ use crate::oracle::{check_durable, check_journal, Violation, ORACLE_RULES};
 use crate::oracle_world::{check_world, WORLD_RULES};
 use crate::provider::{scope_journaled, Provider};
 use crate::registry::Registry;
-use crate::rt::{Mutex, Rt};
+use crate::rt::{self, Monitor, Mutex, Rt};
 use crate::scope::Scope;
 use crate::shell::ShellExecutor;
 use crate::store::durable::{Durable, MemoryDurable};
 use crate::store::SessionStore;
 use crate::world::{World, WorldEvent};
 use std::sync::Arc;
+
+/// A caller that gives up on `call` (a timeout, a `select`): a timer task
+/// races it, and every checker explores where the timer runs relative to
+/// the call's suspension points, so the call's future is dropped at each
+/// of them, or completes first (D8). `Some(output)` if it completed.
+pub async fn give_up<R: Rt, T>(call: impl std::future::Future<Output = T>) -> Option<T> {
+    let fired = Arc::new(Monitor::<R, bool>::new(false));
+    let f2 = fired.clone();
+    let timer = rt::spawn::<R, ()>("timeout", async move { f2.update(|f| *f = true) });
+    let result = {
+        let call = std::pin::pin!(call);
+        let timeout = std::pin::pin!(fired.wait_until("timeout", |f| f.then_some(())));
+        match futures::future::select(call, timeout).await {
+            futures::future::Either::Left((out, _)) => Some(out),
+            // The call's future is dropped at the end of this block.
+            futures::future::Either::Right(_) => None,
+        }
+    };
+    timer.join().await;
+    result
+}
 
 /// The message of the deliberately panicking disposal listeners (D4).
 pub const LISTENER_PANIC: &str = "listener boom";

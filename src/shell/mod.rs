@@ -20,6 +20,7 @@
 //! of the old agent outlives it or reaches a later agent with its id.
 
 pub mod real;
+pub mod reaper;
 pub mod sim;
 
 use crate::rt::BoxFuture;

@@ -9,6 +9,10 @@
 //! signalled only while the job's leader is not yet reaped: its pid (the
 //! group id) cannot be reused before that.
 //!
+//! Every group is also listed with the process's orphan reaper
+//! ([`super::reaper`]) while it may be alive, so a server killed with
+//! SIGKILL still takes its commands with it (A10).
+//!
 //! A job is settled when its watcher task is done: output read to the end,
 //! exit reaped, job-done signal delivered. [`ShellExecutor::drain`] awaits
 //! that (at most [`DRAIN_SETTLE_MS`] for all of the owner's jobs) before it
@@ -48,6 +52,7 @@ impl Drop for ForegroundGroup {
         unsafe {
             libc::killpg(self.0 as libc::pid_t, libc::SIGKILL);
         }
+        super::reaper::reaped(self.0);
     }
 }
 
@@ -166,6 +171,9 @@ impl RealShell {
         let listeners = {
             let mut st = lock(&state);
             if let Some(j) = st.jobs.get_mut(&id) {
+                if let (Some(pgid), Some(_)) = (j.pgid, status) {
+                    super::reaper::reaped(pgid);
+                }
                 j.child = None;
                 j.status = JobStatus {
                     running: false,
@@ -196,12 +204,19 @@ impl ShellExecutor for RealShell {
                 // command's whole process group: the leader is not reaped
                 // until the output below completes, so its pid still names
                 // the group.
-                let _group = child.id().map(ForegroundGroup);
+                let pgid = child.id();
+                if let Some(pgid) = pgid {
+                    super::reaper::started(pgid);
+                }
+                let _group = pgid.map(ForegroundGroup);
                 let out = child
                     .wait_with_output()
                     .await
                     .map_err(|e| format!("cannot run bash: {e}"))?;
                 std::mem::forget(_group);
+                if let Some(pgid) = pgid {
+                    super::reaper::reaped(pgid);
+                }
                 let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
                 output.push_str(&String::from_utf8_lossy(&out.stderr));
                 return Ok(ExecResult::Finished {
@@ -217,6 +232,9 @@ impl ShellExecutor for RealShell {
                 st.next_job += 1;
                 let id = st.next_job;
                 let pgid = child.id();
+                if let Some(pgid) = pgid {
+                    super::reaper::started(pgid);
+                }
                 // Spawned under the lock: the watcher parks the child only
                 // after the record (with its handle) is in place.
                 let watcher = tokio::spawn(Self::watch(state.clone(), id, child));

@@ -89,6 +89,10 @@ pub enum DiskFault {
     WriteEnospc,
     /// The next sync fails with EIO (the bytes stay written, unsynced).
     SyncEio,
+    /// The next truncate (load's repair of a torn tail) fails with EIO and
+    /// leaves the file as it was. The log is append-only, so this is its
+    /// only metadata operation (no rename).
+    TruncateEio,
 }
 
 impl DiskFault {
@@ -99,6 +103,7 @@ impl DiskFault {
                 io::Error::new(io::ErrorKind::StorageFull, "ENOSPC: disk full (simulated)")
             }
             DiskFault::SyncEio => io::Error::other("EIO: fsync failed (simulated)"),
+            DiskFault::TruncateEio => io::Error::other("EIO: truncate failed (simulated)"),
         }
     }
 }
@@ -128,6 +133,8 @@ pub enum DiskOp {
         id: String,
         /// The new length.
         len: u64,
+        /// The error returned, if any.
+        failed: Option<String>,
     },
 }
 
@@ -142,6 +149,7 @@ struct Disk {
     files: BTreeMap<String, FileBytes>,
     fail_write: Option<DiskFault>,
     fail_sync: bool,
+    fail_truncate: bool,
     ops: Vec<DiskOp>,
     /// The disk after each operation, when recording crash points.
     history: Option<Vec<CrashImage>>,
@@ -286,11 +294,13 @@ fn line_ends(bytes: &[u8]) -> Vec<usize> {
 }
 
 impl<R: Rt> MemoryDurable<R> {
-    /// Make the next write (for a write fault) or the next sync (for
-    /// [`DiskFault::SyncEio`]) of any log fail as `fault` says.
+    /// Make the next write (for a write fault), the next sync (for
+    /// [`DiskFault::SyncEio`]) or the next truncate (for
+    /// [`DiskFault::TruncateEio`]) of any log fail as `fault` says.
     pub fn fail_next(&self, fault: DiskFault) {
         self.disk.with(|d| match fault {
             DiskFault::SyncEio => d.fail_sync = true,
+            DiskFault::TruncateEio => d.fail_truncate = true,
             write => d.fail_write = Some(write),
         });
     }
@@ -392,6 +402,15 @@ impl<R: Rt> Durable for MemoryDurable<R> {
 
     fn truncate(&self, id: &str, len: u64) -> io::Result<()> {
         self.disk.with(|d| {
+            if std::mem::take(&mut d.fail_truncate) {
+                let e = DiskFault::TruncateEio.error();
+                d.did(DiskOp::Truncate {
+                    id: id.to_string(),
+                    len,
+                    failed: Some(e.to_string()),
+                });
+                return Err(e);
+            }
             if let Some(f) = d.files.get_mut(id) {
                 f.bytes.truncate(len as usize);
                 f.synced = f.bytes.len();
@@ -399,9 +418,10 @@ impl<R: Rt> Durable for MemoryDurable<R> {
             d.did(DiskOp::Truncate {
                 id: id.to_string(),
                 len,
+                failed: None,
             });
-        });
-        Ok(())
+            Ok(())
+        })
     }
 }
 

@@ -1,6 +1,6 @@
 //! The Agent model: inbox (two FIFOs), pre-run marker, turn token, cancel
-//! with its cause and its observers, `when_idle` waiters, dispose (SPEC C1–C8,
-//! D6).
+//! with its cause and its observers, `when_idle` waiters, dispose, the
+//! running step and the turn's signal (SPEC C1–C8, C10, D6).
 //!
 //! # States
 //! - `status`: `Idle` → `Running` (claim) → `Idle` (turn closed); any →
@@ -12,7 +12,10 @@
 //! - `turn`: the active turn: phase `WriteAhead` (`turn/start` and
 //!   `user/message` being flushed before any step, D9) → `Boundary` →
 //!   `InStep` → ... → `Ending` (`turn/end` next) → `Flushing` (token
-//!   cleared, closing flush).
+//!   cleared, closing flush). A step in flight may hang (`hung`): it then
+//!   ends only when the turn's signal fires, that is once a cancel or
+//!   dispose step 1 requested the token (C10); fault M19 never delivers
+//!   the signal, so a hung step never ends.
 //! - `cancel`: a `cancel` call between its entry and its return (its
 //!   `cancel-requested` observers run in between).
 //! - `waiters`: `when_idle` registrations and how they resolved.
@@ -28,6 +31,7 @@
 //! | `WhenIdle`, `Resolve(w)` | any holder / the waiter | C7 |
 //! | `Dispose` | the handle | D2 step 1: mark disposed, token `{disposed}`, clear |
 //! | `Wake`, `Claim`, `WriteAhead`, `Boundary`, `StepDone`, `EndTurn`, `CloseTurn`, `Exit` | the loop | one turn |
+//! | `Hang` | the step in flight | it blocks until the turn's signal fires (C10) |
 //!
 //! The loop waits while a cancel call is between entry and return, as the
 //! implementation does, so a cancel is atomic for the loop's claim and
@@ -111,6 +115,8 @@ pub struct Turn {
     pub cause: Option<Cause>,
     /// Whether disposal requested its token.
     pub disposed: bool,
+    /// The step in flight ends only when the turn's signal fires (C10).
+    pub hung: bool,
 }
 
 impl Turn {
@@ -246,6 +252,8 @@ pub enum AgentAction {
     Boundary,
     /// A step finishes.
     StepDone,
+    /// The step in flight blocks until the turn's signal fires.
+    Hang,
     /// `turn/end`.
     EndTurn,
     /// The closing flush finished.
@@ -273,6 +281,8 @@ pub struct AgentBounds {
     pub steps: u8,
     /// Offer both causes (`User` and `Parent`) to `cancel`.
     pub both_causes: bool,
+    /// Offer a step that hangs until the turn's signal fires (C10).
+    pub hang: bool,
 }
 
 impl Default for AgentBounds {
@@ -286,6 +296,7 @@ impl Default for AgentBounds {
             disposes: 1,
             steps: 1,
             both_causes: true,
+            hang: true,
         }
     }
 }
@@ -293,7 +304,8 @@ impl Default for AgentBounds {
 /// The Agent model.
 #[derive(Clone, Debug)]
 pub struct AgentModel {
-    /// The fault switched on, if any (M3, M4, M5, M11, M12 act here).
+    /// The fault switched on, if any (M3, M4, M5, M11, M12, M19, M23 act
+    /// here).
     pub fault: Option<Fault>,
     /// Environment bounds.
     pub bounds: AgentBounds,
@@ -315,7 +327,8 @@ impl AgentModel {
     }
 
     /// The model with unlimited environment calls (for conformance drivers,
-    /// which bound the sequence length themselves).
+    /// which bound the sequence length themselves). Steps never hang: a
+    /// driver's step always ends by itself.
     pub fn unbounded(fault: Option<Fault>, steps: u8) -> Self {
         AgentModel {
             fault,
@@ -328,6 +341,7 @@ impl AgentModel {
                 disposes: u8::MAX,
                 steps,
                 both_causes: true,
+                hang: false,
             },
         }
     }
@@ -610,6 +624,7 @@ impl AgentModel {
                             phase: TurnPhase::WriteAhead,
                             cause: None,
                             disposed: false,
+                            hung: false,
                         });
                         n.status = Status::Running;
                         n.pos = LoopPos::InTurn;
@@ -641,8 +656,22 @@ impl AgentModel {
                     };
                 }
             }
+            AgentAction::Hang => {
+                let t = s.turn.as_ref().filter(|t| t.phase == TurnPhase::InStep)?;
+                if !b.hang || t.hung || t.stopped() {
+                    return None;
+                }
+                if let Some(t) = n.turn.as_mut() {
+                    t.hung = true;
+                }
+            }
             AgentAction::StepDone => {
-                s.turn.as_ref().filter(|t| t.phase == TurnPhase::InStep)?;
+                let t = s.turn.as_ref().filter(|t| t.phase == TurnPhase::InStep)?;
+                // C10: a hung step settles once the signal fires; M19: the
+                // signal never reaches it.
+                if t.hung && (!t.stopped() || self.has(Fault::M19)) {
+                    return None;
+                }
                 let p = s.turn.as_ref().map_or(0, |t| t.prompt as usize);
                 // A steering input left over by a completed turn runs as a
                 // one-step prompt of its own.
@@ -652,6 +681,7 @@ impl AgentModel {
                     b.steps
                 };
                 if let Some(t) = n.turn.as_mut() {
+                    t.hung = false;
                     t.steps_done += 1;
                     t.phase = if t.steps_done < steps {
                         TurnPhase::Boundary
@@ -696,19 +726,6 @@ impl AgentModel {
         }
         Some(n)
     }
-
-    /// Whether a transition broke `rule` so far.
-    pub fn broke(s: &AgentState, rule: &str) -> bool {
-        s.broken.contains(&rule)
-    }
-
-    /// The reason of the turn that ran prompt `p`, if it ended.
-    pub fn ended(s: &AgentState, p: u8) -> Option<EndReason> {
-        match s.prompts.get(p as usize)?.fate {
-            Fate::Ended(r) => Some(r),
-            _ => None,
-        }
-    }
 }
 
 fn broke(s: &mut AgentState, rule: &'static str) {
@@ -751,6 +768,7 @@ impl Model for AgentModel {
             AgentAction::WriteAhead,
             AgentAction::Boundary,
             AgentAction::StepDone,
+            AgentAction::Hang,
             AgentAction::EndTurn,
             AgentAction::CloseTurn,
             AgentAction::Exit,

@@ -1,9 +1,34 @@
 //! The Agent model's named properties: `always` for the safety rules
-//! C1–C8 and D6, `sometimes` for the race windows, `eventually` for C5 and
-//! C7 progress.
+//! C1–C8 and D6, `sometimes` for the race windows, `eventually` for C5,
+//! C7 and C10 progress. C5 and C7 progress is owed on every run except
+//! one where a hung step is never signalled (the agent stays busy, which
+//! no rule forbids).
 
-use super::{AgentModel, EndReason, Fate, LoopPos, Origin, Status};
+use super::{AgentModel, AgentState, EndReason, Fate, LoopPos, Origin, Status};
 use crate::model::Property;
+
+/// Queries on a state, for the properties and for conformance drivers.
+impl AgentModel {
+    /// Whether the agent is busy for good: its step hangs and nothing
+    /// requested the turn's token, so no signal will end it. No rule
+    /// forbids that; progress rules are owed only on the other runs.
+    pub fn busy_for_good(s: &AgentState) -> bool {
+        s.turn.as_ref().is_some_and(|t| t.hung && !t.stopped())
+    }
+
+    /// Whether a transition broke `rule` so far.
+    pub fn broke(s: &AgentState, rule: &str) -> bool {
+        s.broken.contains(&rule)
+    }
+
+    /// The reason of the turn that ran prompt `p`, if it ended.
+    pub fn ended(s: &AgentState, p: u8) -> Option<EndReason> {
+        match s.prompts.get(p as usize)?.fate {
+            Fate::Ended(r) => Some(r),
+            _ => None,
+        }
+    }
+}
 
 /// Every property, in report order.
 pub(super) fn all() -> Vec<Property<AgentModel>> {
@@ -87,18 +112,27 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
                     })
             },
         ),
+        Property::<AgentModel>::sometimes(
+            "C10 window: a cancel or disposal fires the signal while the step hangs",
+            |_, s| s.turn.as_ref().is_some_and(|t| t.hung && t.stopped()),
+        ),
         Property::<AgentModel>::eventually(
             "C5 a prompt accepted after cancel returned runs unless cancelled again",
             |_, s| {
-                s.prompts.iter().all(|p| {
-                    !matches!(p.origin, Origin::AfterCancel | Origin::AfterIdleCancel)
-                        || p.doomed
-                        || !matches!(p.fate, Fate::Skipped | Fate::Queued | Fate::InHand)
-                })
+                AgentModel::busy_for_good(s)
+                    || s.prompts.iter().all(|p| {
+                        !matches!(p.origin, Origin::AfterCancel | Origin::AfterIdleCancel)
+                            || p.doomed
+                            || !matches!(p.fate, Fate::Skipped | Fate::Queued | Fate::InHand)
+                    })
             },
         ),
         Property::<AgentModel>::eventually("C7 every when_idle waiter resolves", |_, s| {
-            s.waiters.iter().all(Option::is_some)
+            AgentModel::busy_for_good(s) || s.waiters.iter().all(Option::is_some)
         }),
+        Property::<AgentModel>::eventually(
+            "C10 a cancelled or disposed turn ends: its hung step settles on the signal",
+            |_, s| s.turn.as_ref().is_none_or(|t| !t.stopped()),
+        ),
     ]
 }

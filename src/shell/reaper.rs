@@ -1,0 +1,113 @@
+//! The orphan reaper (A10: "if the server itself is killed, its children
+//! die with it").
+//!
+//! A process killed with SIGKILL runs no code, so the server cannot kill
+//! its commands' process groups itself. When `lifecycle acp` starts, it
+//! spawns a reaper (`lifecycle reaper`, hidden), in a process group of its
+//! own, whose stdin is a pipe from the server. The real shell tells it of
+//! every command's process group: `+<pgid>` when the group starts, `-<pgid>`
+//! once its leader is reaped. When the pipe closes (the server exited or
+//! was killed, whatever the signal), the reaper SIGKILLs every group still
+//! listed and exits. Linux `PR_SET_PDEATHSIG` would reach only the direct
+//! child, not the commands a `bash -c` started.
+//!
+//! States of the reaper: `listening` (a set of live groups) → stdin closed
+//! → `killing` (each listed group, once) → exited.
+//!
+//! Limit: a group reaped in the instant between the server's `waitpid` and
+//! its `-<pgid>` line, whose id is then reused before the server dies,
+//! would be signalled; the window is one pipe write.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+/// The server's end: the pipe to its reaper.
+struct Link {
+    stdin: Mutex<ChildStdin>,
+    _child: Child,
+}
+
+static LINK: OnceLock<Link> = OnceLock::new();
+
+/// Spawn the reaper for this process (once; later calls are no-ops):
+/// `exe reaper`, in its own process group. Without it (tests, the
+/// harness), groups are still killed on every orderly path.
+pub fn install(exe: &std::path::Path) -> std::io::Result<()> {
+    if LINK.get().is_some() {
+        return Ok(());
+    }
+    let mut child = Command::new(exe)
+        .arg("reaper")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .process_group(0)
+        .spawn()?;
+    let stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| std::io::Error::other("reaper has no stdin"))?;
+    let _ = LINK.set(Link {
+        stdin: Mutex::new(stdin),
+        _child: child,
+    });
+    Ok(())
+}
+
+fn tell(line: String) {
+    if let Some(link) = LINK.get() {
+        let mut stdin = link.stdin.lock().unwrap_or_else(|p| p.into_inner());
+        // A reaper that died cannot be helped; the orderly paths still kill.
+        let _ = stdin.write_all(line.as_bytes());
+    }
+}
+
+/// A command's process group started.
+pub fn started(pgid: u32) {
+    tell(format!("+{pgid}\n"));
+}
+
+/// A command's group leader was reaped: its id may be reused.
+pub fn reaped(pgid: u32) {
+    tell(format!("-{pgid}\n"));
+}
+
+/// The reaper itself: read `+pgid` / `-pgid` lines until stdin closes,
+/// then SIGKILL every group still listed. Returns the groups it signalled.
+pub fn run(input: impl BufRead) -> Vec<u32> {
+    let mut live = BTreeSet::new();
+    for line in input.split(b'\n') {
+        let Ok(line) = line else { break };
+        let text = String::from_utf8_lossy(&line);
+        let (sign, rest) = text.split_at(text.len().min(1));
+        match (sign, rest.trim().parse::<u32>()) {
+            ("+", Ok(pgid)) if pgid > 1 => {
+                live.insert(pgid);
+            }
+            ("-", Ok(pgid)) => {
+                live.remove(&pgid);
+            }
+            _ => {}
+        }
+    }
+    for &pgid in &live {
+        // SAFETY: killpg only sends a signal to the listed group.
+        unsafe {
+            libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+    live.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn kills_only_groups_still_listed() {
+        // Group ids above Linux's largest pid_max (2^22) name no group.
+        let input = b"+9000001\n+9000002\n-9000001\nbogus\n+1\n+\n-x\n+9000003";
+        assert_eq!(super::run(&input[..]), vec![9000002, 9000003]);
+    }
+}
