@@ -463,9 +463,12 @@ fn agent_chunks(lines: &[serde_json::Value]) -> Vec<String> {
 /// scripted session (each restart loads the session, then a prompt runs
 /// until the kill). Every restart's `session/load` succeeds, and its replayed
 /// history holds every step output any earlier run sent to the client.
+/// Each prompt also starts a background job with a child: after each kill,
+/// no process of it is left (A10).
 #[test]
 fn sigkill_at_twenty_points_loses_nothing_the_client_saw() {
     use std::io::{BufRead, Write};
+    const LEFT: &str = "sleep 26.5358";
     let sessions = tempfile::tempdir().expect("tempdir");
     let mut id: Option<String> = None;
     let mut seen: Vec<String> = Vec::new();
@@ -494,8 +497,9 @@ fn sigkill_at_twenty_points_loses_nothing_the_client_saw() {
             }
         };
         id = Some(session.clone());
-        let text =
-            format!("r{round} a\nsleep 20\nr{round} b\nsleep 20\nr{round} c\nsleep 20\nr{round} d");
+        let text = format!(
+            "r{round} a\n$& {LEFT} & {LEFT}\nsleep 20\nr{round} b\nsleep 20\nr{round} c\nsleep 20\nr{round} d"
+        );
         let line = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
             "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}});
         writeln!(server.stdin.as_mut().expect("open"), "{line}").expect("write");
@@ -526,6 +530,16 @@ fn sigkill_at_twenty_points_loses_nothing_the_client_saw() {
         killer.join().expect("killer");
         server.child.wait().expect("reap");
         seen.extend(agent_chunks(&lines));
+        // A10: the background job and its child died with the server.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while processes_running(LEFT) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(
+            processes_running(LEFT),
+            0,
+            "round {round}: a command outlived the SIGKILLed server"
+        );
     }
     assert!(
         seen.len() >= 20,

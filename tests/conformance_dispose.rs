@@ -1,14 +1,26 @@
-//! Conformance of dispose and identity (SPEC D1–D5, D7, R1–R3): random
+//! Conformance of dispose and identity (SPEC D1–D5, D7, D8, R1–R3): random
 //! sequences of creations of agent `a` by an owner scope (alone, two at
 //! once with the same id, or while the owner unloads), disposal through
-//! the handle, through the owner's unload, both at once, and the provider's
+//! the handle, through the owner's unload, both at once, a handle's
+//! `dispose()` dropped mid-chain (D8), and the provider's
 //! unload (which also owns the configured agent `b`), run on the
 //! implementation (provider, registry, session store with a durable log,
 //! on the simulator) and on `lifecycle_models::dispose::DisposeModel`, the
 //! reference. The `agent/disposed` listener always panics (D4). After every
 //! operation the answers, the registry, the live sessions, the durable
 //! `turn/start`/`turn/end` of every session and the teardown steps of every
-//! agent must agree.
+//! agent must agree, and every unload must return (D8: a dropped caller
+//! wedges nothing).
+//!
+//! The dropped dispose: the handle's `dispose()` future is polled once by
+//! hand (so it starts the chain: step 1 runs, and the chain suspends in
+//! step 2, awaiting the loop's exit, the chain's one suspension point in
+//! this rig), then dropped, then every task runs until nothing can move.
+//! In the model that is `HandleDispose`, `TeardownStep` (step 1),
+//! `DropCaller`, then the internal actions: the loop ends its turn, flushes
+//! and exits, and the chain stays parked at step 2 until a scope's unload
+//! continues it. Fault M15 (the chain lives in the first caller's future)
+//! wedges that unload.
 
 mod conformance;
 
@@ -21,8 +33,8 @@ use agent_lifecycle::session_log::Entry as IEntry;
 use agent_lifecycle::world::WorldEvent;
 use conformance::{manual, Driver};
 use lifecycle_models::dispose::{
-    CreateError as MErr, CreatePhase, DisposeAction as A, DisposeModel, DisposeState, Entry,
-    ScopeId,
+    Caller, CreateError as MErr, CreatePhase, DisposeAction as A, DisposeModel, DisposeState,
+    EffectState, Entry, ScopeId, ScopeState,
 };
 use lifecycle_models::Model;
 use proptest::prelude::*;
@@ -43,6 +55,10 @@ enum Op {
     Dispose(u8),
     /// The handle and the owner's unload at once (D1).
     DisposeAndUnloadOwner(u8),
+    /// The handle's `dispose()` of attempt `k` starts the chain, then its
+    /// caller gives up (drops the future) while the chain awaits the
+    /// loop's exit (D8); then every task runs until nothing can move.
+    DropDispose(u8),
     UnloadOwner,
     UnloadProvider,
     /// Scheduling choice: every task runs until nothing can move (a running
@@ -118,6 +134,20 @@ fn create_all(s: DisposeState, k: u8) -> DisposeState {
     s
 }
 
+/// Whether the handle's dispose of attempt `k` would start its chain.
+fn droppable(s: &DisposeState, k: u8) -> bool {
+    disposable(s, k) && s.attempts[k as usize].effect == EffectState::Armed
+}
+
+/// What an unload of `scope` answers once every internal action ran: it
+/// returned, or it still waits on a chain nobody drives.
+fn unload_answer(s: &DisposeState, scope: ScopeId) -> String {
+    match s.scopes[scope as usize] {
+        ScopeState::Unloaded => "unload returned".into(),
+        _ => "unload waits".into(),
+    }
+}
+
 fn disposable(s: &DisposeState, k: u8) -> bool {
     s.attempts.get(k as usize).is_some_and(|a| {
         a.phase == CreatePhase::Ok && a.owner == ScopeId::Owner && !s.handle_called[k as usize]
@@ -159,6 +189,9 @@ impl ReferenceStateMachine for DisposeRef {
                 ops.push((2, Just(Op::Dispose(k)).boxed()));
                 ops.push((2, Just(Op::DisposeAndUnloadOwner(k)).boxed()));
             }
+            if droppable(s, k) {
+                ops.push((2, Just(Op::DropDispose(k)).boxed()));
+            }
         }
         proptest::strategy::Union::new_weighted(ops).boxed()
     }
@@ -175,6 +208,7 @@ impl ReferenceStateMachine for DisposeRef {
                     == 2
             }
             Op::Dispose(k) | Op::DisposeAndUnloadOwner(k) => disposable(s, k),
+            Op::DropDispose(k) => droppable(s, k),
             Op::UnloadOwner | Op::UnloadProvider | Op::Settle => true,
         }
     }
@@ -198,13 +232,14 @@ impl ReferenceStateMachine for DisposeRef {
             Op::CreateDuringOwnerUnload => {
                 let k = idle_attempt(&s).expect("an attempt left");
                 let s = act(s, A::Prepare(k));
-                let s = if s.scopes[0] == lifecycle_models::dispose::ScopeState::Active {
+                let s = if s.scopes[0] == ScopeState::Active {
                     complete(act(s, A::UnloadOwner), false)
                 } else {
                     s
                 };
+                let unloaded = unload_answer(&s, ScopeId::Owner);
                 let s = create_all_after_prepare(s, k);
-                let a = vec![answer(s.attempts[k as usize].phase)];
+                let a = vec![answer(s.attempts[k as usize].phase), unloaded];
                 (s, a)
             }
             Op::Dispose(k) => (act(s, A::HandleDispose(k)), vec![]),
@@ -216,17 +251,34 @@ impl ReferenceStateMachine for DisposeRef {
                 };
                 (s, vec![])
             }
-            Op::UnloadOwner => (
-                model(None).next_state(&s, &A::UnloadOwner).unwrap_or(s),
-                vec![],
-            ),
-            Op::UnloadProvider => (
-                model(None).next_state(&s, &A::UnloadProvider).unwrap_or(s),
-                vec![],
-            ),
+            Op::DropDispose(k) => {
+                let s = act(act(s, A::HandleDispose(k)), A::TeardownStep(k));
+                let c = s.attempts[k as usize]
+                    .callers
+                    .iter()
+                    .position(|c| *c == (Caller::Handle, false))
+                    .expect("the handle waits") as u8;
+                (act(s, A::DropCaller(k, c)), vec![])
+            }
+            Op::UnloadOwner => {
+                let s = complete(
+                    model(None).next_state(&s, &A::UnloadOwner).unwrap_or(s),
+                    false,
+                );
+                let a = vec![unload_answer(&s, ScopeId::Owner)];
+                (s, a)
+            }
+            Op::UnloadProvider => {
+                let s = complete(
+                    model(None).next_state(&s, &A::UnloadProvider).unwrap_or(s),
+                    false,
+                );
+                let a = vec![unload_answer(&s, ScopeId::Provider)];
+                (s, a)
+            }
             Op::Settle => (s, vec![]),
         };
-        let natural = matches!(op, Op::Settle);
+        let natural = matches!(op, Op::Settle | Op::DropDispose(_));
         Ref {
             s: complete(s, natural),
             answer,
@@ -272,7 +324,8 @@ fn quiet_listener_panics() {
     });
 }
 
-/// The test, with the implementation's fault `FAULT` (0: none, 10: M10).
+/// The test, with the implementation's fault `FAULT` (0: none, 10: M10,
+/// 15: M15).
 struct DisposeConformance<const FAULT: u8>;
 
 impl<const FAULT: u8> DisposeConformance<FAULT> {
@@ -313,6 +366,7 @@ impl<const FAULT: u8> StateMachineTest for DisposeConformance<FAULT> {
         quiet_listener_panics();
         let faults = match FAULT {
             10 => Faults::none().with(Fault::M10),
+            15 => Faults::none().with(Fault::M15),
             _ => Faults::none(),
         };
         let mut d = Driver::new();
@@ -365,14 +419,12 @@ impl<const FAULT: u8> StateMachineTest for DisposeConformance<FAULT> {
                 // awaits its setup while the owner unloads.
                 let first = sut.d.poll_manual(&m);
                 let owner = sut.owner.clone();
-                sut.d
-                    .call(async move { owner.unload().await })
-                    .expect("unload finishes");
+                let unloaded = unload_returned(sut.d.call(async move { owner.unload().await }));
                 let out = match first {
                     Some(out) => out,
                     None => sut.d.drive(&m),
                 };
-                vec![Self::keep(&mut sut, k, out, k == 0)]
+                vec![Self::keep(&mut sut, k, out, k == 0), unloaded]
             }
             Op::Dispose(k) => {
                 let h = sut.handles.borrow()[k as usize].clone().expect("a handle");
@@ -391,19 +443,30 @@ impl<const FAULT: u8> StateMachineTest for DisposeConformance<FAULT> {
                     .expect("both finish");
                 vec![]
             }
+            Op::DropDispose(k) => {
+                let h = sut.handles.borrow()[k as usize].clone().expect("a handle");
+                let m = manual(async move { h.dispose().await });
+                assert!(
+                    sut.d.poll_manual(&m).is_none(),
+                    "the teardown awaits the loop's exit"
+                );
+                // The caller gives up: its future is dropped mid-chain.
+                sut.d.run(move || {
+                    let dropped = m.borrow_mut().take();
+                    drop(dropped);
+                });
+                sut.d.settle();
+                vec![]
+            }
             Op::UnloadOwner => {
                 let owner = sut.owner.clone();
-                sut.d
-                    .call(async move { owner.unload().await })
-                    .expect("unload finishes");
-                vec![]
+                vec![unload_returned(
+                    sut.d.call(async move { owner.unload().await }),
+                )]
             }
             Op::UnloadProvider => {
                 let p = sut.rig.provider.clone();
-                sut.d
-                    .call(async move { p.unload().await })
-                    .expect("unload finishes");
-                vec![]
+                vec![unload_returned(sut.d.call(async move { p.unload().await }))]
             }
             Op::Settle => {
                 sut.d.settle();
@@ -413,6 +476,15 @@ impl<const FAULT: u8> StateMachineTest for DisposeConformance<FAULT> {
         assert_eq!(answer, r.answer, "answers to {op:?}");
         compare(&sut, &r.s);
         sut
+    }
+}
+
+/// What an unload answered: it returned, or it still waits (the simulation
+/// stalled with it blocked).
+fn unload_returned(out: Option<()>) -> String {
+    match out {
+        Some(()) => "unload returned".into(),
+        None => "unload waits".into(),
     }
 }
 
@@ -514,4 +586,11 @@ prop_state_machine! {
     #[test]
     #[should_panic(expected = "Test failed: assertion")]
     fn m10_implementation_disagrees_with_the_model(sequential 1..20 => DisposeConformance<10>);
+
+    // With M15 the chain lives in the handle's dispose future: dropping it
+    // mid-chain leaves the chain wedged, so the next unload never returns;
+    // the model's unload continues the parked chain and returns.
+    #[test]
+    #[should_panic(expected = "Test failed: assertion")]
+    fn m15_implementation_disagrees_with_the_model(sequential 1..20 => DisposeConformance<15>);
 }

@@ -97,6 +97,7 @@ fn command(line: &str) -> Command {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    super::reaper::list_from_child(&mut c);
     c
 }
 
@@ -205,9 +206,6 @@ impl ShellExecutor for RealShell {
                 // until the output below completes, so its pid still names
                 // the group.
                 let pgid = child.id();
-                if let Some(pgid) = pgid {
-                    super::reaper::started(pgid);
-                }
                 let _group = pgid.map(ForegroundGroup);
                 let out = child
                     .wait_with_output()
@@ -232,9 +230,6 @@ impl ShellExecutor for RealShell {
                 st.next_job += 1;
                 let id = st.next_job;
                 let pgid = child.id();
-                if let Some(pgid) = pgid {
-                    super::reaper::started(pgid);
-                }
                 // Spawned under the lock: the watcher parks the child only
                 // after the record (with its handle) is in place.
                 let watcher = tokio::spawn(Self::watch(state.clone(), id, child));

@@ -4,9 +4,10 @@
 //! A process killed with SIGKILL runs no code, so the server cannot kill
 //! its commands' process groups itself. When `lifecycle acp` starts, it
 //! spawns a reaper (`lifecycle reaper`, hidden), in a process group of its
-//! own, whose stdin is a pipe from the server. The real shell tells it of
-//! every command's process group: `+<pgid>` when the group starts, `-<pgid>`
-//! once its leader is reaped. When the pipe closes (the server exited or
+//! own, whose stdin is a pipe from the server. Every command's process
+//! group is listed with it: the command itself writes `+<pgid>` between
+//! `fork` and `exec` (so the group never runs unlisted), and the server
+//! writes `-<pgid>` once its leader is reaped. When the pipe closes (the server exited or
 //! was killed, whatever the signal), the reaper SIGKILLs every group still
 //! listed and exits. Linux `PR_SET_PDEATHSIG` would reach only the direct
 //! child, not the commands a `bash -c` started.
@@ -65,9 +66,48 @@ fn tell(line: String) {
     }
 }
 
-/// A command's process group started.
-pub fn started(pgid: u32) {
-    tell(format!("+{pgid}\n"));
+/// List the command's process group with the reaper from inside the
+/// child, after `fork` and before `exec` (so no instant exists in which
+/// the group runs unlisted): the child writes `+<its pid>` to the pipe.
+/// Without a reaper this does nothing.
+pub fn list_from_child(cmd: &mut tokio::process::Command) {
+    use std::os::fd::AsRawFd;
+    let Some(link) = LINK.get() else { return };
+    let fd = link
+        .stdin
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_raw_fd();
+    // SAFETY: the hook runs between fork and exec and calls only
+    // async-signal-safe functions (getpid, write) on a stack buffer.
+    unsafe {
+        cmd.pre_exec(move || {
+            let line = pgid_line(libc::getpid() as u32);
+            libc::write(fd, line.0.as_ptr().cast(), line.1);
+            Ok(())
+        });
+    }
+}
+
+/// `+<pid>\n` in a stack buffer (no allocation after `fork`).
+fn pgid_line(mut pid: u32) -> ([u8; 16], usize) {
+    let mut digits = [0u8; 10];
+    let mut n = 0;
+    loop {
+        digits[n] = b'0' + (pid % 10) as u8;
+        n += 1;
+        pid /= 10;
+        if pid == 0 {
+            break;
+        }
+    }
+    let mut line = [0u8; 16];
+    line[0] = b'+';
+    for i in 0..n {
+        line[1 + i] = digits[n - 1 - i];
+    }
+    line[1 + n] = b'\n';
+    (line, n + 2)
 }
 
 /// A command's group leader was reaped: its id may be reused.
@@ -104,6 +144,14 @@ pub fn run(input: impl BufRead) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_child_side_line_is_plain_decimal() {
+        for pid in [0u32, 7, 10, 4_194_304, u32::MAX] {
+            let (buf, len) = super::pgid_line(pid);
+            assert_eq!(&buf[..len], format!("+{pid}\n").as_bytes());
+        }
+    }
+
     #[test]
     fn kills_only_groups_still_listed() {
         // Group ids above Linux's largest pid_max (2^22) name no group.
