@@ -36,8 +36,8 @@
 //! 1,000 cases (the store and disk are cheap: no agent task runs).
 //! Faults M17 (in `recover`) and M18 (in the store's flush) must fail the
 //! check. M16 (no write-ahead flush) lives in the agent loop, which this
-//! store-level driver replaces: it is out of reach here (the crash scenario
-//! and `tests/conformance_agent.rs`-style agent drivers cover the loop).
+//! store-level driver replaces: it is out of reach here (the `crash`
+//! scenario, `src/scenarios/crash.rs`, targets it).
 
 mod conformance;
 

@@ -196,10 +196,10 @@ pub static DISCONNECT_MID_PROMPT: Scenario = Scenario::new(
 .goals(DISCONNECT_MID_PROMPT_GOALS)
 // loom at bound 1: 280,631 executions (23 s), then 1,903,278 (445 s)
 // once each turn flushes ahead of its first step; the PR tier stops at
-// 100,000, which reaches both goals. Bound 2 ran >13 min.
+// 50,000 (11 s), which reaches both goals. Bound 2 ran >13 min.
 .bounds(Bounds {
     loom_cap: 1,
-    loom_max: Some(100_000),
+    loom_max: Some(50_000),
     ..Bounds::PR
 });
 
@@ -271,7 +271,7 @@ const SESSION_CANCEL_BEFORE_START_GOALS: &[Goal] = &[
         ),
         &[(
             "loom",
-            "0 hits in the PR tier's first 100,000 executions (23 s): loom's depth-first order varies the later prompt B first; 106,760 hits in the whole space at bound 1 (1,092,312 executions, 301 s)",
+            "0 hits in the PR tier's first 50,000 executions (11 s) or 100,000 (23 s): loom's depth-first order varies the later prompt B first; 106,760 hits in the whole space at bound 1 (1,092,312 executions, 301 s)",
         )],
     ),
     label(
@@ -295,11 +295,11 @@ pub static SESSION_CANCEL_BEFORE_START: Scenario = Scenario::new(
 .rules(&["A2", "A3"])
 .goals(SESSION_CANCEL_BEFORE_START_GOALS)
 // loom at bound 1: 64,578 executions (5.4 s), then 1,092,312 (301 s) once
-// each turn flushes ahead of its first step; the PR tier stops at 100,000.
+// each turn flushes ahead of its first step; the PR tier stops at 50,000.
 // Bound 2 ran >4 min.
 .bounds(Bounds {
     loom_cap: 1,
-    loom_max: Some(100_000),
+    loom_max: Some(50_000),
     ..Bounds::PR
 })
 .coverage_gap(

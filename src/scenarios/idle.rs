@@ -86,7 +86,7 @@ pub static WHEN_IDLE_WAITERS: Scenario = Scenario::new(
 .targets(&[Fault::M12, Fault::M14])
 // loom: 3 threads since the late waiter waits in its own task: bound 2
 // ran more than 7 minutes once loom interleaves joined futures.
-.bounds(Bounds { loom_cap: 1, loom_max: Some(100_000), ..Bounds::PR })
+.bounds(Bounds { loom_cap: 1, loom_max: Some(50_000), ..Bounds::PR })
 .coverage_gap(
     "sim-dfs at bound 3 misses 95 views (82 sim, 12 shuttle-random, 1 shuttle-pct) (check --tier pr, this machine)",
 );
