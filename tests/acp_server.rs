@@ -148,6 +148,18 @@ async fn acp_server_lifecycle_over_pipes() {
                 StopReason::EndTurn,
                 "A2: a later prompt runs"
             );
+            // bash and its two sleeps (or one, if bash execs the last
+            // command) run until the disconnect; counted before it, since
+            // the disconnect's drain kills them (S7).
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while job_processes() < 2 && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert!(
+                job_processes() >= 2,
+                "the background job and its child should run until the disconnect: {}",
+                job_processes()
+            );
 
             // One prompt in flight per session (A8).
             let long = cx.send_request(prompt("sleep 5000"));
@@ -173,12 +185,6 @@ async fn acp_server_lifecycle_over_pipes() {
         "a cancelled turn ran on: {got:?}"
     );
     assert!(got.iter().any(|t| t.starts_with("started job-")), "{got:?}");
-    // bash and its two sleeps (or one, if bash execs the last command).
-    assert!(
-        job_processes() >= 2,
-        "the background job and its child should run until the disconnect: {}",
-        job_processes()
-    );
 
     let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
         .await

@@ -13,6 +13,7 @@
 //! check and the record's insertion happen under the lock quiesce takes
 //! the records under, so nothing slips between them.
 
+pub mod framing;
 pub mod server;
 
 use crate::faults::{Fault, Faults};

@@ -21,7 +21,11 @@
 //! bridge quiesces: every session is disposed, every background job killed,
 //! and the process exits 0. Disposing a session drains its background jobs
 //! (their process groups are killed and their ids become unknown, S7). Malformed JSON-RPC gets a JSON-RPC error.
+//! Stdin is framed by [`framing`](super::framing) (A10) before the crate
+//! parses it: a line that is not UTF-8, too long, nested too deep or
+//! without a usable id is answered there, and the server keeps serving.
 
+use super::framing::{self, LineOut};
 use super::{AcpError, Bridge, StopReason as BridgeStop};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
@@ -43,7 +47,7 @@ use agent_client_protocol::v1::schema::{
     SessionId, SessionNotification, SessionUpdate, StopReason,
 };
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Agent, Client, Error, Stdio};
+use agent_client_protocol::{Agent, Client, Error, Lines};
 use futures::future::Either;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -207,13 +211,18 @@ fn check_cwd(cwd: &std::path::Path) -> Result<(), Error> {
 /// replays. A missing log is the protocol's resource-not-found; a storage
 /// error is reported, never discarded.
 fn check_log(durable: &dyn Durable, id: &str) -> Result<Vec<SessionUpdate>, Error> {
-    match durable.load(id) {
-        Ok(loaded) if loaded.records.is_empty() => Err(not_found(id)),
-        Ok(loaded) => Ok(history(&loaded.records)),
-        Err(e) => Err(Error::internal_error().data(serde_json::json!(format!(
+    let storage = |e: std::io::Error| {
+        Error::internal_error().data(serde_json::json!(format!(
             "the log of session {id} cannot be read: {e}"
-        )))),
+        )))
+    };
+    if !durable.exists(id).map_err(storage)? {
+        return Err(not_found(id));
     }
+    durable
+        .load(id)
+        .map(|loaded| history(&loaded.records))
+        .map_err(storage)
 }
 
 /// The conversation of a session log, as `session/update`s: each prompt
@@ -293,8 +302,12 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         bridge.clone(),
         bridge.clone(),
     );
-    let d_load = durable.clone();
+    let (d_load, d_new) = (durable.clone(), durable.clone());
     let r_init = responder.clone();
+    // Stdin goes through the framing (A10) before the crate parses it; the
+    // crate's lines and the framing's error answers share one stdout writer.
+    let out = LineOut::new(tokio::io::stdout());
+    let incoming = framing::incoming(framing::stdin_chunks(), out.clone());
     let result = Agent
         .v1()
         .name("agent-lifecycle")
@@ -324,9 +337,22 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 if let Err(e) = check_cwd(&req.cwd) {
                     return responder.respond_with_error(e);
                 }
+                let durable = d_new.clone();
                 cx.spawn(async move {
                     match bridge.new_session().await {
-                        Ok(id) => responder.respond(NewSessionResponse::new(SessionId::new(id))),
+                        // D9: the id the client is given survives a crash
+                        // before the first prompt: its (empty) log exists,
+                        // synced, with its directory entry, before the answer.
+                        Ok(id) => match durable.write(&id, &[]).and_then(|()| durable.sync(&id)) {
+                            Ok(()) => {
+                                responder.respond(NewSessionResponse::new(SessionId::new(id)))
+                            }
+                            Err(e) => responder.respond_with_error(Error::internal_error().data(
+                                serde_json::json!(format!(
+                                    "the log of session {id} cannot be created: {e}"
+                                )),
+                            )),
+                        },
                         Err(e) => responder.respond_with_error(acp_error(e)),
                     }
                 })
@@ -394,7 +420,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(Lines::new(Box::pin(out.sink()), Box::pin(incoming)))
         .await;
 
     // The client is gone: quiesce (A1), then unload the bridge and tools.

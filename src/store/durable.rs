@@ -68,6 +68,8 @@ pub trait Durable: Send + Sync + 'static {
     /// Cut the log of `id` to its first `len` bytes and sync it: how a
     /// torn tail is dropped before the next append (D9).
     fn truncate(&self, id: &str, len: u64) -> io::Result<()>;
+    /// Whether `id` has a log at all (an empty one included).
+    fn exists(&self, id: &str) -> io::Result<bool>;
 }
 
 /// Records as JSON lines.
@@ -350,6 +352,10 @@ impl<R: Rt> MemoryDurable<R> {
 }
 
 impl<R: Rt> Durable for MemoryDurable<R> {
+    fn exists(&self, id: &str) -> io::Result<bool> {
+        Ok(self.disk.with(|d| d.files.contains_key(id)))
+    }
+
     fn write(&self, id: &str, records: &[DurableRecord]) -> io::Result<()> {
         let buf = encode(records)?;
         self.disk.with(|d| {
@@ -447,6 +453,10 @@ impl FileDurable {
 }
 
 impl Durable for FileDurable {
+    fn exists(&self, id: &str) -> io::Result<bool> {
+        self.path(id).try_exists()
+    }
+
     fn write(&self, id: &str, records: &[DurableRecord]) -> io::Result<()> {
         let buf = encode(records)?;
         let path = self.path(id);
