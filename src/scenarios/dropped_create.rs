@@ -19,7 +19,10 @@ use super::rig::{give_up, Rig};
 use super::scenario::{bodies, Ctx, Scenario};
 use super::Outcome;
 use crate::oracle::Violation;
+use crate::provider::{AgentHandle, CreateError};
 use crate::rt::Rt;
+use crate::scope::Scope;
+use futures::future::Either;
 
 const GOALS: &[Goal] = &[
     label(
@@ -53,68 +56,68 @@ pub static DROPPED_CREATE: Scenario = Scenario::new(
 .rules(&["D8", "R1", "R3"])
 .goals(GOALS);
 
+/// The call a phase drops, then makes again.
+#[derive(Clone, Copy)]
+enum Call {
+    Create,
+    Resume,
+}
+
+impl Call {
+    fn name(self) -> &'static str {
+        match self {
+            Call::Create => "create",
+            Call::Resume => "resume",
+        }
+    }
+
+    /// The call, of id `a` for `owner`.
+    fn run<'a, R: Rt>(
+        self,
+        rig: &'a Rig<R>,
+        owner: &'a Scope<R>,
+    ) -> impl std::future::Future<Output = Result<AgentHandle<R>, CreateError>> + 'a {
+        match self {
+            Call::Create => Either::Left(rig.provider.create("a", owner)),
+            Call::Resume => Either::Right(rig.provider.resume("a", owner)),
+        }
+    }
+}
+
 /// The body: see the module docs.
 pub async fn dropped_create<R: Rt>(ctx: Ctx) -> Outcome {
     let rig = Rig::<R>::new(ctx.faults, ctx.durable);
-    let owner = rig.owner("owner");
-    let first = match give_up::<R, _>(rig.provider.create("a", &owner)).await {
-        Some(Ok(h)) => {
-            rig.track(&h.agent, h.serial());
-            "created"
-        }
-        Some(Err(_)) => "failed",
-        None => "dropped",
-    };
     let mut own = Vec::new();
-    if first == "dropped" {
-        // Observed in the registry and the store: nothing of `a` is live.
-        let left = rig.leftovers(|id| id == "a");
-        own.push((
-            left.is_empty(),
-            Violation::new(
-                "D8",
-                format!("a create dropped during setup left {left:?} published"),
-            ),
-        ));
-    }
-    let other = rig.owner("owner-2");
-    let again = rig.provider.create("a", &other).await;
-    let second = match &again {
-        Ok(h) => {
-            rig.track(&h.agent, h.serial());
-            "second-created"
-        }
-        Err(_) => "second-refused",
+    let (first, second) = phase(&rig, Call::Create, ["owner", "owner-2"], &mut own).await;
+    let first = if first == "completed" {
+        "created"
+    } else {
+        first
     };
-    // The id is reusable unless the first create published and still holds it.
-    own.push((
-        again.is_ok() || first == "created",
-        Violation::new(
-            "D8",
-            format!(
-                "after a dropped create, a second create of the same id failed: {:?}",
-                again.as_ref().err()
-            ),
-        ),
-    ));
-    futures::future::join(owner.unload(), other.unload()).await;
-    let left = rig.leftovers(|id| id == "a");
-    own.push((
-        left.is_empty(),
-        Violation::new(
-            "D8",
-            format!("after both owners unloaded, {left:?} of a is left"),
-        ),
-    ));
-    let resumed = resume_phase(&rig, &mut own).await;
+    let second = if second {
+        "second-created"
+    } else {
+        "second-refused"
+    };
+    let (resumed, _) = phase(&rig, Call::Resume, ["owner-3", "owner-4"], &mut own).await;
     rig.finish(format!("first:{first}:{second}:resume-{resumed}"), own)
 }
 
-/// A resume dropped by its caller, then a second resume of the same id;
-/// checked like the create (D8).
-async fn resume_phase<R: Rt>(rig: &Rig<R>, own: &mut Vec<(bool, Violation)>) -> &'static str {
-    let owner = rig.owner("owner-3");
-    let first = match give_up::<R, _>(rig.provider.resume("a", &owner)).await {
+/// One phase: a caller gives up on `call` of `a` during setup, a second
+/// caller makes the same call, both owners unload. Checked from the
+/// registry and the store (D8): the dropped call published nothing, the
+/// id is reusable unless the first call completed and holds it, and the
+/// unloads leave nothing. Returns how the first call ended and whether the
+/// second succeeded.
+async fn phase<R: Rt>(
+    rig: &Rig<R>,
+    call: Call,
+    owners: [&str; 2],
+    own: &mut Vec<(bool, Violation)>,
+) -> (&'static str, bool) {
+    let name = call.name();
+    let owner = rig.owner(owners[0]);
+    let first = match give_up::<R, _>(call.run(rig, &owner)).await {
         Some(Ok(h)) => {
             rig.track(&h.agent, h.serial());
             "completed"
@@ -128,12 +131,12 @@ async fn resume_phase<R: Rt>(rig: &Rig<R>, own: &mut Vec<(bool, Violation)>) -> 
             left.is_empty(),
             Violation::new(
                 "D8",
-                format!("a resume dropped during setup left {left:?} published"),
+                format!("a {name} dropped during setup left {left:?} published"),
             ),
         ));
     }
-    let other = rig.owner("owner-4");
-    let again = rig.provider.resume("a", &other).await;
+    let other = rig.owner(owners[1]);
+    let again = call.run(rig, &other).await;
     if let Ok(h) = &again {
         rig.track(&h.agent, h.serial());
     }
@@ -142,7 +145,7 @@ async fn resume_phase<R: Rt>(rig: &Rig<R>, own: &mut Vec<(bool, Violation)>) -> 
         Violation::new(
             "D8",
             format!(
-                "after a dropped resume, a second resume of the same id failed: {:?}",
+                "after a dropped {name}, a second {name} of the same id failed: {:?}",
                 again.as_ref().err()
             ),
         ),
@@ -153,8 +156,8 @@ async fn resume_phase<R: Rt>(rig: &Rig<R>, own: &mut Vec<(bool, Violation)>) -> 
         left.is_empty(),
         Violation::new(
             "D8",
-            format!("after the resumers unloaded, {left:?} of a is left"),
+            format!("after the {name} callers unloaded, {left:?} of a is left"),
         ),
     ));
-    first
+    (first, again.is_ok())
 }
