@@ -196,25 +196,230 @@ impl fmt::Display for Record {
     }
 }
 
-/// An append-only list of [`Record`]s.
+/// What became of one prompt, kept up to date by [`Journal::push`] from
+/// the same events the records hold: the typed answer to "did it start,
+/// how did it end, did its closing flush finish" without scanning records.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fate {
+    /// `Some(true)` once its turn started; `Some(false)` once it is certain
+    /// it never will (skipped by the pre-run marker, cleared by a cancel,
+    /// dropped by disposal). The first of these events decides.
+    pub started: Option<bool>,
+    /// `Some(Some(reason))` once its turn ended, `Some(None)` if it never
+    /// ran. The last of these events decides.
+    pub outcome: Option<Option<EndReason>>,
+    /// Its turn's closing flush completed (`turn-closed`).
+    pub closed: bool,
+    /// The first storage error that failed it (D10).
+    pub storage_error: Option<String>,
+}
+
+impl Fate {
+    /// Nothing more will happen to it: it never ran, or its turn ended and
+    /// closed.
+    pub fn settled(&self) -> bool {
+        match self.outcome {
+            Some(None) => true,
+            Some(Some(_)) => self.closed,
+            None => false,
+        }
+    }
+}
+
+/// An append-only list of [`Record`]s, with the [`Fate`] of every prompt.
+///
+/// Unbounded by default (the harness's oracles read whole histories). A
+/// server bounds it with [`Journal::bounded`]: it then keeps at least the
+/// last `cap` records (at most `2 * cap`; older ones are dropped, sequence
+/// numbers go on) and the fates of the last `cap` prompts (A10: journals do
+/// not grow without limit). Production code reads fates, never records.
 #[derive(Debug, Default, Clone)]
 pub struct Journal {
     records: Vec<Record>,
+    /// Records dropped from the front.
+    dropped: u64,
+    fates: std::collections::BTreeMap<PromptId, Fate>,
+    cap: Option<usize>,
 }
 
 impl Journal {
+    /// An empty journal keeping about the last `cap` records and the fates
+    /// of the last `cap` prompts (`cap` at least 1).
+    pub fn bounded(cap: usize) -> Self {
+        Journal {
+            cap: Some(cap.max(1)),
+            ..Journal::default()
+        }
+    }
+
     /// Append `event` at time `at_ms`.
     pub fn push(&mut self, at_ms: u64, event: Event) {
-        let seq = self.records.len() as u64;
+        let seq = self.dropped + self.records.len() as u64;
         if tracing::enabled!(target: "journal", tracing::Level::DEBUG) {
             let json = serde_json::to_string(&event).unwrap_or_default();
             tracing::debug!(target: "journal", seq, at_ms, "{json}");
         }
+        self.note_fate(&event);
         self.records.push(Record { seq, at_ms, event });
+        if let Some(cap) = self.cap {
+            if self.records.len() >= 2 * cap {
+                let cut = self.records.len() - cap;
+                self.records.drain(..cut);
+                self.dropped += cut as u64;
+            }
+            // Only settled fates go: a waiter never loses the one it awaits.
+            while self.fates.len() > cap {
+                let Some(p) = self
+                    .fates
+                    .iter()
+                    .find(|(_, f)| f.settled())
+                    .map(|(p, _)| *p)
+                else {
+                    break;
+                };
+                self.fates.remove(&p);
+            }
+        }
     }
 
-    /// All records, in order.
+    fn note_fate(&mut self, event: &Event) {
+        fn never_ran(fates: &mut std::collections::BTreeMap<PromptId, Fate>, p: PromptId) {
+            let f = fates.entry(p).or_default();
+            f.started.get_or_insert(false);
+            f.outcome = Some(None);
+        }
+        match event {
+            Event::Accepted { prompt } | Event::SteeringRequeued { prompt, .. } => {
+                self.fates.entry(*prompt).or_default();
+            }
+            Event::TurnStart { prompt } => {
+                self.fates
+                    .entry(*prompt)
+                    .or_default()
+                    .started
+                    .get_or_insert(true);
+            }
+            Event::Skipped { prompt } => never_ran(&mut self.fates, *prompt),
+            Event::Cleared { prompts, .. } | Event::DisposeBegan { prompts } => {
+                for p in prompts {
+                    never_ran(&mut self.fates, *p);
+                }
+            }
+            Event::TurnEnd { prompt, reason, .. } => {
+                self.fates.entry(*prompt).or_default().outcome = Some(Some(*reason));
+            }
+            Event::TurnClosed { prompt } => self.fates.entry(*prompt).or_default().closed = true,
+            Event::StorageFailed { prompt, error } => {
+                let f = self.fates.entry(*prompt).or_default();
+                f.storage_error.get_or_insert_with(|| error.clone());
+            }
+            _ => {}
+        }
+    }
+
+    /// The records kept (all of them unless [bounded](Self::bounded)), in
+    /// order.
     pub fn records(&self) -> &[Record] {
         &self.records
+    }
+
+    /// How many records a bounded journal has dropped from the front.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// The fate of prompt `prompt`, if the journal has seen it (and, when
+    /// bounded, still keeps it).
+    pub fn fate(&self, prompt: PromptId) -> Option<&Fate> {
+        self.fates.get(&prompt)
+    }
+
+    /// Bound this journal from now on (see [`bounded`](Self::bounded)).
+    pub fn set_bound(&mut self, cap: usize) {
+        self.cap = Some(cap.max(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(j: &mut Journal, p: PromptId) {
+        j.push(0, Event::Accepted { prompt: p });
+        j.push(0, Event::TurnStart { prompt: p });
+        j.push(0, Event::Step { prompt: p, step: 0 });
+        let reason = EndReason::Completed;
+        j.push(
+            0,
+            Event::TurnEnd {
+                prompt: p,
+                reason,
+                cause: None,
+            },
+        );
+        j.push(0, Event::TurnClosed { prompt: p });
+    }
+
+    #[test]
+    fn a_bounded_journal_keeps_the_recent_records_and_every_unsettled_fate() {
+        let mut j = Journal::bounded(8);
+        // Prompt 0 is accepted and never runs: its fate must survive.
+        j.push(0, Event::Accepted { prompt: 0 });
+        for p in 1..1_000 {
+            turn(&mut j, p);
+            assert!(j.records().len() < 16, "records bounded (A10)");
+        }
+        assert_eq!(j.dropped() + j.records().len() as u64, 1 + 999 * 5);
+        assert_eq!(j.records().last().map(|r| r.seq), Some(999 * 5));
+        assert!(
+            j.fate(0).is_some_and(|f| f.outcome.is_none()),
+            "unsettled kept"
+        );
+        assert!(j.fate(1).is_none(), "old settled fates dropped");
+        let f = j.fate(999).expect("recent fate");
+        assert_eq!(f.started, Some(true));
+        assert_eq!(f.outcome, Some(Some(EndReason::Completed)));
+        assert!(f.closed && f.settled());
+    }
+
+    #[test]
+    fn fates_follow_the_first_start_and_the_last_end() {
+        let mut j = Journal::default();
+        j.push(0, Event::Accepted { prompt: 0 });
+        j.push(0, Event::Accepted { prompt: 1 });
+        j.push(0, Event::TurnStart { prompt: 0 });
+        let cleared = Event::Cleared {
+            call: 0,
+            prompts: vec![1],
+            steering: vec![],
+            marker_set: false,
+            token_requested: true,
+        };
+        j.push(0, cleared);
+        let reason = EndReason::Aborted;
+        j.push(
+            0,
+            Event::TurnEnd {
+                prompt: 0,
+                reason,
+                cause: Some(Cause::User),
+            },
+        );
+        let error = "EIO".to_string();
+        j.push(0, Event::StorageFailed { prompt: 0, error });
+        let error = "later".to_string();
+        j.push(0, Event::StorageFailed { prompt: 0, error });
+        assert_eq!(
+            j.fate(1).map(|f| (f.started, f.outcome)),
+            Some((Some(false), Some(None)))
+        );
+        let f = j.fate(0).expect("fate of 0");
+        assert_eq!(
+            (f.started, f.outcome),
+            (Some(true), Some(Some(EndReason::Aborted)))
+        );
+        assert_eq!(f.storage_error.as_deref(), Some("EIO"));
+        assert!(!f.closed && !f.settled());
+        assert_eq!(j.records().len(), 7, "unbounded by default");
     }
 }

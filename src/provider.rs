@@ -22,6 +22,7 @@
 //! as [`WorldEvent::TeardownDrain`], apart from D2's steps 1–5, whose
 //! numbers stay the SPEC's. Fault M20 leaves it out.
 
+use crate::agent::core::AgentCore;
 use crate::agent::{Agent, AgentLoop, StepRunner};
 use crate::faults::{Fault, Faults};
 use crate::registry::Registry;
@@ -188,6 +189,9 @@ pub struct Provider<R: Rt> {
     attempts: Mutex<R, u64>,
     runner: Mutex<R, Option<Arc<dyn StepRunner>>>,
     drain: Mutex<R, Option<DrainHook>>,
+    /// Set once by a server before any agent is built; a std cell, not
+    /// the runtime's mutex, so the checkers see no extra scheduling point.
+    journal_cap: std::sync::OnceLock<usize>,
 }
 
 impl<R: Rt> Provider<R> {
@@ -208,6 +212,7 @@ impl<R: Rt> Provider<R> {
             attempts: Mutex::new(0),
             runner: Mutex::new(None),
             drain: Mutex::new(None),
+            journal_cap: std::sync::OnceLock::new(),
         })
     }
 
@@ -220,6 +225,14 @@ impl<R: Rt> Provider<R> {
     /// background jobs with `drain` (S7), between D2's steps 2 and 3.
     pub fn set_drain(&self, drain: DrainHook) {
         self.drain.with(|d| *d = Some(drain));
+    }
+
+    /// Bound the journal of every agent built from now on to about `cap`
+    /// records and `cap` prompt fates (A10: a long-lived server's memory
+    /// does not grow with its turns). The harness leaves journals whole.
+    /// The first call decides.
+    pub fn bound_journals(&self, cap: usize) {
+        let _ = self.journal_cap.set(cap);
     }
 
     /// The provider's scope.
@@ -240,7 +253,7 @@ impl<R: Rt> Provider<R> {
     /// `agents.create(opts)`: a new agent with session id `id`, owned by
     /// `owner` (and by the provider).
     pub async fn create(&self, id: &str, owner: &Scope<R>) -> Result<AgentHandle<R>, CreateError> {
-        self.build(id, owner).await
+        self.build(id, owner, 0).await
     }
 
     /// `agents.resume(id)`: the agent of an existing durable session. Its
@@ -248,21 +261,25 @@ impl<R: Rt> Provider<R> {
     /// `interrupted`: D9); a log that cannot be read or repaired fails the
     /// resume (D10).
     pub async fn resume(&self, id: &str, owner: &Scope<R>) -> Result<AgentHandle<R>, CreateError> {
-        match self.store.recover(id) {
-            Ok(log) => tracing::debug!(id, history = log.records.len(), "resume: log recovered"),
+        // Turn numbers continue from the log's (A9).
+        let first = match self.store.recover(id) {
+            Ok(log) => {
+                tracing::debug!(id, history = log.records.len(), "resume: log recovered");
+                log.records.iter().map(|r| r.entry.prompt() + 1).max()
+            }
             Err(e) => {
                 let e = CreateError::Storage(format!("the log of session {id:?}: {e}"));
                 return Err(e);
             }
-        }
-        self.build(id, owner).await
+        };
+        self.build(id, owner, first.unwrap_or(0)).await
     }
 
     /// An agent created from configuration: owned by the provider's scope,
     /// its handle dropped (D7).
     pub async fn create_from_config(&self, id: &str) -> Result<(), CreateError> {
         let scope = self.scope.clone();
-        self.build(id, &scope).await.map(drop)
+        self.build(id, &scope, 0).await.map(drop)
     }
 
     /// Unload the provider: every agent it built is disposed (D1–D3, D7).
@@ -270,7 +287,12 @@ impl<R: Rt> Provider<R> {
         self.scope.unload()
     }
 
-    async fn build(&self, id: &str, owner: &Scope<R>) -> Result<AgentHandle<R>, CreateError> {
+    async fn build(
+        &self,
+        id: &str,
+        owner: &Scope<R>,
+        first_prompt: u64,
+    ) -> Result<AgentHandle<R>, CreateError> {
         let attempt = self.attempts.with(|a| {
             *a += 1;
             *a
@@ -287,9 +309,14 @@ impl<R: Rt> Provider<R> {
         };
         let serial = prepared.serial();
         let runner = self.runner.with(|r| r.clone());
-        let lp = Arc::new(Agent::<R>::prepare_with(
+        let mut core = AgentCore::new(self.faults);
+        core.continue_prompts_from(first_prompt);
+        if let Some(cap) = self.journal_cap.get().copied() {
+            core.bound_journal(cap);
+        }
+        let lp = Arc::new(Agent::<R>::prepare_core(
             id,
-            self.faults,
+            core,
             self.store.sink(id, serial),
             runner,
         ));

@@ -79,6 +79,19 @@ pub enum Entry {
     },
 }
 
+impl Entry {
+    /// The prompt (turn) the entry belongs to.
+    pub fn prompt(&self) -> PromptId {
+        match self {
+            Entry::TurnStart { prompt }
+            | Entry::UserMessage { prompt, .. }
+            | Entry::Steering { prompt, .. }
+            | Entry::Step { prompt, .. }
+            | Entry::TurnEnd { prompt, .. } => *prompt,
+        }
+    }
+}
+
 #[derive(Default)]
 struct LogState {
     pending: Vec<Entry>,

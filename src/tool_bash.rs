@@ -26,6 +26,7 @@ use crate::rt::{Mutex, Rt};
 use crate::shell::{ExecResult, JobId, ShellExecRequest, ShellExecutor};
 use crate::world::{World, WorldEvent};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 /// One loaded instance of tool-bash.
@@ -65,18 +66,33 @@ impl<R: Rt> ToolBash<R> {
         }
     }
 
-    /// Tool `bash`: run `command`; in the background, stamp the caller's
-    /// agent id as the job's owner (S1).
+    /// Tool `bash`: run `command` in the executor's own working directory;
+    /// in the background, stamp the caller's agent id as the job's owner
+    /// (S1). Same as [`bash_in`](Self::bash_in) with no cwd.
     pub async fn bash(
         &self,
         caller: Option<&str>,
         command: &str,
         background: bool,
     ) -> Result<ExecResult, String> {
+        self.bash_in(caller, command, background, None).await
+    }
+
+    /// Tool `bash` in a session's working directory `cwd` (`None`: the
+    /// executor's own); in the background, stamp the caller's agent id as
+    /// the job's owner (S1).
+    pub async fn bash_in(
+        &self,
+        caller: Option<&str>,
+        command: &str,
+        background: bool,
+        cwd: Option<&Path>,
+    ) -> Result<ExecResult, String> {
         let request = ShellExecRequest {
             command: command.to_string(),
             background,
             owner: caller.map(str::to_string),
+            cwd: cwd.map(Path::to_path_buf),
         };
         let result = self.shell.exec(request.into()).await?;
         if let (ExecResult::Started { job }, Some(c), true) =

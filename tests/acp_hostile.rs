@@ -7,123 +7,27 @@
 //! at the end it exits 0 and has written nothing outside its sessions
 //! directory.
 
+mod common;
+
+use common::acp::AcpServer;
 use serde_json::{json, Value};
-use std::io::{BufRead, Write};
-use std::process::Stdio;
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How long any one answer may take.
-const PATIENCE: Duration = Duration::from_secs(60);
-
-struct Server {
-    child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    next_id: i64,
+/// Send one line; its answer must be the next line the server writes, and
+/// short (an error never echoes a long line).
+fn hostile(server: &mut AcpServer, line: &[u8]) -> Value {
+    let mut bytes = line.to_vec();
+    bytes.push(b'\n');
+    server.send(&bytes);
+    let answer = server.next_line().expect("the server answers");
+    assert!(answer.len() < 4096, "a long answer: {} bytes", answer.len());
+    serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer}"))
 }
 
-impl Server {
-    fn start(sessions: &std::path::Path, cwd: &std::path::Path) -> Server {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"))
-            .arg("acp")
-            .arg("--sessions")
-            .arg(sessions)
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn lifecycle acp");
-        let stdin = child.stdin.take();
-        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        Server {
-            child,
-            stdin,
-            lines,
-            next_id: 1000,
-        }
-    }
-
-    fn send(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("open");
-        stdin.write_all(bytes).expect("write");
-        stdin.flush().expect("flush");
-    }
-
-    /// The next line the server writes, as JSON.
-    fn read(&mut self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(PATIENCE)
-            .expect("the server answers");
-        assert!(line.len() < 4096, "a long answer: {} bytes", line.len());
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
-    }
-
-    /// Send one line; its answer must be the next line the server writes.
-    fn hostile(&mut self, line: &[u8]) -> Value {
-        let mut bytes = line.to_vec();
-        bytes.push(b'\n');
-        self.send(&bytes);
-        self.read()
-    }
-
-    /// A request the server must answer with a result.
-    fn ask(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.send(format!("{line}\n").as_bytes());
-        loop {
-            let v = self.read();
-            if v.get("id").is_some() {
-                assert_eq!(v["id"], id, "an answer to something else: {v}");
-                assert!(v.get("result").is_some(), "{v}");
-                return v;
-            }
-        }
-    }
-
-    /// The server still serves: `initialize`, then `session/new`.
-    fn alive(&mut self) {
-        self.ask("initialize", json!({"protocolVersion": 1}));
-        let new = self.ask("session/new", json!({"cwd": "/", "mcpServers": []}));
-        assert!(new["result"]["sessionId"].is_string(), "{new}");
-    }
-
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("/proc status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS")
-    }
-
-    /// Close stdin; the server must exit 0.
-    fn close(mut self) {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                assert!(status.success(), "{status}");
-                return;
-            }
-            assert!(Instant::now() < deadline, "the server did not exit");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+/// The server still serves: `initialize`, then `session/new`.
+fn alive(server: &mut AcpServer) {
+    server.initialize();
+    server.new_session();
 }
 
 /// The answer is a JSON-RPC error with `code` and `id`.
@@ -147,17 +51,21 @@ fn hostile_lines_are_answered_and_the_server_keeps_serving() {
     let cwd = root.path().join("cwd");
     std::fs::create_dir(&sessions).unwrap();
     std::fs::create_dir(&cwd).unwrap();
-    let mut server = Server::start(&sessions, &cwd);
-    server.alive();
+    let mut server = AcpServer::spawn_in(&sessions, &cwd);
+    alive(&mut server);
 
     // Not UTF-8.
     let mut bad = request("1", r#"{"protocolVersion":1,"x":"?"}"#);
     let at = bad.iter().position(|&b| b == b'?').unwrap();
     bad[at] = 0xff;
-    assert_error(&server.hostile(&bad), -32700, Value::Null);
-    server.alive();
-    assert_error(&server.hostile(b"\xc3\x28\xa0\xa1"), -32700, Value::Null);
-    server.alive();
+    assert_error(&hostile(&mut server, &bad), -32700, Value::Null);
+    alive(&mut server);
+    assert_error(
+        &hostile(&mut server, b"\xc3\x28\xa0\xa1"),
+        -32700,
+        Value::Null,
+    );
+    alive(&mut server);
 
     // Over the limit (8 MiB): 96 MiB, streamed in 1 MiB chunks.
     let total: usize = 96 << 20;
@@ -172,7 +80,7 @@ fn hostile_lines_are_answered_and_the_server_keeps_serving() {
         }
     }
     let sent = Instant::now();
-    let long = server.hostile(br#""}}"#);
+    let long = hostile(&mut server, br#""}}"#);
     peak = peak.max(server.rss_kib());
     eprintln!(
         "long line: {} MiB; server VmRSS {} KiB before, {} KiB peak; answered {:?} after its end",
@@ -188,13 +96,13 @@ fn hostile_lines_are_answered_and_the_server_keeps_serving() {
         peak * 1024 < (total as u64) / 3,
         "VmRSS {peak} KiB while a {total}-byte line streamed"
     );
-    server.alive();
+    alive(&mut server);
 
     // Unusable ids: not served, answered with id null.
     for id in ["null", "{}", "[1]", "true", "1.5"] {
-        let answer = server.hostile(&request(id, r#"{"protocolVersion":1}"#));
+        let answer = hostile(&mut server, &request(id, r#"{"protocolVersion":1}"#));
         assert_error(&answer, -32600, Value::Null);
-        server.alive();
+        alive(&mut server);
     }
 
     // 3,000-deep params with a numeric id: Invalid Request with that id.
@@ -203,43 +111,50 @@ fn hostile_lines_are_answered_and_the_server_keeps_serving() {
         "[".repeat(3000),
         "]".repeat(3000)
     );
-    assert_error(&server.hostile(deep.as_bytes()), -32600, json!(3));
-    server.alive();
+    assert_error(&hostile(&mut server, deep.as_bytes()), -32600, json!(3));
+    alive(&mut server);
     // ... and with the id first and a string id.
     let deep = format!(
         r#"{{"id":"deep","jsonrpc":"2.0","method":"initialize","params":{}{}}}"#,
         "{\"a\":".repeat(3000),
         "}".repeat(3000)
     );
-    assert_error(&server.hostile(deep.as_bytes()), -32600, json!("deep"));
-    server.alive();
+    assert_error(
+        &hostile(&mut server, deep.as_bytes()),
+        -32600,
+        json!("deep"),
+    );
+    alive(&mut server);
 
     // An empty line is not JSON.
-    assert_error(&server.hostile(b""), -32700, Value::Null);
-    server.alive();
+    assert_error(&hostile(&mut server, b""), -32700, Value::Null);
+    alive(&mut server);
 
     // A batch, and a non-object: Invalid Request (ids cannot be read).
     let batch = format!("[{}]", String::from_utf8(request("4", "{}")).unwrap());
-    assert_error(&server.hostile(batch.as_bytes()), -32600, Value::Null);
-    server.alive();
-    assert_error(&server.hostile(b"42"), -32600, Value::Null);
-    server.alive();
+    assert_error(&hostile(&mut server, batch.as_bytes()), -32600, Value::Null);
+    alive(&mut server);
+    assert_error(&hostile(&mut server, b"42"), -32600, Value::Null);
+    alive(&mut server);
 
     // No method: Invalid Request with the id.
     assert_error(
-        &server.hostile(br#"{"jsonrpc":"2.0","id":5}"#),
+        &hostile(&mut server, br#"{"jsonrpc":"2.0","id":5}"#),
         -32600,
         json!(5),
     );
-    server.alive();
+    alive(&mut server);
 
     // An unknown method: Method not found, with the id.
     assert_error(
-        &server.hostile(br#"{"jsonrpc":"2.0","id":6,"method":"no/such","params":{}}"#),
+        &hostile(
+            &mut server,
+            br#"{"jsonrpc":"2.0","id":6,"method":"no/such","params":{}}"#,
+        ),
         -32601,
         json!(6),
     );
-    server.alive();
+    alive(&mut server);
 
     // Notifications are never answered: an unknown one, a deep one.
     server.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"no/such\",\"params\":{}}\n");
@@ -249,7 +164,7 @@ fn hostile_lines_are_answered_and_the_server_keeps_serving() {
         "]".repeat(3000)
     );
     server.send(deep_note.as_bytes());
-    server.alive();
+    alive(&mut server);
 
     server.close();
     let mut left: Vec<_> = std::fs::read_dir(root.path())

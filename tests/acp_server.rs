@@ -4,6 +4,8 @@
 //! flight, disconnect. Asserts A2, A4 and A8 on the real runtime, and that
 //! the process exits with nothing left running (A1).
 
+mod common;
+
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, Implementation, InitializeRequest, NewSessionRequest,
@@ -15,6 +17,7 @@ use agent_client_protocol::{Agent, ByteStreams, Client};
 use agent_lifecycle::journal::EndReason;
 use agent_lifecycle::session_log::Entry;
 use agent_lifecycle::store::durable::{Durable, FileDurable};
+use common::acp::AcpServer;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -264,87 +267,6 @@ async fn malformed_json_rpc_gets_an_error_not_a_crash() {
     assert!(status.success());
 }
 
-/// `lifecycle acp` over raw JSON-RPC lines, each request answered before
-/// the next is sent.
-struct RawServer {
-    child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    stdout: std::io::BufReader<std::process::ChildStdout>,
-}
-
-impl RawServer {
-    fn start(sessions: &std::path::Path) -> RawServer {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"))
-            .arg("acp")
-            .arg("--sessions")
-            .arg(sessions)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn lifecycle acp");
-        let stdin = child.stdin.take();
-        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
-        let mut server = RawServer {
-            child,
-            stdin,
-            stdout,
-        };
-        server.ask(0, "initialize", serde_json::json!({"protocolVersion": 1}));
-        server
-    }
-
-    /// The answer to request `id`, and the notifications sent before it.
-    fn ask_with_updates(
-        &mut self,
-        id: u32,
-        method: &str,
-        params: serde_json::Value,
-    ) -> (serde_json::Value, Vec<serde_json::Value>) {
-        use std::io::{BufRead, Write};
-        let line =
-            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin.as_mut().expect("open"), "{line}").expect("write");
-        let mut before = Vec::new();
-        loop {
-            let mut answer = String::new();
-            assert!(
-                self.stdout.read_line(&mut answer).expect("read") > 0,
-                "server closed"
-            );
-            let v: serde_json::Value = serde_json::from_str(&answer).expect("json");
-            if v["id"] == serde_json::json!(id) {
-                return (v, before);
-            }
-            before.push(v);
-        }
-    }
-
-    fn ask(&mut self, id: u32, method: &str, params: serde_json::Value) -> serde_json::Value {
-        self.ask_with_updates(id, method, params).0
-    }
-
-    /// `session/new` in `/`; the new session's id.
-    fn new_session(&mut self, id: u32) -> String {
-        let new = self.ask(
-            id,
-            "session/new",
-            serde_json::json!({"cwd": "/", "mcpServers": []}),
-        );
-        new["result"]["sessionId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no session id in {new}"))
-            .to_string()
-    }
-
-    /// Close stdin; the server must exit 0.
-    fn close(mut self) {
-        drop(self.stdin.take());
-        let status = self.child.wait().expect("wait");
-        assert!(status.success(), "{status}");
-    }
-}
-
 /// Client mistakes get the protocol's codes, not -32603: a relative or
 /// missing `cwd` is -32602; a load of an id with no log, and a prompt to an
 /// unknown session, are -32002 naming the session; a second load of a live
@@ -352,22 +274,19 @@ impl RawServer {
 #[test]
 fn client_mistakes_get_specific_error_codes() {
     let sessions = tempfile::tempdir().expect("tempdir");
-    let mut server = RawServer::start(sessions.path());
+    let mut server = AcpServer::start(sessions.path());
     let code = |v: &serde_json::Value| v["error"]["code"].as_i64();
     let relative = server.ask(
-        2,
         "session/new",
         serde_json::json!({"cwd": "relative", "mcpServers": []}),
     );
     assert_eq!(code(&relative), Some(-32602), "{relative}");
     let missing = server.ask(
-        3,
         "session/new",
         serde_json::json!({"cwd": "/no/such/dir/at/all", "mcpServers": []}),
     );
     assert_eq!(code(&missing), Some(-32602), "{missing}");
     let never = server.ask(
-        4,
         "session/load",
         serde_json::json!({"sessionId": "never-existed", "cwd": "/", "mcpServers": []}),
     );
@@ -377,14 +296,12 @@ fn client_mistakes_get_specific_error_codes() {
         "{never}"
     );
     let unknown = server.ask(
-        5,
         "session/prompt",
         serde_json::json!({"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}),
     );
     assert_eq!(code(&unknown), Some(-32002), "{unknown}");
-    let sid = server.new_session(6);
+    let sid = server.new_session();
     let again = server.ask(
-        7,
         "session/load",
         serde_json::json!({"sessionId": sid, "cwd": "/", "mcpServers": []}),
     );
@@ -398,11 +315,10 @@ fn client_mistakes_get_specific_error_codes() {
 #[test]
 fn load_replays_the_history_before_answering() {
     let sessions = tempfile::tempdir().expect("tempdir");
-    let mut first = RawServer::start(sessions.path());
-    let sid = first.new_session(1);
+    let mut first = AcpServer::start(sessions.path());
+    let sid = first.new_session();
     let text = "hello\n$ echo replayed";
     let (done, sent) = first.ask_with_updates(
-        2,
         "session/prompt",
         serde_json::json!({"sessionId": sid, "prompt": [{"type": "text", "text": text}]}),
     );
@@ -420,9 +336,8 @@ fn load_replays_the_history_before_answering() {
             })
             .collect()
     };
-    let mut second = RawServer::start(sessions.path());
+    let mut second = AcpServer::start(sessions.path());
     let (loaded, replayed) = second.ask_with_updates(
-        3,
         "session/load",
         serde_json::json!({"sessionId": sid, "cwd": "/", "mcpServers": []}),
     );
@@ -445,8 +360,8 @@ fn load_replays_the_history_before_answering() {
 fn session_ids_are_unique_across_processes() {
     let sessions = tempfile::tempdir().expect("tempdir");
     let new_id = || {
-        let mut server = RawServer::start(sessions.path());
-        let sid = server.new_session(1);
+        let mut server = AcpServer::start(sessions.path());
+        let sid = server.new_session();
         server.close();
         sid
     };
@@ -473,18 +388,16 @@ fn agent_chunks(lines: &[serde_json::Value]) -> Vec<String> {
 /// no process of it is left (A10).
 #[test]
 fn sigkill_at_twenty_points_loses_nothing_the_client_saw() {
-    use std::io::{BufRead, Write};
     const LEFT: &str = "sleep 26.5358";
     let sessions = tempfile::tempdir().expect("tempdir");
     let mut id: Option<String> = None;
     let mut seen: Vec<String> = Vec::new();
     for round in 0..20u32 {
-        let mut server = RawServer::start(sessions.path());
+        let mut server = AcpServer::start(sessions.path());
         let session = match &id {
-            None => server.new_session(1),
+            None => server.new_session(),
             Some(s) => {
                 let (answer, updates) = server.ask_with_updates(
-                    1,
                     "session/load",
                     serde_json::json!({"sessionId": s, "cwd": "/", "mcpServers": []}),
                 );
@@ -506,12 +419,10 @@ fn sigkill_at_twenty_points_loses_nothing_the_client_saw() {
         let text = format!(
             "r{round} a\n$& {LEFT} & {LEFT}\nsleep 20\nr{round} b\nsleep 20\nr{round} c\nsleep 20\nr{round} d"
         );
-        let line = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
-            "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}});
-        writeln!(server.stdin.as_mut().expect("open"), "{line}").expect("write");
+        server.send_prompt(&session, &text);
         // Kill the server at this round's point (0 to 95 ms in) from a
         // timer thread, and read what the client receives until then.
-        let pid = server.child.id().to_string();
+        let pid = server.pid().to_string();
         let delay = std::time::Duration::from_millis(5 * u64::from(round));
         let killer = std::thread::spawn(move || {
             std::thread::sleep(delay);
@@ -520,21 +431,9 @@ fn sigkill_at_twenty_points_loses_nothing_the_client_saw() {
                 .status()
                 .expect("kill -KILL");
         });
-        let mut lines = Vec::new();
-        let mut line = String::new();
-        while server
-            .stdout
-            .read_line(&mut line)
-            .map(|n| n > 0)
-            .unwrap_or(false)
-        {
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
-                lines.push(v);
-            }
-            line.clear();
-        }
+        let lines = server.read_to_end();
         killer.join().expect("killer");
-        server.child.wait().expect("reap");
+        server.wait_exit(Duration::from_secs(10));
         seen.extend(agent_chunks(&lines));
         // A10: the background job and its child died with the server.
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -552,9 +451,8 @@ fn sigkill_at_twenty_points_loses_nothing_the_client_saw() {
         "the kills landed too early to test anything: {seen:?}"
     );
     // A last restart: the log still loads with everything.
-    let mut server = RawServer::start(sessions.path());
+    let mut server = AcpServer::start(sessions.path());
     let (answer, updates) = server.ask_with_updates(
-        1,
         "session/load",
         serde_json::json!({"sessionId": id.expect("id"), "cwd": "/", "mcpServers": []}),
     );
@@ -562,50 +460,4 @@ fn sigkill_at_twenty_points_loses_nothing_the_client_saw() {
     let history = agent_chunks(&updates);
     assert!(seen.iter().all(|o| history.contains(o)), "{history:?}");
     server.close();
-}
-
-/// A10: a server killed with SIGKILL takes its commands with it: a
-/// background job with a child of its own and a hung foreground command
-/// are all gone shortly after the kill (the orphan reaper kills their
-/// process groups).
-#[test]
-fn sigkill_of_the_server_kills_every_command_it_started() {
-    use std::io::Write;
-    const MARK: &str = "sleep 27.1828";
-    let sessions = tempfile::tempdir().expect("tempdir");
-    let mut server = RawServer::start(sessions.path());
-    let session = server.new_session(1);
-    let prompt = |id: u32, text: &str| {
-        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
-            "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}})
-    };
-    let started = server.ask(
-        2,
-        "session/prompt",
-        prompt(2, &format!("$& {MARK} & {MARK}"))["params"].clone(),
-    );
-    assert!(started.get("result").is_some(), "{started}");
-    // A foreground command that would run for 27 s; not awaited.
-    writeln!(
-        server.stdin.as_mut().expect("open"),
-        "{}",
-        prompt(3, &format!("$ {MARK}"))
-    )
-    .expect("write");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while processes_running(MARK) < 3 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(processes_running(MARK) >= 3, "{}", processes_running(MARK));
-    server.child.kill().expect("SIGKILL");
-    server.child.wait().expect("reap");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while processes_running(MARK) > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(
-        processes_running(MARK),
-        0,
-        "commands outlived the SIGKILLed server"
-    );
 }

@@ -12,6 +12,7 @@ fn req(command: &str, background: bool, owner: Option<&str>) -> ShellExecRequest
         command: command.into(),
         background,
         owner: owner.map(str::to_string),
+        ..Default::default()
     }
 }
 

@@ -21,7 +21,7 @@
 //! bridge quiesces: every session is disposed, every background job killed,
 //! and the process exits 0. Disposing a session drains its background jobs
 //! (their process groups are killed and their ids become unknown, S7). Malformed JSON-RPC gets a JSON-RPC error.
-//! Stdin is framed by [`framing`](super::framing) (A10) before the crate
+//! Stdin is framed by [`super::framing`] (A10) before the crate
 //! parses it: a line that is not UTF-8, too long, nested too deep or
 //! without a usable id is answered there, and the server keeps serving.
 
@@ -35,22 +35,35 @@ use crate::registry::Registry;
 use crate::rt::{BoxFuture, TokioRt};
 use crate::session_log::Entry;
 use crate::shell::real::RealShell;
-use crate::shell::ExecResult;
-use crate::store::durable::{Durable, FileDurable, MemoryDurable};
+use crate::shell::{max_job_number, ExecResult};
+use crate::store::durable::{Durable, DurableRecord, FileDurable, LockError, MemoryDurable};
 use crate::store::SessionStore;
 use crate::tool_bash::ToolBash;
 use crate::world::World;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, ContentBlock,
-    ContentChunk, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    SessionId, SessionNotification, SessionUpdate, StopReason,
+    ContentChunk, EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
+    PromptResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Lines};
 use futures::future::Either;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+
+/// After stdin closes (the client is gone), how long the server waits for
+/// every session's teardown before it gives up on what is still hung, kills
+/// every command's process group and exits anyway (A10).
+pub const DISCONNECT_GRACE_MS: u64 = 5_000;
+
+/// The server's world journal keeps about this many events (A10).
+pub const WORLD_JOURNAL_CAP: usize = 4_096;
+
+/// Each session's agent journal keeps about this many transitions and the
+/// fates of this many prompts (A10).
+pub const AGENT_JOURNAL_CAP: usize = 1_024;
 
 /// One step of the scripted responder.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,6 +110,50 @@ pub fn script(text: &str) -> Vec<ScriptStep> {
 struct Responder {
     tools: Arc<ToolBash<TokioRt>>,
     conn: Mutex<Option<ConnectionTo<Client>>>,
+    /// Each session's running turn, parsed once (at its step 0): the
+    /// address and length of the turn's text, and its steps. A step of the
+    /// same text reuses them, so a turn of n lines costs O(n), not O(n²).
+    scripts: Mutex<BTreeMap<String, ParsedTurn>>,
+    /// Each session's `cwd` (from `session/new` or `session/load`): where
+    /// its commands run.
+    cwds: Mutex<BTreeMap<String, PathBuf>>,
+}
+
+struct ParsedTurn {
+    text: (usize, usize),
+    steps: Arc<Vec<ScriptStep>>,
+}
+
+impl Responder {
+    fn set_cwd(&self, session: &str, cwd: PathBuf) {
+        let mut cwds = self.cwds.lock().unwrap_or_else(|p| p.into_inner());
+        cwds.insert(session.to_string(), cwd);
+    }
+
+    fn cwd(&self, session: &str) -> Option<PathBuf> {
+        let cwds = self.cwds.lock().unwrap_or_else(|p| p.into_inner());
+        cwds.get(session).cloned()
+    }
+
+    /// The steps of `prompt`, parsed at step 0 and kept for its later steps.
+    fn steps(&self, agent_id: &str, prompt: &PromptSpec, step: u32) -> Arc<Vec<ScriptStep>> {
+        let key = (prompt.text.as_ptr() as usize, prompt.text.len());
+        let mut scripts = self.scripts.lock().unwrap_or_else(|p| p.into_inner());
+        match scripts.get(agent_id) {
+            // Step 0 always parses: a new turn's text may sit where the
+            // last one's did.
+            Some(t) if step > 0 && t.text == key => t.steps.clone(),
+            _ => {
+                let steps = Arc::new(script(&prompt.text));
+                let turn = ParsedTurn {
+                    text: key,
+                    steps: steps.clone(),
+                };
+                scripts.insert(agent_id.to_string(), turn);
+                steps
+            }
+        }
+    }
 }
 
 impl StepRunner for Responder {
@@ -107,16 +164,19 @@ impl StepRunner for Responder {
         step: u32,
         signal: StepSignal,
     ) -> BoxFuture<Option<String>> {
-        let steps = script(&prompt.text);
-        let this_step = steps.get(step as usize).cloned();
+        let this_step = self
+            .steps(agent_id, prompt, step)
+            .get(step as usize)
+            .cloned();
         let tools = self.tools.clone();
         let id = agent_id.to_string();
+        let cwd = self.cwd(agent_id);
         Box::pin(async move {
             let reply = match this_step? {
                 // C10: a cancel kills the foreground command's process
                 // group (dropping the exec future does).
                 ScriptStep::Bash(c) => {
-                    let run = Box::pin(tools.bash(Some(&id), &c, false));
+                    let run = Box::pin(tools.bash_in(Some(&id), &c, false, cwd.as_deref()));
                     match futures::future::select(run, signal.fired()).await {
                         Either::Left((Ok(ExecResult::Finished { output, exit }), _)) => {
                             format!("{output}[exit {exit}]")
@@ -126,11 +186,13 @@ impl StepRunner for Responder {
                         Either::Right(_) => "cancelled: the command was killed".to_string(),
                     }
                 }
-                ScriptStep::BashBackground(c) => match tools.bash(Some(&id), &c, true).await {
-                    Ok(ExecResult::Started { job }) => format!("started {job}"),
-                    Ok(other) => format!("{other:?}"),
-                    Err(e) => format!("error: {e}"),
-                },
+                ScriptStep::BashBackground(c) => {
+                    match tools.bash_in(Some(&id), &c, true, cwd.as_deref()).await {
+                        Ok(ExecResult::Started { job }) => format!("started {job}"),
+                        Ok(other) => format!("{other:?}"),
+                        Err(e) => format!("error: {e}"),
+                    }
+                }
                 ScriptStep::Output(j) => tools
                     .bash_output(Some(&id), &j)
                     .unwrap_or_else(|e| format!("error: {e}")),
@@ -206,29 +268,78 @@ fn check_cwd(cwd: &std::path::Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Before a `session/load` of an id this bridge does not hold: the log
-/// must exist and read cleanly, and its conversation is what the load
-/// replays. A missing log is the protocol's resource-not-found; a storage
-/// error is reported, never discarded.
-fn check_log(durable: &dyn Durable, id: &str) -> Result<Vec<SessionUpdate>, Error> {
-    let storage = |e: std::io::Error| {
-        Error::internal_error().data(serde_json::json!(format!(
-            "the log of session {id} cannot be read: {e}"
-        )))
-    };
-    if !durable.exists(id).map_err(storage)? {
-        return Err(not_found(id));
+/// The session logs: the storage behind the store, and, when they are
+/// files, the one-writer locks (A9: a second process that loads a session
+/// this one writes gets a clear error).
+struct Logs {
+    durable: Arc<dyn Durable>,
+    files: Option<Arc<FileDurable>>,
+}
+
+impl Logs {
+    /// Create the log of a new session, durably, and hold its lock. D9:
+    /// the id the client is given survives a crash before the first
+    /// prompt: its (empty) log exists, synced, with its directory entry.
+    fn create(&self, id: &str) -> Result<(), Error> {
+        let created = match &self.files {
+            Some(files) => files.lock(id).map_err(std::io::Error::from),
+            None => self
+                .durable
+                .write(id, &[])
+                .and_then(|()| self.durable.sync(id)),
+        };
+        created.map_err(|e| {
+            Error::internal_error().data(serde_json::json!(format!(
+                "the log of session {id} cannot be created: {e}"
+            )))
+        })
     }
-    durable
-        .load(id)
-        .map(|loaded| history(&loaded.records))
-        .map_err(storage)
+
+    /// Before a `session/load` of an id this process does not hold: the
+    /// log must exist (else -32002, and nothing is created), its lock must
+    /// be free (else -32602: another process writes it), and it must read
+    /// cleanly. Returns the history to replay.
+    fn claim(&self, id: &str) -> Result<Vec<DurableRecord>, Error> {
+        let storage = |e: std::io::Error| {
+            Error::internal_error().data(serde_json::json!(format!(
+                "the log of session {id} cannot be read: {e}"
+            )))
+        };
+        if !self.durable.exists(id).map_err(storage)? {
+            return Err(not_found(id));
+        }
+        if let Some(files) = &self.files {
+            match files.lock(id) {
+                Ok(()) => {}
+                Err(LockError::Held { .. }) => {
+                    return Err(Error::invalid_params().data(serde_json::json!(format!(
+                        "the log of session {id} is in use by another process"
+                    ))))
+                }
+                Err(LockError::Io(e)) => return Err(storage(e)),
+            }
+        }
+        match self.durable.load(id) {
+            Ok(loaded) => Ok(loaded.records),
+            Err(e) => {
+                self.release(id);
+                Err(storage(e))
+            }
+        }
+    }
+
+    /// Let go of a log this process no longer writes.
+    fn release(&self, id: &str) {
+        if let Some(files) = &self.files {
+            files.unlock(id);
+        }
+    }
 }
 
 /// The conversation of a session log, as `session/update`s: each prompt
 /// (`user/message`) as a user message chunk, each step's output as an agent
 /// message chunk, in log order (A9: a load replays the history).
-fn history(records: &[crate::store::durable::DurableRecord]) -> Vec<SessionUpdate> {
+fn history(records: &[DurableRecord]) -> Vec<SessionUpdate> {
     let chunk = |text: &str| ContentChunk::new(ContentBlock::from(text.to_string()));
     records
         .iter()
@@ -242,28 +353,55 @@ fn history(records: &[crate::store::durable::DurableRecord]) -> Vec<SessionUpdat
         .collect()
 }
 
-fn prompt_text(req: &PromptRequest) -> String {
-    req.prompt
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+/// The prompt's script: its text blocks and the text of its embedded text
+/// resources, in order; a resource link becomes a line naming it (ACP: every
+/// agent takes links). Images, audio and binary resources are refused with
+/// -32602: the capabilities advertise none of them.
+fn prompt_text(req: &PromptRequest) -> Result<String, Error> {
+    let refuse = |i: usize, what: &str| {
+        Error::invalid_params().data(serde_json::json!(format!(
+            "prompt block {i} is {what}, which this agent does not take (its promptCapabilities say so); send text or an embedded text resource"
+        )))
+    };
+    let mut parts = Vec::with_capacity(req.prompt.len());
+    for (i, block) in req.prompt.iter().enumerate() {
+        match block {
+            ContentBlock::Text(t) => parts.push(t.text.clone()),
+            ContentBlock::Resource(r) => match &r.resource {
+                EmbeddedResourceResource::TextResourceContents(t) => parts.push(t.text.clone()),
+                _ => return Err(refuse(i, "a binary embedded resource")),
+            },
+            ContentBlock::ResourceLink(l) => {
+                let line = format!("resource link: {} {}", l.name, l.uri);
+                parts.push(line.replace(['\n', '\r'], " "));
+            }
+            ContentBlock::Image(_) => return Err(refuse(i, "an image")),
+            ContentBlock::Audio(_) => return Err(refuse(i, "audio")),
+            _ => return Err(refuse(i, "a kind of content block")),
+        }
+    }
+    Ok(parts.join("\n"))
 }
 
 /// Serve the bridge on stdin/stdout until the client disconnects. Sessions
 /// are kept in `sessions` (JSON-lines files) or in memory.
 pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
-    let world = World::<TokioRt>::new();
-    let durable: Arc<dyn Durable> = match sessions {
-        Some(dir) => Arc::new(
-            FileDurable::new(dir)
-                .map_err(|e| Error::internal_error().data(serde_json::json!(e.to_string())))?,
-        ),
+    // A10: the journals of a long-lived server are bounded.
+    let world = World::<TokioRt>::bounded(WORLD_JOURNAL_CAP);
+    let files = match sessions {
+        Some(dir) => Some(Arc::new(FileDurable::new(dir).map_err(|e| {
+            Error::internal_error().data(serde_json::json!(e.to_string()))
+        })?)),
+        None => None,
+    };
+    let durable: Arc<dyn Durable> = match &files {
+        Some(files) => files.clone(),
         None => Arc::new(MemoryDurable::<TokioRt>::default()),
     };
+    let logs = Arc::new(Logs {
+        durable: durable.clone(),
+        files,
+    });
     let store = SessionStore::new(durable.clone(), world.clone(), Faults::none());
     let registry = Registry::new(world.clone());
     let provider = Provider::new(
@@ -283,7 +421,10 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     let responder = Arc::new(Responder {
         tools: tools.clone(),
         conn: Mutex::new(None),
+        scripts: Mutex::new(BTreeMap::new()),
+        cwds: Mutex::new(BTreeMap::new()),
     });
+    provider.bound_journals(AGENT_JOURNAL_CAP);
     provider.set_runner(responder.clone());
     // Disposing a session's agent drains its background jobs (S7).
     provider.set_drain(crate::shell::drain_hook(shell.clone()));
@@ -302,7 +443,8 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         bridge.clone(),
         bridge.clone(),
     );
-    let (d_load, d_new) = (durable.clone(), durable.clone());
+    let (d_load, d_new) = (logs.clone(), logs.clone());
+    let (r_new, r_load, s_load) = (responder.clone(), responder.clone(), shell.clone());
     let r_init = responder.clone();
     // Stdin goes through the framing (A10) before the crate parses it; the
     // crate's lines and the framing's error answers share one stdout writer.
@@ -337,21 +479,15 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 if let Err(e) = check_cwd(&req.cwd) {
                     return responder.respond_with_error(e);
                 }
-                let durable = d_new.clone();
+                let (logs, responder_state) = (d_new.clone(), r_new.clone());
                 cx.spawn(async move {
                     match bridge.new_session().await {
-                        // D9: the id the client is given survives a crash
-                        // before the first prompt: its (empty) log exists,
-                        // synced, with its directory entry, before the answer.
-                        Ok(id) => match durable.write(&id, &[]).and_then(|()| durable.sync(&id)) {
+                        Ok(id) => match logs.create(&id) {
                             Ok(()) => {
+                                responder_state.set_cwd(&id, req.cwd.clone());
                                 responder.respond(NewSessionResponse::new(SessionId::new(id)))
                             }
-                            Err(e) => responder.respond_with_error(Error::internal_error().data(
-                                serde_json::json!(format!(
-                                    "the log of session {id} cannot be created: {e}"
-                                )),
-                            )),
+                            Err(e) => responder.respond_with_error(e),
                         },
                         Err(e) => responder.respond_with_error(acp_error(e)),
                     }
@@ -362,21 +498,36 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         .on_receive_request(
             async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let bridge = b_load.clone();
-                let durable = d_load.clone();
+                if let Err(e) = check_cwd(&req.cwd) {
+                    return responder.respond_with_error(e);
+                }
+                let (logs, responder_state, shell) =
+                    (d_load.clone(), r_load.clone(), s_load.clone());
                 let conn = cx.clone();
                 cx.spawn(async move {
                     let id = req.session_id.0.to_string();
                     let mut past = Vec::new();
-                    if !bridge.sessions().contains(&id) {
-                        match check_log(durable.as_ref(), &id) {
-                            Ok(h) => past = h,
+                    let claimed = !bridge.sessions().contains(&id);
+                    if claimed {
+                        match logs.claim(&id) {
+                            Ok(records) => past = records,
                             Err(e) => return responder.respond_with_error(e),
                         }
                     }
                     match bridge.load_session(&req.session_id.0).await {
                         Ok(_) => {
+                            // Job numbers continue after every one the
+                            // log mentions (A9).
+                            let outputs = past.iter().filter_map(|r| match &r.entry {
+                                Entry::Step { output, .. } => output.as_deref(),
+                                _ => None,
+                            });
+                            if let Some(n) = outputs.filter_map(max_job_number).max() {
+                                shell.continue_after(n);
+                            }
+                            responder_state.set_cwd(&id, req.cwd.clone());
                             // The history first, then the answer (ACP).
-                            for update in past {
+                            for update in history(&past) {
                                 let _ = conn.send_notification(SessionNotification::new(
                                     req.session_id.clone(),
                                     update,
@@ -384,7 +535,12 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                             }
                             responder.respond(LoadSessionResponse::new())
                         }
-                        Err(e) => responder.respond_with_error(acp_error(e)),
+                        Err(e) => {
+                            if claimed {
+                                logs.release(&id);
+                            }
+                            responder.respond_with_error(acp_error(e))
+                        }
                     }
                 })
             },
@@ -393,7 +549,10 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         .on_receive_request(
             async move |req: PromptRequest, responder, cx: ConnectionTo<Client>| {
                 let bridge = b_prompt.clone();
-                let text = prompt_text(&req);
+                let text = match prompt_text(&req) {
+                    Ok(text) => text,
+                    Err(e) => return responder.respond_with_error(e),
+                };
                 let spec = PromptSpec {
                     steps: script(&text).len().max(1) as u32,
                     text,
@@ -423,11 +582,21 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         .connect_to(Lines::new(Box::pin(out.sink()), Box::pin(incoming)))
         .await;
 
-    // The client is gone: quiesce (A1), then unload the bridge and tools.
-    bridge.disconnect().await;
-    bridge.unload().await;
-    tools.unload();
-    provider.unload().await;
+    // The client is gone: quiesce (A1), then unload the bridge and tools,
+    // for at most the grace period (A10); then every command's process
+    // group is killed, whatever is still hung.
+    let teardown = async {
+        bridge.disconnect().await;
+        bridge.unload().await;
+        tools.unload();
+        provider.unload().await;
+    };
+    let grace = std::time::Duration::from_millis(DISCONNECT_GRACE_MS);
+    if tokio::time::timeout(grace, teardown).await.is_err() {
+        eprintln!(
+            "agent-lifecycle: teardown still running after the {DISCONNECT_GRACE_MS} ms grace period; killing every command and exiting (A10)"
+        );
+    }
     shell.shutdown().await;
     let left = registry.entries().len() + store.sessions().len();
     eprintln!(

@@ -213,6 +213,17 @@ impl AgentCore {
         }
     }
 
+    /// Number prompts from `first` on (never backward): a resumed session
+    /// continues its log's turn numbers (A9).
+    pub fn continue_prompts_from(&mut self, first: PromptId) {
+        self.next_prompt = self.next_prompt.max(first);
+    }
+
+    /// Bound the journal (see [`Journal::bounded`]).
+    pub fn bound_journal(&mut self, cap: usize) {
+        self.journal.set_bound(cap);
+    }
+
     /// Current status.
     pub fn status(&self) -> Status {
         self.status

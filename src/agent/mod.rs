@@ -172,11 +172,23 @@ impl<R: Rt> Agent<R> {
         sink: Arc<dyn SessionSink>,
         runner: Option<Arc<dyn StepRunner>>,
     ) -> AgentLoop<R> {
+        Self::prepare_core(id, AgentCore::new(faults), sink, runner)
+    }
+
+    /// [`prepare_with`](Self::prepare_with), from a core set up by the
+    /// caller (its numbering continued, its journal bounded).
+    pub fn prepare_core(
+        id: &str,
+        core: AgentCore,
+        sink: Arc<dyn SessionSink>,
+        runner: Option<Arc<dyn StepRunner>>,
+    ) -> AgentLoop<R> {
+        let faults = core.faults();
         let agent = Agent {
             shared: Arc::new(Shared {
                 id: id.to_string(),
                 faults,
-                core: Monitor::new(AgentCore::new(faults)),
+                core: Monitor::new(core),
                 bus: Bus::default(),
                 log: sink,
                 signal: Monitor::new(None),
@@ -330,20 +342,10 @@ impl<R: Rt> Agent<R> {
     /// certain it never will (`false`). Unlike waiting for `running`, this
     /// cannot miss a turn that started and ended before the wait.
     pub async fn started(&self, prompt: u64) -> bool {
-        use crate::journal::Event as E;
         self.shared
             .core
             .wait_until("turn start", |c| {
-                c.journal().records().iter().find_map(|r| match &r.event {
-                    E::TurnStart { prompt: p } if *p == prompt => Some(true),
-                    E::Skipped { prompt: p } if *p == prompt => Some(false),
-                    E::Cleared { prompts, .. } | E::DisposeBegan { prompts }
-                        if prompts.contains(&prompt) =>
-                    {
-                        Some(false)
-                    }
-                    _ => None,
-                })
+                c.journal().fate(prompt).and_then(|f| f.started)
             })
             .await
     }
@@ -352,26 +354,10 @@ impl<R: Rt> Agent<R> {
     /// if it never started (cleared by a cancel or by disposal, or skipped
     /// by the pre-run marker).
     pub async fn outcome(&self, prompt: u64) -> Option<crate::journal::EndReason> {
-        use crate::journal::Event as E;
         self.shared
             .core
             .wait_until("prompt outcome", |c| {
-                c.journal()
-                    .records()
-                    .iter()
-                    .rev()
-                    .find_map(|r| match &r.event {
-                        E::TurnEnd {
-                            prompt: p, reason, ..
-                        } if *p == prompt => Some(Some(*reason)),
-                        E::Skipped { prompt: p } if *p == prompt => Some(None),
-                        E::Cleared { prompts, .. } | E::DisposeBegan { prompts }
-                            if prompts.contains(&prompt) =>
-                        {
-                            Some(None)
-                        }
-                        _ => None,
-                    })
+                c.journal().fate(prompt).and_then(|f| f.outcome)
             })
             .await
     }
@@ -383,7 +369,6 @@ impl<R: Rt> Agent<R> {
         &self,
         prompt: u64,
     ) -> (Option<crate::journal::EndReason>, Option<String>) {
-        use crate::journal::Event as E;
         let reason = self.outcome(prompt).await;
         if reason.is_none() {
             return (None, None);
@@ -391,19 +376,8 @@ impl<R: Rt> Agent<R> {
         self.shared
             .core
             .wait_until("prompt settled", |c| {
-                let records = c.journal().records();
-                let closed = records
-                    .iter()
-                    .any(|r| matches!(r.event, E::TurnClosed { prompt: p } if p == prompt));
-                closed.then(|| {
-                    let error = records.iter().find_map(|r| match &r.event {
-                        E::StorageFailed { prompt: p, error } if *p == prompt => {
-                            Some(error.clone())
-                        }
-                        _ => None,
-                    });
-                    (reason, error)
-                })
+                let fate = c.journal().fate(prompt)?;
+                fate.closed.then(|| (reason, fate.storage_error.clone()))
             })
             .await
     }

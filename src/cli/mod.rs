@@ -77,7 +77,11 @@ pub fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            match rt.block_on(crate::acp::server::serve_stdio(sessions)) {
+            let served = rt.block_on(crate::acp::server::serve_stdio(sessions));
+            // A10: a task or blocking call still hung after the grace
+            // period does not hold the exit.
+            rt.shutdown_timeout(std::time::Duration::from_millis(500));
+            match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");

@@ -342,7 +342,7 @@ pub static SAME_ID_VS_TEARDOWN: Scenario = Scenario::new(
 );
 
 /// `same-id-vs-teardown`: A (id x) is disposed while B creates x, retrying
-/// on `already exists` up to [`RETRIES`] times and once more after A's
+/// on `already exists` up to `RETRIES` times and once more after A's
 /// teardown finished. Never two live agents or sessions with the id (R1,
 /// from the registry's and store's own counts under their locks); the id is
 /// reusable once A's teardown finished (R2); a repeated detach of A's

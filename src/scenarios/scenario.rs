@@ -57,7 +57,7 @@ impl Ctx {
 /// A body instantiated for one backend.
 pub type BodyFn = fn(Ctx) -> BoxFuture<Outcome>;
 
-/// A body, instantiated once per backend (build it with [`bodies!`]).
+/// A body, instantiated once per backend (build it with `bodies!`).
 #[derive(Clone, Copy)]
 pub struct Bodies {
     /// On the simulator.

@@ -17,14 +17,121 @@
 //! exit reaped, job-done signal delivered. [`ShellExecutor::drain`] awaits
 //! that (at most [`DRAIN_SETTLE_MS`] for all of the owner's jobs) before it
 //! forgets the records.
+//!
+//! # Output cap (A10)
+//! A job keeps at most [`OUTPUT_CAP_BYTES`] (1 MiB) of output: stdout and
+//! stderr are read concurrently, chunk by chunk, into one bounded tail, in
+//! the order the chunks arrive. When more arrived, the earliest bytes are
+//! dropped and the output starts with one line saying so:
+//! `[agent-lifecycle: 31457280 bytes of earlier output dropped; the last 1048576 are kept]`.
+//! The bytes are decoded once, at the end, with `String::from_utf8_lossy`:
+//! invalid UTF-8 becomes U+FFFD instead of losing the output (a character
+//! cut by the cap shows as U+FFFD too). So a command that prints 30 MB
+//! costs about the cap in memory, foreground or background, not 30 MB.
+//! The cap is per job; the number of jobs a server keeps is not capped here.
+//!
+//! A running background job's [`JobStatus::output`] is its tail so far
+//! (decoded on each read); a finished one's is the final tail.
+//!
+//! # Job numbers
+//! Jobs are `job-1`, `job-2`, ... from a counter of this executor;
+//! [`RealShell::continue_after`] moves it forward (never back), so a
+//! server started on an old sessions directory does not reuse an id the
+//! old logs mention.
 
 use super::{DoneListener, ExecResult, JobStatus, ShellExecSpec, ShellExecutor};
 use crate::rt::BoxFuture;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
+
+/// The most output bytes one job keeps (stdout and stderr together): the
+/// last ones, after a notice of how many earlier ones were dropped.
+pub const OUTPUT_CAP_BYTES: usize = 1 << 20;
+
+/// How much one read of a job's pipe takes at most.
+const READ_CHUNK_BYTES: usize = 32 * 1024;
+
+/// The last bytes of a job's output, at most `cap`, and how many earlier
+/// ones were dropped. Plain data: the readers push, a status read renders.
+struct OutputTail {
+    kept: VecDeque<u8>,
+    cap: usize,
+    dropped: u64,
+}
+
+impl OutputTail {
+    fn new(cap: usize) -> Self {
+        OutputTail {
+            kept: VecDeque::new(),
+            cap,
+            dropped: 0,
+        }
+    }
+
+    /// Append `bytes`, dropping the earliest ones beyond the cap (before
+    /// growing, so the buffer never holds more than the cap).
+    fn push(&mut self, bytes: &[u8]) {
+        let bytes = match bytes.len().checked_sub(self.cap) {
+            Some(skip) => {
+                self.dropped += (self.kept.len() + skip) as u64;
+                self.kept.clear();
+                &bytes[skip..]
+            }
+            None => bytes,
+        };
+        let excess = (self.kept.len() + bytes.len()).saturating_sub(self.cap);
+        self.kept.drain(..excess);
+        self.dropped += excess as u64;
+        self.kept.extend(bytes);
+    }
+
+    /// The output as text: the drop notice (if any) and the kept bytes,
+    /// decoded lossily.
+    fn render(&self) -> String {
+        let mut bytes = match self.dropped {
+            0 => Vec::with_capacity(self.kept.len()),
+            dropped => format!(
+                "[agent-lifecycle: {dropped} bytes of earlier output dropped; the last {} are kept]\n",
+                self.kept.len()
+            )
+            .into_bytes(),
+        };
+        let (front, back) = self.kept.as_slices();
+        bytes.extend_from_slice(front);
+        bytes.extend_from_slice(back);
+        // Valid UTF-8 (the usual case) is taken without a copy.
+        String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
+fn lock_tail(tail: &Mutex<OutputTail>) -> std::sync::MutexGuard<'_, OutputTail> {
+    tail.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Read `reader` to its end (or its first error) into `tail`, chunk by
+/// chunk.
+async fn pump(reader: Option<impl AsyncRead + Unpin>, tail: &Mutex<OutputTail>) {
+    let Some(mut reader) = reader else { return };
+    let mut chunk = vec![0u8; READ_CHUNK_BYTES];
+    loop {
+        match reader.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => lock_tail(tail).push(&chunk[..n]),
+        }
+    }
+}
+
+/// Read a child's stdout and stderr concurrently into `tail`, in arrival
+/// order, until both end.
+async fn read_output(child: &mut Child, tail: &Mutex<OutputTail>) {
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    futures::future::join(pump(out, tail), pump(err, tail)).await;
+}
 
 struct Job {
     owner: Option<String>,
@@ -34,6 +141,9 @@ struct Job {
     pgid: Option<u32>,
     /// The watcher task: done when the job is settled.
     watcher: Option<tokio::task::JoinHandle<()>>,
+    /// The output read so far, while the job runs; `None` once the final
+    /// output is in `status`.
+    tail: Option<Arc<Mutex<OutputTail>>>,
 }
 
 /// How long a drain waits for the owner's killed jobs to settle before it
@@ -88,8 +198,11 @@ fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn command(line: &str) -> Command {
+fn command(line: &str, cwd: Option<&Path>) -> Command {
     let mut c = Command::new("bash");
+    if let Some(dir) = cwd {
+        c.current_dir(dir);
+    }
     c.arg("-c")
         .arg(line)
         .stdin(Stdio::null())
@@ -101,10 +214,29 @@ fn command(line: &str) -> Command {
     c
 }
 
+/// Start `spec`'s command (in its cwd, if it has one).
+fn spawn(spec: &ShellExecSpec) -> Result<Child, String> {
+    command(&spec.command, spec.cwd.as_deref())
+        .spawn()
+        .map_err(|e| match &spec.cwd {
+            Some(dir) => format!("cannot run bash in {}: {e}", dir.display()),
+            None => format!("cannot run bash: {e}"),
+        })
+}
+
 impl RealShell {
     /// A new executor.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Number jobs after `n` from now on: the next job is `job-{n+1}` or
+    /// later. The counter never moves back (a smaller `n` does nothing).
+    /// After `continue_after(u64::MAX)` no background job can start (its
+    /// exec fails); foreground commands are not numbered and still run.
+    pub fn continue_after(&self, n: u64) {
+        let mut st = lock(&self.state);
+        st.next_job = st.next_job.max(n);
     }
 
     /// Process ids of jobs still running (for tests that check nothing is
@@ -129,23 +261,13 @@ impl RealShell {
         }
     }
 
-    async fn watch(state: Arc<Mutex<State>>, id: u64, mut child: Child) {
-        let mut out = child.stdout.take();
-        let mut err = child.stderr.take();
-        let read_out = async {
-            let mut s = String::new();
-            if let Some(o) = out.as_mut() {
-                let _ = o.read_to_string(&mut s).await;
-            }
-            s
-        };
-        let read_err = async {
-            let mut s = String::new();
-            if let Some(e) = err.as_mut() {
-                let _ = e.read_to_string(&mut s).await;
-            }
-            s
-        };
+    async fn watch(
+        state: Arc<Mutex<State>>,
+        id: u64,
+        mut child: Child,
+        tail: Arc<Mutex<OutputTail>>,
+    ) {
+        let (out, err) = (child.stdout.take(), child.stderr.take());
         // The child is parked in the state so `kill` and `Drop` reach it.
         match lock(&state).jobs.get_mut(&id) {
             Some(job) => job.child = Some(child),
@@ -153,7 +275,7 @@ impl RealShell {
             // dropped, which kills it.
             None => return,
         }
-        let (o, e) = futures::future::join(read_out, read_err).await;
+        futures::future::join(pump(out, &tail), pump(err, &tail)).await;
         let status = loop {
             let polled = {
                 let mut st = lock(&state);
@@ -169,6 +291,8 @@ impl RealShell {
             }
         };
         let exit = status.and_then(|s| s.code()).unwrap_or(137);
+        let output = lock_tail(&tail).render();
+        drop(tail);
         let listeners = {
             let mut st = lock(&state);
             if let Some(j) = st.jobs.get_mut(&id) {
@@ -176,10 +300,11 @@ impl RealShell {
                     super::reaper::reaped(pgid);
                 }
                 j.child = None;
+                j.tail = None;
                 j.status = JobStatus {
                     running: false,
                     exit: Some(exit),
-                    output: format!("{o}{e}"),
+                    output,
                 };
             }
             st.listeners
@@ -198,41 +323,47 @@ impl ShellExecutor for RealShell {
         let state = self.state.clone();
         Box::pin(async move {
             if !spec.background {
-                let child = command(&spec.command)
-                    .spawn()
-                    .map_err(|e| format!("cannot run bash: {e}"))?;
+                let mut child = spawn(&spec)?;
                 // Dropping this future (a cancelled step, C10) kills the
                 // command's whole process group: the leader is not reaped
-                // until the output below completes, so its pid still names
+                // until the wait below completes, so its pid still names
                 // the group.
                 let pgid = child.id();
                 let _group = pgid.map(ForegroundGroup);
-                let out = child
-                    .wait_with_output()
+                let tail = Mutex::new(OutputTail::new(OUTPUT_CAP_BYTES));
+                read_output(&mut child, &tail).await;
+                let status = child
+                    .wait()
                     .await
                     .map_err(|e| format!("cannot run bash: {e}"))?;
                 std::mem::forget(_group);
                 if let Some(pgid) = pgid {
                     super::reaper::reaped(pgid);
                 }
-                let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
-                output.push_str(&String::from_utf8_lossy(&out.stderr));
+                let output = lock_tail(&tail).render();
                 return Ok(ExecResult::Finished {
-                    exit: out.status.code().unwrap_or(137),
+                    exit: status.code().unwrap_or(137),
                     output,
                 });
             }
-            let child = command(&spec.command)
-                .spawn()
-                .map_err(|e| format!("cannot run bash: {e}"))?;
+            // The number first (a start that fails below uses it up): no
+            // process is started that could not be numbered.
             let id = {
                 let mut st = lock(&state);
-                st.next_job += 1;
-                let id = st.next_job;
+                st.next_job = st
+                    .next_job
+                    .checked_add(1)
+                    .ok_or("no job number left (continued past the largest)")?;
+                st.next_job
+            };
+            let child = spawn(&spec)?;
+            let tail = Arc::new(Mutex::new(OutputTail::new(OUTPUT_CAP_BYTES)));
+            {
+                let mut st = lock(&state);
                 let pgid = child.id();
                 // Spawned under the lock: the watcher parks the child only
                 // after the record (with its handle) is in place.
-                let watcher = tokio::spawn(Self::watch(state.clone(), id, child));
+                let watcher = tokio::spawn(Self::watch(state.clone(), id, child, tail.clone()));
                 st.jobs.insert(
                     id,
                     Job {
@@ -245,10 +376,10 @@ impl ShellExecutor for RealShell {
                         child: None,
                         pgid,
                         watcher: Some(watcher),
+                        tail: Some(tail),
                     },
                 );
-                id
-            };
+            }
             Ok(ExecResult::Started {
                 job: format!("job-{id}"),
             })
@@ -265,7 +396,16 @@ impl ShellExecutor for RealShell {
 
     fn job(&self, job: &str) -> Option<JobStatus> {
         let id = super::job_number(job)?;
-        lock(&self.state).jobs.get(&id).map(|j| j.status.clone())
+        let (mut status, tail) = {
+            let st = lock(&self.state);
+            let j = st.jobs.get(&id)?;
+            (j.status.clone(), j.tail.clone())
+        };
+        // A running job: its output so far, rendered outside the state lock.
+        if let Some(tail) = tail {
+            status.output = lock_tail(&tail).render();
+        }
+        Some(status)
     }
 
     fn kill(&self, job: &str) -> bool {
@@ -332,5 +472,45 @@ impl Drop for RealShell {
         for job in lock(&self.state).jobs.values() {
             job.kill_group();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OutputTail;
+
+    fn notice(dropped: u64, kept: usize) -> String {
+        format!(
+            "[agent-lifecycle: {dropped} bytes of earlier output dropped; the last {kept} are kept]\n"
+        )
+    }
+
+    #[test]
+    fn a10_tail_under_the_cap_is_kept_whole_without_notice() {
+        let mut t = OutputTail::new(8);
+        t.push(b"abc");
+        t.push(b"defgh");
+        assert_eq!(t.render(), "abcdefgh");
+    }
+
+    #[test]
+    fn a10_tail_over_the_cap_keeps_the_last_bytes_and_counts_the_rest() {
+        let mut t = OutputTail::new(4);
+        t.push(b"abc");
+        t.push(b"def");
+        assert_eq!(t.render(), format!("{}cdef", notice(2, 4)));
+        t.push(b"0123456789");
+        assert_eq!(t.render(), format!("{}6789", notice(12, 4)));
+        t.push(b"");
+        t.push(b"x");
+        assert_eq!(t.render(), format!("{}789x", notice(13, 4)));
+        assert!(t.kept.len() <= 4);
+    }
+
+    #[test]
+    fn a10_tail_decodes_invalid_utf8_lossily() {
+        let mut t = OutputTail::new(16);
+        t.push(b"ok \xff\xfe end");
+        assert_eq!(t.render(), "ok \u{fffd}\u{fffd} end");
     }
 }

@@ -5,6 +5,10 @@
 //! killed by `kill`, killed by a drain, forgotten). Oracles read it as the
 //! receiving side of `kill` and `drain` (S7), not a flag the lifecycle sets
 //! about itself.
+//!
+//! A request's working directory ([`ShellExecSpec::cwd`]) is accepted and
+//! ignored: a simulated command runs nowhere, its script alone decides
+//! what it prints. It keeps no output cap either (scripts print little).
 
 use super::{DoneListener, ExecResult, JobId, JobStatus, ShellExecSpec, ShellExecutor};
 use crate::rt::{self, BoxFuture, Monitor, Rt};

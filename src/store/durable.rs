@@ -15,7 +15,9 @@
 //!   or ENOSPC after half the bytes), as a fault a scenario's task arms at
 //!   a point the checker chooses.
 //! - [`FileDurable`] keeps append-only JSON lines, one file per session id;
-//!   creating a log fsyncs the directory.
+//!   creating a log fsyncs the directory. Its file names fit the OS limit
+//!   for any id, and [`FileDurable::lock`] makes one process at a time the
+//!   writer of a log (A9). It lives in `file_durable.rs`.
 //!
 //! Both parse with [`parse_log`]: a torn last record is reported (not an
 //! error) with the records before it; a bad record before the last is
@@ -25,8 +27,12 @@ use crate::rt::{Mutex, Rt};
 use crate::session_log::Entry;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
+
+#[path = "file_durable.rs"]
+mod file_durable;
+pub use file_durable::{FileDurable, LockError, PLAIN_NAME_MAX};
 
 /// One durable record: an entry of the session with serial `serial`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -431,69 +437,9 @@ impl<R: Rt> Durable for MemoryDurable<R> {
     }
 }
 
-/// Append-only JSON-lines files, one per session id, in a directory.
-pub struct FileDurable {
-    dir: PathBuf,
-}
-
-impl FileDurable {
-    /// Store logs under `dir` (created if missing).
-    pub fn new(dir: impl Into<PathBuf>) -> io::Result<Self> {
-        let dir = dir.into();
-        std::fs::create_dir_all(&dir)?;
-        Ok(FileDurable { dir })
-    }
-
-    /// The file of session `id`. Ids are hex-encoded so any id is a safe
-    /// file name.
-    pub fn path(&self, id: &str) -> PathBuf {
-        let hex: String = id.bytes().map(|b| format!("{b:02x}")).collect();
-        self.dir.join(format!("session-{hex}.jsonl"))
-    }
-}
-
-impl Durable for FileDurable {
-    fn exists(&self, id: &str) -> io::Result<bool> {
-        self.path(id).try_exists()
-    }
-
-    fn write(&self, id: &str, records: &[DurableRecord]) -> io::Result<()> {
-        let buf = encode(records)?;
-        let path = self.path(id);
-        let created = !path.exists();
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)?;
-        if created {
-            // The new file's directory entry must survive a crash too.
-            std::fs::File::open(&self.dir)?.sync_all()?;
-        }
-        f.write_all(&buf)
-    }
-
-    fn sync(&self, id: &str) -> io::Result<()> {
-        match std::fs::OpenOptions::new().append(true).open(self.path(id)) {
-            Ok(f) => f.sync_data(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
-
-    fn load(&self, id: &str) -> io::Result<Loaded> {
-        load_file(&self.path(id))
-    }
-
-    fn truncate(&self, id: &str, len: u64) -> io::Result<()> {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(self.path(id))?;
-        f.set_len(len)?;
-        f.sync_all()
-    }
-}
-
-/// Parse a JSON-lines log file (missing: empty). See [`parse_log`].
+/// Parse a plain JSON-lines log file, one without a header line (missing:
+/// empty). See [`parse_log`]. A [`FileDurable`] also reads hashed-name
+/// logs, whose first line is a header.
 pub fn load_file(path: &Path) -> io::Result<Loaded> {
     match std::fs::read(path) {
         Ok(b) => parse_log(&b, &path.display().to_string()),

@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod acp;
+
 use agent_lifecycle::check::{self, Budget, Checker, Report};
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::scenarios::Scenario;

@@ -1,0 +1,178 @@
+//! Sessions of the real `lifecycle acp` (SPEC A9, issue 15): commands run
+//! in the session's `cwd`; content blocks the agent does not take are
+//! refused with -32602 and embedded text resources are read; one process
+//! at a time writes a session's log (an OS file lock); turn and job
+//! numbers continue from the log; an id of any length is served.
+
+mod common;
+
+use agent_lifecycle::session_log::Entry;
+use agent_lifecycle::store::durable::{Durable, FileDurable};
+use common::acp::{agent_texts, AcpServer};
+use serde_json::{json, Value};
+
+fn error_code(answer: &Value) -> Option<i64> {
+    answer["error"]["code"].as_i64()
+}
+
+fn new_in(server: &mut AcpServer, cwd: &str) -> Value {
+    server.ask("session/new", json!({"cwd": cwd, "mcpServers": []}))
+}
+
+/// The job id in a `started job-N` reply.
+fn started_job(updates: &[Value]) -> String {
+    agent_texts(updates)
+        .iter()
+        .find_map(|t| t.strip_prefix("started ").map(str::to_string))
+        .unwrap_or_else(|| panic!("no job started: {updates:?}"))
+}
+
+#[test]
+fn a9_commands_run_in_the_session_cwd_and_a_bad_cwd_is_refused() {
+    let sessions = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let work_path = work.path().canonicalize().unwrap();
+    let dir = work_path.to_str().unwrap();
+    let mut server = AcpServer::start(sessions.path());
+    for bad in ["relative/dir", "/nonexistent/agent-lifecycle-cwd"] {
+        let answer = new_in(&mut server, bad);
+        assert_eq!(error_code(&answer), Some(-32602), "cwd {bad}: {answer}");
+    }
+    let answer = new_in(&mut server, dir);
+    let id = answer["result"]["sessionId"]
+        .as_str()
+        .expect("session id")
+        .to_string();
+    let (answer, updates) = server.prompt(&id, "$ pwd\n$& pwd > bg-pwd.txt");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let texts = agent_texts(&updates);
+    assert_eq!(
+        texts[0],
+        format!("{dir}\n[exit 0]"),
+        "foreground pwd: {texts:?}"
+    );
+    let job = started_job(&updates);
+    let written = work_path.join("bg-pwd.txt");
+    assert!(
+        common::acp::eventually(std::time::Duration::from_secs(10), || {
+            std::fs::read_to_string(&written).is_ok_and(|s| s.trim() == dir)
+        }),
+        "background {job} ran in the session cwd"
+    );
+    // session/load checks its cwd too.
+    let load = json!({"sessionId": id, "cwd": "relative", "mcpServers": []});
+    assert_eq!(error_code(&server.ask("session/load", load)), Some(-32602));
+    server.close();
+}
+
+#[test]
+fn a9_content_blocks_the_agent_does_not_take_are_refused() {
+    let sessions = tempfile::tempdir().unwrap();
+    let mut server = AcpServer::start(sessions.path());
+    let id = server.new_session();
+    let refused = [
+        json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+        json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}),
+        json!({"type": "resource", "resource": {"uri": "file:///x.bin", "blob": "AAEC"}}),
+    ];
+    for block in refused {
+        let params = json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}, block]});
+        let (answer, updates) = server.ask_with_updates("session/prompt", params);
+        assert_eq!(error_code(&answer), Some(-32602), "{block}: {answer}");
+        assert!(agent_texts(&updates).is_empty(), "nothing ran: {updates:?}");
+    }
+    let resource = json!({"type": "resource", "resource": {
+        "uri": "file:///notes.txt", "mimeType": "text/plain", "text": "from the resource"}});
+    let link = json!({"type": "resource_link", "name": "spec", "uri": "file:///SPEC.md"});
+    let params = json!({"sessionId": id, "prompt": [resource, link]});
+    let (answer, updates) = server.ask_with_updates("session/prompt", params);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        agent_texts(&updates),
+        [
+            "echo: from the resource",
+            "echo: resource link: spec file:///SPEC.md"
+        ]
+    );
+    server.close();
+}
+
+#[test]
+fn a9_one_process_at_a_time_writes_a_session_log() {
+    let sessions = tempfile::tempdir().unwrap();
+    let mut first = AcpServer::start(sessions.path());
+    let id = first.new_session();
+    let (answer, _) = first.prompt(&id, "before");
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    let mut second = AcpServer::start(sessions.path());
+    let load = json!({"sessionId": id, "cwd": "/", "mcpServers": []});
+    let answer = second.ask("session/load", load.clone());
+    assert_eq!(error_code(&answer), Some(-32602), "{answer}");
+    let message = answer["error"]["data"].as_str().unwrap_or_default();
+    assert!(message.contains("in use by another process"), "{answer}");
+    // The first still writes its log; once it is gone the second loads it.
+    let (answer, _) = first.prompt(&id, "still mine");
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    first.close();
+    let (answer, updates) = second.ask_with_updates("session/load", load);
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert_eq!(agent_texts(&updates), ["echo: before", "echo: still mine"]);
+    second.close();
+}
+
+#[test]
+fn a9_turn_and_job_numbers_continue_from_the_log() {
+    let sessions = tempfile::tempdir().unwrap();
+    let mut first = AcpServer::start(sessions.path());
+    let id = first.new_session();
+    let (_, updates) = first.prompt(&id, "$& true\n$& true");
+    let old_job = started_job(&updates[updates.len() - 1..]);
+    first.close();
+    let mut second = AcpServer::start(sessions.path());
+    let load = json!({"sessionId": id, "cwd": "/", "mcpServers": []});
+    assert!(second.ask("session/load", load).get("result").is_some());
+    let (_, updates) = second.prompt(&id, "$& true");
+    let new_job = started_job(&updates);
+    let number = |job: &str| job.trim_start_matches("job-").parse::<u64>().unwrap();
+    assert!(
+        number(&new_job) > number(&old_job),
+        "{new_job} after {old_job}"
+    );
+    second.close();
+    let log = FileDurable::new(sessions.path())
+        .unwrap()
+        .load(&id)
+        .unwrap();
+    let prompts: Vec<u64> = log
+        .records
+        .iter()
+        .filter_map(|r| match r.entry {
+            Entry::UserMessage { prompt, .. } => Some(prompt),
+            _ => None,
+        })
+        .collect();
+    // A job-done notice may run a turn of its own before the first process
+    // closes, so there may be more turns than prompts: numbers must still be
+    // unique and rising, the resumed session's after the log's.
+    assert!(prompts.len() >= 2, "{prompts:?}");
+    assert!(
+        prompts.windows(2).all(|w| w[0] < w[1]),
+        "the resumed session's turns are numbered after the log's: {prompts:?}"
+    );
+}
+
+#[test]
+fn a9_an_id_of_any_length_is_served_and_nothing_is_created_for_an_unknown_one() {
+    let sessions = tempfile::tempdir().unwrap();
+    let mut server = AcpServer::start(sessions.path());
+    for len in [121, 4_000] {
+        let id = "x".repeat(len);
+        let load = json!({"sessionId": id, "cwd": "/", "mcpServers": []});
+        assert_eq!(error_code(&server.ask("session/load", load)), Some(-32002));
+        let (answer, _) = server.prompt(&id, "hello");
+        assert_eq!(error_code(&answer), Some(-32002), "{answer}");
+    }
+    let files = std::fs::read_dir(sessions.path()).unwrap().count();
+    assert_eq!(files, 0, "an unknown id creates nothing");
+    server.close();
+}

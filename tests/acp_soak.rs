@@ -1,0 +1,156 @@
+//! A soak of the real `lifecycle acp` over stdio (SPEC A10: "Memory per
+//! connection is bounded ... journals do not grow without limit").
+//!
+//! One server: 50 sessions are created and each is given a prompt at once
+//! (all 50 `session/prompt` requests are sent before any answer is read);
+//! then 3,000 prompts run one after another on one session, each an echo
+//! step and a `$ echo` command. Every prompt must answer `end_turn` with
+//! exactly its replies. The server's VmRSS is read after the sessions are
+//! created, after a warm-up of 500 prompts and at the end; the growth from
+//! the warm-up to the end must stay under [`RSS_GROWTH_MAX_KIB`], which
+//! linear growth of 1 kB per prompt (2.5 MB over 2,500 prompts) exceeds.
+//! Speed is printed, not asserted. The whole test fails (it does not hang)
+//! after [`DEADLINE`].
+//!
+//! Run: `cargo test --test acp_soak -- --nocapture` (prints a table of
+//! RSS by prompt count and the mean time per prompt).
+//!
+//! Not checked: memory per session as sessions accumulate (50 stay live;
+//! their cost is printed), the on-disk logs (they are the durable history
+//! and grow by design), and output caps (`tests/acp_processes.rs` and the
+//! shell's own tests).
+
+mod common;
+
+use common::acp::{agent_texts, AcpServer};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Sessions created and prompted concurrently.
+const SESSIONS: usize = 50;
+
+/// Sequential prompts on one session.
+const PROMPTS: usize = 3_000;
+
+/// Prompts before the RSS baseline is taken (allocator pools, lazily
+/// grown tables and caches settle).
+const WARM_UP: usize = 500;
+
+/// The most the server's VmRSS may grow from the warm-up to the end: about
+/// 420 bytes per prompt. 2,500 prompts at 1 kB each would be 2,441 KiB;
+/// the unbounded journals of commit 1f88534 grew about 580 bytes per
+/// prompt (1,420 KiB); bounded, the growth measured -184 to +52 KiB.
+const RSS_GROWTH_MAX_KIB: u64 = 1_024;
+
+/// The whole test fails after this long.
+const DEADLINE: Duration = Duration::from_secs(600);
+
+/// How long one answer may take.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The replies of a prompt from its updates; its answer must be `end_turn`.
+#[track_caller]
+fn ended(answer: &Value, updates: &[Value]) -> Vec<String> {
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    agent_texts(updates)
+}
+
+#[test]
+fn a10_soak_memory_stays_bounded_over_3000_prompts() {
+    let started = Instant::now();
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start(sessions.path());
+    server.patience = PATIENCE;
+    let rss_start = server.rss_kib();
+
+    // 50 sessions, each given one prompt, all in flight at once.
+    let ids: Vec<String> = (0..SESSIONS).map(|_| server.new_session()).collect();
+    let rss_sessions = server.rss_kib();
+    let text = |i: usize| format!("s{i} a\n$ echo s{i}-bash\ns{i} b");
+    let requests: Vec<i64> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, sid)| server.send_prompt(sid, &text(i)))
+        .collect();
+    let (answers, updates) = server.answers(&requests);
+    let mut by_session: HashMap<&str, Vec<Value>> = HashMap::new();
+    for u in &updates {
+        let sid = u["params"]["sessionId"].as_str().expect("sessionId");
+        by_session.entry(sid).or_default().push(u.clone());
+    }
+    for (i, (sid, answer)) in ids.iter().zip(&answers).enumerate() {
+        let got = ended(
+            answer,
+            by_session.get(sid.as_str()).map_or(&[], Vec::as_slice),
+        );
+        let want = [
+            format!("echo: s{i} a"),
+            format!("s{i}-bash\n[exit 0]"),
+            format!("echo: s{i} b"),
+        ];
+        assert_eq!(got, want, "session {i} ({sid})");
+    }
+    let rss_concurrent = server.rss_kib();
+    let concurrent = started.elapsed();
+
+    // 3,000 prompts, one after another, on one session.
+    let sid = ids[0].clone();
+    let mut samples = vec![(0, server.rss_kib())];
+    let sequential = Instant::now();
+    let mut warm = (Duration::ZERO, 0);
+    for n in 1..=PROMPTS {
+        let (answer, updates) = server.prompt(&sid, &format!("hello {n}\n$ echo {n}"));
+        let got = ended(&answer, &updates);
+        assert_eq!(got, [format!("echo: hello {n}"), format!("{n}\n[exit 0]")]);
+        assert!(
+            started.elapsed() < DEADLINE,
+            "the soak ran over {DEADLINE:?} (at prompt {n} of {PROMPTS})"
+        );
+        if n % 250 == 0 {
+            samples.push((n, server.rss_kib()));
+        }
+        if n == WARM_UP {
+            warm = (sequential.elapsed(), server.rss_kib());
+        }
+    }
+    let took = sequential.elapsed();
+    let rss_end = server.rss_kib();
+    server.close();
+
+    let (warm_took, rss_warm) = warm;
+    let after_warm = (PROMPTS - WARM_UP) as f64;
+    let growth = rss_end as i64 - rss_warm as i64;
+    eprintln!("soak: {SESSIONS} sessions, then {PROMPTS} prompts on one (VmRSS of the server)");
+    eprintln!("  {:<34} {:>9}", "point", "VmRSS KiB");
+    for (point, kib) in [
+        ("start".to_string(), rss_start),
+        (format!("{SESSIONS} sessions created"), rss_sessions),
+        (
+            format!("{SESSIONS} concurrent prompts answered"),
+            rss_concurrent,
+        ),
+    ] {
+        eprintln!("  {point:<34} {kib:>9}");
+    }
+    for (n, kib) in &samples {
+        eprintln!("  {:<34} {kib:>9}", format!("after {n} prompts"));
+    }
+    eprintln!(
+        "  growth after warm-up ({WARM_UP} -> {PROMPTS}): {growth} KiB, {:.1} bytes/prompt (bound {RSS_GROWTH_MAX_KIB} KiB)",
+        growth as f64 * 1024.0 / after_warm
+    );
+    eprintln!(
+        "  mean per prompt: {:.2} ms ({:.2} ms after warm-up); concurrent phase {concurrent:?}; total {:?}",
+        took.as_secs_f64() * 1e3 / PROMPTS as f64,
+        (took - warm_took).as_secs_f64() * 1e3 / after_warm,
+        started.elapsed()
+    );
+    // A10: memory per connection is bounded; the journals do not grow
+    // with the number of prompts (1 kB per prompt would be 2,441 KiB).
+    assert!(
+        growth < RSS_GROWTH_MAX_KIB as i64,
+        "A10: VmRSS grew {growth} KiB over {} prompts after the warm-up ({rss_warm} -> {rss_end} KiB)",
+        PROMPTS - WARM_UP
+    );
+}

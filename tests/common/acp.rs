@@ -1,0 +1,349 @@
+//! A raw JSON-RPC client for the real `lifecycle acp` binary, shared by the
+//! tests that drive it line by line (`acp_hostile`, `acp_server`,
+//! `acp_processes`, `acp_soak`).
+//!
+//! The server runs in a process group of its own; dropping the client
+//! SIGKILLs that group (unless the server was already reaped), so a test
+//! that fails half-way leaves no server behind. The server's commands run
+//! in groups of their own: its orphan reaper (`src/shell/reaper.rs`) kills
+//! them when the server dies.
+//!
+//! Every read waits at most [`AcpServer::patience`] (60 s unless set), so
+//! a silent server fails the test instead of hanging it.
+
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// How long any one line may take unless a test sets its own patience.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// `lifecycle acp --sessions DIR` on pipes, read by a thread.
+pub struct AcpServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    next_id: i64,
+    /// Set once the child is waited for: its pid (and group id) may then be
+    /// reused, so `Drop` must not signal it.
+    reaped: bool,
+    /// How long a read waits for the next line.
+    pub patience: Duration,
+}
+
+impl AcpServer {
+    /// Spawn the server on `sessions`, in `/`. Not initialized.
+    pub fn spawn(sessions: &Path) -> AcpServer {
+        AcpServer::spawn_in(sessions, Path::new("/"))
+    }
+
+    /// Spawn the server on `sessions` with working directory `cwd`, in a
+    /// process group of its own, stderr discarded. Not initialized.
+    pub fn spawn_in(sessions: &Path, cwd: &Path) -> AcpServer {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+            .arg("acp")
+            .arg("--sessions")
+            .arg(sessions)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("spawn lifecycle acp");
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        AcpServer {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+            reaped: false,
+            patience: PATIENCE,
+        }
+    }
+
+    /// Spawn the server on `sessions` (in `/`) and `initialize` it.
+    pub fn start(sessions: &Path) -> AcpServer {
+        let mut server = AcpServer::spawn(sessions);
+        server.initialize();
+        server
+    }
+
+    /// The server's pid (also its process group id).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Write raw bytes to the server's stdin.
+    pub fn send(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).expect("write to the server");
+        stdin.flush().expect("flush to the server");
+    }
+
+    /// Send a request without waiting; its id.
+    pub fn request(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send(format!("{line}\n").as_bytes());
+        id
+    }
+
+    /// The next line the server writes, raw; `None` once stdout closed.
+    /// Panics after `patience` without a line.
+    pub fn next_line(&mut self) -> Option<String> {
+        match self.lines.recv_timeout(self.patience) {
+            Ok(line) => Some(line),
+            Err(RecvTimeoutError::Disconnected) => None,
+            Err(RecvTimeoutError::Timeout) => panic!(
+                "the server (pid {}) wrote nothing for {:?}",
+                self.pid(),
+                self.patience
+            ),
+        }
+    }
+
+    /// The next line the server writes, as JSON.
+    pub fn read(&mut self) -> Value {
+        let line = self.next_line().expect("the server closed its stdout");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    /// Every line until the server closes its stdout (as JSON; lines that
+    /// do not parse, such as one cut by a kill, are skipped).
+    pub fn read_to_end(&mut self) -> Vec<Value> {
+        std::iter::from_fn(|| self.next_line())
+            .filter_map(|l| serde_json::from_str(&l).ok())
+            .collect()
+    }
+
+    /// Read until the answers to every id in `ids` arrived: the answers in
+    /// the order of `ids`, and every other message read meanwhile (the
+    /// `session/update` notifications), in arrival order.
+    pub fn answers(&mut self, ids: &[i64]) -> (Vec<Value>, Vec<Value>) {
+        let mut answered: HashMap<i64, Value> = HashMap::new();
+        let mut others = Vec::new();
+        while answered.len() < ids.len() {
+            let v = self.read();
+            match v.get("id").and_then(Value::as_i64) {
+                Some(id) if ids.contains(&id) && v.get("method").is_none() => {
+                    assert!(answered.insert(id, v).is_none(), "answered twice: {id}");
+                }
+                _ => {
+                    assert!(
+                        v.get("id").is_none() || v.get("method").is_some(),
+                        "an answer to something not asked: {v}"
+                    );
+                    others.push(v);
+                }
+            }
+        }
+        let answers = ids.iter().map(|id| answered.remove(id).unwrap()).collect();
+        (answers, others)
+    }
+
+    /// Send a request; its answer (result or error) and the notifications
+    /// the server sent before it.
+    pub fn ask_with_updates(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+        let id = self.request(method, params);
+        let (mut answers, updates) = self.answers(&[id]);
+        (answers.pop().unwrap(), updates)
+    }
+
+    /// Send a request; its answer (result or error).
+    pub fn ask(&mut self, method: &str, params: Value) -> Value {
+        self.ask_with_updates(method, params).0
+    }
+
+    /// `initialize` (protocol version 1); the answer must be a result.
+    pub fn initialize(&mut self) -> Value {
+        let init = self.ask("initialize", json!({"protocolVersion": 1}));
+        assert!(init.get("result").is_some(), "{init}");
+        init
+    }
+
+    /// `session/new` in `/`; the new session's id.
+    pub fn new_session(&mut self) -> String {
+        let new = self.ask("session/new", json!({"cwd": "/", "mcpServers": []}));
+        new["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session id in {new}"))
+            .to_string()
+    }
+
+    /// Send `session/prompt` with `text` to `session` without waiting; its id.
+    pub fn send_prompt(&mut self, session: &str, text: &str) -> i64 {
+        self.request("session/prompt", prompt_params(session, text))
+    }
+
+    /// `session/prompt` with `text`: the answer and the updates before it.
+    pub fn prompt(&mut self, session: &str, text: &str) -> (Value, Vec<Value>) {
+        self.ask_with_updates("session/prompt", prompt_params(session, text))
+    }
+
+    /// Read until an `agent_message_chunk` whose text contains `needle`;
+    /// every message read up to and including it.
+    pub fn read_until_text(&mut self, needle: &str) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let v = self.read();
+            let hit = agent_texts(std::slice::from_ref(&v))
+                .iter()
+                .any(|t| t.contains(needle));
+            seen.push(v);
+            if hit {
+                return seen;
+            }
+        }
+    }
+
+    /// The server's resident set (VmRSS), in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("/proc/<pid>/status of the server");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/<pid>/status")
+    }
+
+    /// Close the server's stdin (the client disconnects).
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// Wait for the server to exit, at most `limit`; its status and how
+    /// long the wait took. Panics (and `Drop` kills the server) after it.
+    pub fn wait_exit(&mut self, limit: Duration) -> (ExitStatus, Duration) {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                self.reaped = true;
+                return (status, started.elapsed());
+            }
+            assert!(
+                started.elapsed() < limit,
+                "the server (pid {}) did not exit within {limit:?}",
+                self.pid()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Close stdin and wait at most `limit` for the exit: the status and
+    /// the time from the close to the exit.
+    pub fn close_within(mut self, limit: Duration) -> (ExitStatus, Duration) {
+        self.close_stdin();
+        self.wait_exit(limit)
+    }
+
+    /// Close stdin; the server must exit 0 within `patience`.
+    pub fn close(self) {
+        let patience = self.patience;
+        let (status, _) = self.close_within(patience);
+        assert!(status.success(), "the server exited with {status}");
+    }
+
+    /// SIGKILL the server process alone (not its group) and reap it.
+    pub fn kill_server(&mut self) {
+        // SAFETY: kill only sends a signal; the pid is our unreaped child.
+        let sent = unsafe { libc::kill(self.pid() as libc::pid_t, libc::SIGKILL) };
+        assert_eq!(sent, 0, "kill -KILL {}", self.pid());
+        self.child.wait().expect("reap the killed server");
+        self.reaped = true;
+    }
+}
+
+impl Drop for AcpServer {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        if !self.reaped {
+            // SAFETY: killpg only sends a signal. The server is not reaped
+            // (alive or a zombie), so its pid, and with it the group id,
+            // cannot have been reused.
+            unsafe {
+                libc::killpg(self.pid() as libc::pid_t, libc::SIGKILL);
+            }
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `session/prompt` params: one text block.
+pub fn prompt_params(session: &str, text: &str) -> Value {
+    json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})
+}
+
+/// The texts of the `agent_message_chunk` updates among `messages`.
+pub fn agent_texts(messages: &[Value]) -> Vec<String> {
+    chunks(messages, "agent_message_chunk")
+}
+
+/// The texts of the `kind` updates (`agent_message_chunk`,
+/// `user_message_chunk`, ...) among `messages`.
+pub fn chunks(messages: &[Value], kind: &str) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|v| v["params"]["update"]["sessionUpdate"] == kind)
+        .filter_map(|v| v["params"]["update"]["content"]["text"].as_str())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Live processes whose command line contains `marker`: (pid, command
+/// line). Zombies have an empty command line and do not count.
+pub fn processes_with(marker: &str) -> Vec<(u32, String)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let raw = std::fs::read(e.path().join("cmdline")).ok()?;
+        let cmdline = String::from_utf8_lossy(&raw).replace('\0', " ");
+        cmdline.contains(marker).then_some((pid, cmdline))
+    })
+    .collect()
+}
+
+/// Live processes whose command line contains any of `markers`.
+pub fn processes_with_any(markers: &[String]) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for m in markers {
+        found.extend(processes_with(m));
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Poll until `done` holds or `limit` passes; whether it held.
+pub fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -1,0 +1,293 @@
+//! The file backend's storage names and its lock (issue 15, A9): any id
+//! gets a file name within the OS limit and round-trips; a hashed-name log
+//! keeps its id in a header and refuses another id's file; offsets on a
+//! hashed log count from its first record; one `FileDurable` at a time
+//! holds a log's lock.
+
+use agent_lifecycle::faults::Faults;
+use agent_lifecycle::journal::EndReason;
+use agent_lifecycle::rt::TokioRt;
+use agent_lifecycle::session_log::Entry;
+use agent_lifecycle::store::durable::{
+    Durable, DurableRecord, FileDurable, LockError, PLAIN_NAME_MAX,
+};
+use agent_lifecycle::store::SessionStore;
+use agent_lifecycle::world::World;
+use std::io::ErrorKind;
+use std::path::Path;
+use std::sync::Arc;
+
+fn rec(serial: u64, prompt: u64) -> DurableRecord {
+    DurableRecord {
+        serial,
+        entry: Entry::TurnEnd {
+            prompt,
+            reason: EndReason::Completed,
+        },
+    }
+}
+
+fn name(path: &Path) -> String {
+    path.file_name()
+        .expect("a file name")
+        .to_str()
+        .expect("ASCII")
+        .to_string()
+}
+
+fn hex(id: &str) -> String {
+    id.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An id of `n` bytes with `/`, NUL, newlines and non-ASCII in it.
+fn hostile(n: usize) -> String {
+    let mut id = String::from("a/b\0c\nd\r\u{e9}\u{65e5}\u{1f389}/../");
+    while id.len() < n {
+        id.push(char::from(b'a' + (id.len() % 26) as u8));
+    }
+    assert_eq!(id.len(), n);
+    id
+}
+
+/// The length of the header line of a hashed log (the bytes before its
+/// first record).
+fn header_len(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).expect("read");
+    let end = bytes.iter().position(|b| *b == b'\n').expect("a header");
+    (end + 1) as u64
+}
+
+#[test]
+fn a9_any_id_round_trips_within_the_name_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    let ids = [
+        "x".repeat(300),
+        "y".repeat(4000),
+        format!("{}z", "y".repeat(3999)),
+        hostile(40),
+        hostile(300),
+        hostile(4000),
+    ];
+    for id in &ids {
+        assert!(!d.exists(id).expect("exists"), "{id:?}");
+        d.write(id, &[rec(1, 0)]).expect("write");
+        d.sync(id).expect("sync");
+        d.write(id, &[rec(1, 1), rec(2, 2)]).expect("write");
+        d.sync(id).expect("sync");
+        assert!(d.exists(id).expect("exists"));
+        let loaded = d.load(id).expect("load");
+        assert_eq!(loaded.records, vec![rec(1, 0), rec(1, 1), rec(2, 2)]);
+        assert!(loaded.torn.is_none());
+        let path = d.path(id);
+        assert!(name(&path).len() <= 255, "{}", name(&path));
+        assert_eq!(path.parent(), Some(dir.path()), "stays in the directory");
+    }
+    // One file per id, and a reopened store reads them all.
+    let files = std::fs::read_dir(dir.path()).expect("ls").count();
+    assert_eq!(files, ids.len(), "no stray temporary files");
+    let again = FileDurable::new(dir.path()).expect("dir");
+    for id in &ids {
+        assert_eq!(again.load(id).expect("load").records.len(), 3);
+    }
+}
+
+#[test]
+fn a9_short_ids_keep_the_plain_name_and_old_files_load() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    // An old-format file, written by hand: no header.
+    let id = hostile(40);
+    let mut old = serde_json::to_vec(&rec(1, 0)).expect("json");
+    old.push(b'\n');
+    let path = dir.path().join(format!("session-{}.jsonl", hex(&id)));
+    std::fs::write(&path, &old).expect("write");
+    assert_eq!(d.path(&id), path);
+    assert_eq!(d.load(&id).expect("load").records, vec![rec(1, 0)]);
+    d.write(&id, &[rec(1, 1)]).expect("append");
+    assert_eq!(
+        d.load(&id).expect("load").records,
+        vec![rec(1, 0), rec(1, 1)]
+    );
+    // The boundary: the longest plain name, then the first hashed one.
+    let longest = "p".repeat((PLAIN_NAME_MAX - "session-.jsonl".len()) / 2);
+    assert_eq!(name(&d.path(&longest)).len(), PLAIN_NAME_MAX);
+    assert_eq!(
+        name(&d.path(&longest)),
+        format!("session-{}.jsonl", hex(&longest))
+    );
+    let hashed = format!("{longest}p");
+    let hashed_name = name(&d.path(&hashed));
+    assert!(hashed_name.starts_with("session-h"), "{hashed_name}");
+    assert_eq!(hashed_name.len(), "session-h.jsonl".len() + 64);
+}
+
+#[test]
+fn a9_an_empty_log_exists_hashed_or_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    for id in ["short".to_string(), "l".repeat(500)] {
+        assert!(!d.exists(&id).expect("exists"));
+        d.write(&id, &[]).expect("write");
+        d.sync(&id).expect("sync");
+        assert!(d.exists(&id).expect("exists"));
+        let loaded = d.load(&id).expect("load");
+        assert!(loaded.records.is_empty() && loaded.torn.is_none());
+        d.write(&id, &[rec(1, 0)]).expect("write");
+        assert_eq!(d.load(&id).expect("load").records, vec![rec(1, 0)]);
+    }
+}
+
+#[test]
+fn a9_a_hashed_log_naming_another_id_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    let mine = format!("mine-{}", "m".repeat(300));
+    let theirs = format!("theirs-{}", "t".repeat(300));
+    d.write(&theirs, &[rec(1, 0)]).expect("write");
+    // A file copied by hand under the other id's name.
+    std::fs::copy(d.path(&theirs), d.path(&mine)).expect("copy");
+    let before = std::fs::read(d.path(&mine)).expect("read");
+    let err = d.load(&mine).expect_err("another id's log");
+    assert_eq!(err.kind(), ErrorKind::InvalidData);
+    let message = err.to_string();
+    assert!(
+        message.contains(&theirs) && message.contains(&mine),
+        "{message}"
+    );
+    assert!(message.contains("copied by hand"), "{message}");
+    let err = d.write(&mine, &[rec(2, 0)]).expect_err("no append");
+    assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+    let err = d.truncate(&mine, 0).expect_err("no truncate");
+    assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+    match d.lock(&mine) {
+        Err(LockError::Io(e)) => assert_eq!(e.kind(), ErrorKind::InvalidData, "{e}"),
+        other => panic!("locking another id's log: {other:?}"),
+    }
+    assert_eq!(std::fs::read(d.path(&mine)).expect("read"), before);
+    // A hashed name without a header is refused too.
+    let bare = "b".repeat(300);
+    std::fs::write(d.path(&bare), b"").expect("write");
+    let err = d.load(&bare).expect_err("no header");
+    assert!(err.to_string().contains("no header"), "{err}");
+}
+
+#[test]
+fn d9_a_torn_tail_on_a_hashed_log_is_cut_at_the_reported_offset() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    let id = hostile(300);
+    d.write(&id, &[rec(1, 0), rec(1, 1)]).expect("write");
+    d.write(&id, &[rec(1, 2)]).expect("write");
+    let path = d.path(&id);
+    let len = std::fs::metadata(&path).expect("meta").len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .expect("open")
+        .set_len(len - 7)
+        .expect("tear");
+    let loaded = d.load(&id).expect("a torn tail is not an error");
+    assert_eq!(loaded.records, vec![rec(1, 0), rec(1, 1)]);
+    let torn = loaded.torn.expect("a torn tail is reported");
+    assert!(torn.reason.contains("cut short"), "{}", torn.reason);
+    // Offsets count from the first record, after the header.
+    let header = header_len(&path);
+    assert_eq!(header + torn.offset + torn.bytes, len - 7);
+    d.truncate(&id, torn.offset).expect("truncate");
+    assert_eq!(header_len(&path), header, "the header stays");
+    let cut = d.load(&id).expect("load");
+    assert_eq!(cut.records, vec![rec(1, 0), rec(1, 1)]);
+    assert!(cut.torn.is_none());
+    d.write(&id, &[rec(2, 3)]).expect("append");
+    d.sync(&id).expect("sync");
+    let again = d.load(&id).expect("load");
+    assert!(again.torn.is_none());
+    assert_eq!(again.records, vec![rec(1, 0), rec(1, 1), rec(2, 3)]);
+    // Truncating to nothing leaves an empty, loadable log.
+    d.truncate(&id, 0).expect("truncate");
+    assert_eq!(d.load(&id).expect("load"), Default::default());
+}
+
+/// D9 through the store: `recover` on a hashed log cuts the torn tail
+/// and closes the open turn.
+#[test]
+fn d9_recover_repairs_a_hashed_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = Arc::new(FileDurable::new(dir.path()).expect("dir"));
+    let id = "r".repeat(200);
+    let start = DurableRecord {
+        serial: 1,
+        entry: Entry::TurnStart { prompt: 1 },
+    };
+    d.write(&id, &[rec(1, 0), start.clone(), rec(1, 9)])
+        .expect("write");
+    let path = d.path(&id);
+    let len = std::fs::metadata(&path).expect("meta").len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .expect("open")
+        .set_len(len - 9)
+        .expect("tear");
+    let store = SessionStore::<TokioRt>::new(d.clone(), World::new(), Faults::none());
+    let loaded = store.recover(&id).expect("recover");
+    let interrupted = DurableRecord {
+        serial: 1,
+        entry: Entry::TurnEnd {
+            prompt: 1,
+            reason: EndReason::Interrupted,
+        },
+    };
+    let want = vec![rec(1, 0), start, interrupted];
+    assert_eq!(loaded.records, want);
+    let again = d.load(&id).expect("load");
+    assert!(again.torn.is_none(), "{:?}", again.torn);
+    assert_eq!(again.records, want);
+}
+
+#[test]
+fn a9_a_second_holder_gets_held_until_the_first_lets_go() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for id in ["s".to_string(), hostile(300)] {
+        let first = FileDurable::new(dir.path()).expect("dir");
+        let second = FileDurable::new(dir.path()).expect("dir");
+        first.lock(&id).expect("lock");
+        first.lock(&id).expect("locking again is Ok");
+        match second.lock(&id) {
+            Err(e @ LockError::Held { .. }) => {
+                let message = e.to_string();
+                assert!(message.contains("in use by another process"), "{message}");
+                assert!(!message.contains('\n'), "one line: {message}");
+                let io: std::io::Error = e.into();
+                assert_eq!(io.kind(), ErrorKind::ResourceBusy);
+            }
+            other => panic!("a second holder: {other:?}"),
+        }
+        // The holder still writes; another id is not affected.
+        first.write(&id, &[rec(1, 0)]).expect("write");
+        second.lock("other").expect("another id");
+        first.unlock(&id);
+        second.lock(&id).expect("free after unlock");
+        assert!(matches!(first.lock(&id), Err(LockError::Held { .. })));
+        drop(second);
+        first.lock(&id).expect("free after drop");
+        assert_eq!(first.load(&id).expect("load").records, vec![rec(1, 0)]);
+    }
+}
+
+#[test]
+fn a9_locking_a_new_id_creates_an_empty_loadable_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    for id in ["new".to_string(), hostile(4000)] {
+        assert!(!d.exists(&id).expect("exists"));
+        d.lock(&id).expect("lock");
+        assert!(d.exists(&id).expect("exists"));
+        assert_eq!(d.load(&id).expect("load"), Default::default());
+        d.write(&id, &[rec(1, 0)]).expect("write");
+        d.sync(&id).expect("sync");
+        assert_eq!(d.load(&id).expect("load").records, vec![rec(1, 0)]);
+    }
+    d.unlock("never locked");
+}
