@@ -68,7 +68,11 @@ fn a9_commands_run_in_the_session_cwd_and_a_bad_cwd_is_refused() {
 #[test]
 fn a9_content_blocks_the_agent_does_not_take_are_refused() {
     let sessions = tempfile::tempdir().unwrap();
-    let mut server = AcpServer::start(sessions.path());
+    let mut server = AcpServer::spawn(sessions.path());
+    let init = server.initialize();
+    let prompts = &init["result"]["agentCapabilities"]["promptCapabilities"];
+    assert_eq!(prompts["embeddedContext"], true, "{init}");
+    assert_eq!(prompts["image"], false, "{init}");
     let id = server.new_session();
     let refused = [
         json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),

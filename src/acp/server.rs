@@ -43,8 +43,9 @@ use crate::world::World;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, ContentBlock,
     ContentChunk, EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, PromptResponse, SessionId, SessionNotification,
+    SessionUpdate, StopReason,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Lines};
@@ -360,7 +361,7 @@ fn history(records: &[DurableRecord]) -> Vec<SessionUpdate> {
 fn prompt_text(req: &PromptRequest) -> Result<String, Error> {
     let refuse = |i: usize, what: &str| {
         Error::invalid_params().data(serde_json::json!(format!(
-            "prompt block {i} is {what}, which this agent does not take (its promptCapabilities say so); send text or an embedded text resource"
+            "prompt block {i} is {what}, which this agent does not take (its promptCapabilities say so: no image, no audio; embedded resources as text only); send text or an embedded text resource"
         )))
     };
     let mut parts = Vec::with_capacity(req.prompt.len());
@@ -458,7 +459,15 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 *r_init.conn.lock().unwrap_or_else(|p| p.into_inner()) = Some(cx);
                 responder.respond(
                     InitializeResponse::new(req.protocol_version)
-                        .agent_capabilities(AgentCapabilities::new().load_session(true))
+                        .agent_capabilities(
+                            AgentCapabilities::new()
+                                .load_session(true)
+                                .prompt_capabilities(
+                                    // Embedded text resources are read; a binary
+                                    // one gets -32602 (see `prompt_text`).
+                                    PromptCapabilities::new().embedded_context(true),
+                                ),
+                        )
                         .agent_info(Implementation::new(
                             "agent-lifecycle",
                             env!("CARGO_PKG_VERSION"),
