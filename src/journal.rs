@@ -240,6 +240,8 @@ pub struct Journal {
     dropped: u64,
     fates: std::collections::BTreeMap<PromptId, Fate>,
     cap: Option<usize>,
+    /// The agent whose journal this is: its trace events name it.
+    owner: Option<std::sync::Arc<str>>,
 }
 
 impl Journal {
@@ -252,12 +254,19 @@ impl Journal {
         }
     }
 
+    /// Name the agent whose journal this is (its trace events carry it as
+    /// `agent`).
+    pub fn set_owner(&mut self, agent: &str) {
+        self.owner = Some(agent.into());
+    }
+
     /// Append `event` at time `at_ms`.
     pub fn push(&mut self, at_ms: u64, event: Event) {
         let seq = self.dropped + self.records.len() as u64;
         if tracing::enabled!(target: "journal", tracing::Level::DEBUG) {
             let json = serde_json::to_string(&event).unwrap_or_default();
-            tracing::debug!(target: "journal", seq, at_ms, "{json}");
+            let agent = self.owner.as_deref().unwrap_or("-");
+            tracing::debug!(target: "journal", agent, seq, at_ms, "{json}");
         }
         self.note_fate(&event);
         self.records.push(Record { seq, at_ms, event });

@@ -62,8 +62,7 @@ fn replay_of_a_fault_exits_1_and_names_the_rule() {
     assert!(out.contains("C7 violated in when-idle-waiters"), "{out}");
     assert!(out.contains("violating step:"), "{out}");
     assert!(
-        out.trim_end()
-            .ends_with(&format!("replay: cargo run --release -- replay '{line}'")),
+        out.trim_end().ends_with(&format!("replay '{line}'")),
         "{out}"
     );
 }
@@ -105,8 +104,8 @@ fn list_names_everything() {
 }
 
 #[test]
-fn a_check_that_explores_nothing_fails() {
-    let (code, out, _) = lifecycle(&[
+fn a_budget_of_zero_is_refused_before_any_work() {
+    let (code, out, err) = lifecycle(&[
         "check",
         "--scenario",
         "cancel-before-claim",
@@ -115,6 +114,8 @@ fn a_check_that_explores_nothing_fails() {
         "--sim-seeds",
         "0",
     ]);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("nothing was explored"), "{out}");
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "nothing runs: {out}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains("--sim-seeds must be at least 1"), "{err}");
 }

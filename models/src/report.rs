@@ -152,7 +152,59 @@ pub fn render_table(reports: &[ModelReport]) -> String {
     out
 }
 
-/// The reports as JSON (for CI).
+/// The reports as JSON lines (for CI): one compact object per report, in
+/// the table's row order, joined by newlines (no trailing newline), the
+/// shape every other `--json` of the CLI prints.
 pub fn to_json(reports: &[ModelReport]) -> String {
-    serde_json::to_string_pretty(reports).expect("reports serialize")
+    let lines: Vec<String> = reports
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("reports serialize"))
+        .collect();
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checker::PropertyResult;
+
+    fn row(model: &str, fault: Option<Fault>) -> ModelReport {
+        let result = CheckResult {
+            model: model.into(),
+            states: 3,
+            unique: 2,
+            max_depth: 1,
+            seconds: 0.0,
+            bounded: false,
+            properties: vec![PropertyResult {
+                name: "C1 a property\nover two lines".into(),
+                expectation: crate::model::Expectation::Always,
+                holds: true,
+                counterexample: None,
+            }],
+        };
+        report(fault, result)
+    }
+
+    #[test]
+    fn to_json_is_one_object_per_row() {
+        let reports = [row("agent", None), row("agent", Some(Fault::M3))];
+        let json = to_json(&reports);
+        assert!(!json.ends_with('\n'), "{json}");
+        let lines: Vec<&str> = json.lines().collect();
+        assert_eq!(lines.len(), reports.len(), "{json}");
+        for (line, r) in lines.iter().zip(&reports) {
+            let v: serde_json::Value = serde_json::from_str(line).expect(line);
+            assert_eq!(v["result"]["model"], r.result.model, "{line}");
+            assert_eq!(v["fault"], serde_json::to_value(r.fault).unwrap(), "{line}");
+            for field in ["must_violate", "ok", "caught_by", "result"] {
+                assert!(v.get(field).is_some(), "no `{field}` in {line}");
+            }
+        }
+    }
+
+    #[test]
+    fn to_json_of_no_reports_is_empty() {
+        assert_eq!(to_json(&[]), "");
+    }
 }

@@ -304,9 +304,17 @@ impl State {
         c.reduction && c.dpor && !(full_top && branches < c.split_depth)
     }
 
+    /// Whether this shard owns the subtree of `key`. The key is a
+    /// byte-wise FNV hash of the choices, whose low bits follow the low bits
+    /// of the task ids; a splitmix64 finaliser spreads it first, so the
+    /// shards get balanced parts (the union is the same either way).
     fn owner(&self, key: u64) -> bool {
+        let mut z = key.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
         self.config.shard.count <= 1
-            || (key % u64::from(self.config.shard.count)) == u64::from(self.config.shard.index)
+            || (z % u64::from(self.config.shard.count)) == u64::from(self.config.shard.index)
     }
 
     /// The key of the current path including the last node's own choice.

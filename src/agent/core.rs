@@ -219,6 +219,11 @@ impl AgentCore {
         self.next_prompt = self.next_prompt.max(first);
     }
 
+    /// Name the agent in its journal's trace events.
+    pub fn name_journal(&mut self, agent: &str) {
+        self.journal.set_owner(agent);
+    }
+
     /// Bound the journal (see [`Journal::bounded`]).
     pub fn bound_journal(&mut self, cap: usize) {
         self.journal.set_bound(cap);

@@ -179,10 +179,11 @@ impl<R: Rt> Agent<R> {
     /// caller (its numbering continued, its journal bounded).
     pub fn prepare_core(
         id: &str,
-        core: AgentCore,
+        mut core: AgentCore,
         sink: Arc<dyn SessionSink>,
         runner: Option<Arc<dyn StepRunner>>,
     ) -> AgentLoop<R> {
+        core.name_journal(id);
         let faults = core.faults();
         let agent = Agent {
             shared: Arc::new(Shared {

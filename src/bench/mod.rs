@@ -38,7 +38,7 @@ use std::time::Instant;
 /// Arguments of `bench`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
-    /// Write the results as JSON here.
+    /// Write the results as JSON here (checked before the bench runs).
     #[arg(long, default_value = "bench.json")]
     out: PathBuf,
     /// Seeds per fault and sampling checker (median and max over them).
@@ -434,8 +434,45 @@ fn spaces(scenario: &'static Scenario, args: &BenchArgs, loom: Option<&Report>) 
     }
 }
 
+/// Whether `path` can be written, checked before the bench runs (which
+/// takes minutes): an existing file must open for writing (it is not
+/// truncated here), a new one needs an existing, writable directory.
+fn writable(path: &std::path::Path) -> Result<(), String> {
+    let fail = |e: &dyn std::fmt::Display| Err(format!("cannot write {}: {e}", path.display()));
+    if path.is_dir() {
+        return fail(&"it is a directory");
+    }
+    if path.exists() {
+        return match std::fs::OpenOptions::new().append(true).open(path) {
+            Ok(_) => Ok(()),
+            Err(e) => fail(&e),
+        };
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return fail(&format!("no directory {}", dir.display()));
+    }
+    let c_dir =
+        match std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str())) {
+            Ok(c) => c,
+            Err(e) => return fail(&e),
+        };
+    // SAFETY: `access` reads a NUL-terminated path and nothing else.
+    if unsafe { libc::access(c_dir.as_ptr(), libc::W_OK) } != 0 {
+        return fail(&std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// `bench`.
 pub fn run(args: &BenchArgs) -> ExitCode {
+    if let Err(e) = writable(&args.out) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let scenarios: Vec<&'static Scenario> = if args.scenario.is_empty() {
         DEFAULT.to_vec()
     } else {

@@ -17,12 +17,14 @@ use crate::oracle::Violation;
 use crate::rt::LoomRt;
 use crate::scenarios::{self, Outcome, Scenario};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 /// The panic that stops the exploration at a violation.
 pub const STOP: &str = "lifecycle: stop exploring";
@@ -272,12 +274,15 @@ pub fn worker_main(
     });
 }
 
+/// Run a loom worker and read its lines. With `interruptible`, a Ctrl-C
+/// (`super::interrupted`) kills the worker at once: `Ok(None)`.
 fn run_worker(
     scenario: &'static Scenario,
     faults: Faults,
     preemptions: usize,
     extra: &[String],
-) -> Result<Vec<WorkerLine>, String> {
+    interruptible: bool,
+) -> Result<Option<Vec<WorkerLine>>, String> {
     let mut cmd = Command::new(worker());
     cmd.arg("loom-worker")
         .arg(scenario.name)
@@ -286,28 +291,66 @@ fn run_worker(
     if let Some(f) = faults.iter().next() {
         cmd.arg("--fault").arg(f.to_string());
     }
-    cmd.args(extra).env(
-        crate::scenarios::WIDTH_ENV,
-        crate::scenarios::width().to_string(),
-    );
-    let out = cmd
-        .output()
+    cmd.args(extra)
+        .env(
+            crate::scenarios::WIDTH_ENV,
+            crate::scenarios::width().to_string(),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
         .map_err(|e| format!("cannot start the loom worker {}: {e}", worker().display()))?;
-    let lines: Vec<WorkerLine> = String::from_utf8_lossy(&out.stdout)
+    let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(s) = stdout.as_mut() {
+            let _ = s.read_to_end(&mut out);
+        }
+        let _ = done_tx.send(());
+        out
+    });
+    let errors = std::thread::spawn(move || {
+        let mut err = Vec::new();
+        if let Some(s) = stderr.as_mut() {
+            let _ = s.read_to_end(&mut err);
+        }
+        err
+    });
+    // Wait for the worker to close its stdout, looking at the Ctrl-C flag
+    // ten times a second.
+    while let Err(RecvTimeoutError::Timeout) = done_rx.recv_timeout(Duration::from_millis(100)) {
+        if interruptible && super::interrupted() {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = reader.join();
+            let _ = errors.join();
+            return Ok(None);
+        }
+    }
+    let status = child.wait().map_err(|e| format!("loom worker: {e}"))?;
+    let stdout = reader.join().unwrap_or_default();
+    let stderr = errors.join().unwrap_or_default();
+    let lines: Vec<WorkerLine> = String::from_utf8_lossy(&stdout)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     if lines.is_empty() {
+        if interruptible && super::interrupted() {
+            // The terminal's SIGINT reached the worker too.
+            return Ok(None);
+        }
         return Err(format!(
-            "the loom worker printed nothing ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
+            "the loom worker printed nothing ({status}): {}",
+            String::from_utf8_lossy(&stderr)
                 .lines()
                 .last()
                 .unwrap_or("")
         ));
     }
-    Ok(lines)
+    Ok(Some(lines))
 }
 
 fn rule_id(rule: &str) -> &'static str {
@@ -325,7 +368,9 @@ fn violations(pairs: Vec<(String, String)>) -> Vec<Violation> {
 }
 
 /// Explore exhaustively up to `preemptions`, or stop after `max`
-/// executions (then the row is sampled, not exhausted).
+/// executions (then the row is stopped at budget, not exhausted). Ctrl-C
+/// (`super::interrupted`) kills the worker and reports the row
+/// interrupted, with no counts.
 pub fn explore(
     scenario: &'static Scenario,
     faults: Faults,
@@ -334,7 +379,15 @@ pub fn explore(
     stop_at_first: bool,
 ) -> Report {
     let mut tally = Tally::new(scenario, Checker::Loom, faults);
-    tally.bound(format!("loom, preemptions <= {preemptions}"));
+    let cap = scenario.bounds.loom_max.map(|c| c as u64);
+    tally.bound(match (max, cap) {
+        (Some(m), None) => format!("preemptions <= {preemptions}, at most {m} executions"),
+        (Some(m), Some(c)) if m <= c => {
+            format!("preemptions <= {preemptions}, at most {m} executions")
+        }
+        (_, Some(c)) => format!("preemptions <= {preemptions}, capped at {c} executions"),
+        (None, None) => format!("preemptions <= {preemptions}"),
+    });
     let mut extra = Vec::new();
     if stop_at_first {
         extra.push("--stop-at-first".to_string());
@@ -351,8 +404,12 @@ pub fn explore(
         )
         .to_string()
     };
-    let lines = match run_worker(scenario, faults, preemptions, &extra) {
-        Ok(lines) => lines,
+    let lines = match run_worker(scenario, faults, preemptions, &extra, true) {
+        Ok(Some(lines)) => lines,
+        Ok(None) => {
+            tally.stopped(super::STOPPED_INTERRUPT);
+            return tally.finish();
+        }
         Err(e) => {
             tally.error(e);
             return tally.finish();
@@ -409,6 +466,12 @@ pub fn explore(
         tally.merge(executions, invariants, outcomes);
         if exhausted {
             tally.exhausted();
+        } else if stop_at_first && tally.first_failure.is_some() {
+            tally.stopped(super::STOPPED_FAILURE);
+        } else if max.is_some_and(|m| cap.is_none_or(|c| m <= c)) {
+            tally.stopped(super::STOPPED_BUDGET);
+        } else if cap.is_some() {
+            tally.stopped(super::STOPPED_CAP);
         }
     }
     tally.finish()
@@ -422,7 +485,8 @@ pub fn replay(
     preemptions: usize,
 ) -> Result<(Outcome, Vec<String>), String> {
     let extra = vec!["--replay-exec".to_string(), index.to_string()];
-    for line in run_worker(scenario, faults, preemptions, &extra)? {
+    let lines = run_worker(scenario, faults, preemptions, &extra, false)?.unwrap_or_default();
+    for line in lines {
         match line {
             WorkerLine::Replayed {
                 label,

@@ -32,7 +32,7 @@ use std::time::Instant;
 pub use goals::{GoalHit, GoalTally};
 use lifecycle_sim::{DfsConfig, DfsStats, Shard};
 pub use replay::ReplayLine;
-pub use sim_check::{DfsOptions, PortfolioOptions};
+pub use sim_check::{DfsOptions, PortfolioOptions, Saved};
 
 /// A checker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -83,6 +83,15 @@ impl Checker {
     /// means it explored too little (tokio does not: the OS schedules it).
     pub fn requires_goals(self) -> bool {
         !matches!(self, Checker::Tokio)
+    }
+
+    /// Whether `--shard k/n` splits this checker's search (`sim`: seed
+    /// ranges, `sim-dfs`: subtrees, `tokio`: runs). loom and shuttle
+    /// explore in an order of their own that cannot be cut without running
+    /// the part before the cut, so `check` gives each of their rows whole
+    /// to one shard instead.
+    pub fn splits(self) -> bool {
+        matches!(self, Checker::Sim | Checker::SimDfs | Checker::Tokio)
     }
 }
 
@@ -245,6 +254,95 @@ pub struct Report {
     pub error: Option<String>,
     /// Why the checker skipped this scenario (status `skip`).
     pub skipped: Option<String>,
+    /// Why a search that was not exhausted stopped before its bound:
+    /// [`STOPPED_BUDGET`], [`STOPPED_CAP`], [`STOPPED_FAILURE`] or
+    /// [`STOPPED_INTERRUPT`] (`None`: it ran its whole bound).
+    pub stopped: Option<&'static str>,
+    /// The part of the search this row covers (`None`: all of it).
+    pub shard: Option<String>,
+    /// Whether the goals and "nothing explored" were judged. A shard's row
+    /// and an interrupted row are judged on violations only: their goals
+    /// are judged on the union, by `lifecycle merge`, or not at all.
+    pub judged: bool,
+    /// Why the checker itself failed, before any judgement (what
+    /// `lifecycle merge` needs to judge the union again).
+    #[serde(skip)]
+    pub cause: Option<String>,
+}
+
+/// [`Report::stopped`]: the budget (`--budget`, `--dfs-executions`) ran out.
+pub const STOPPED_BUDGET: &str = "budget";
+/// [`Report::stopped`]: the scenario's own execution cap ran out (loom).
+pub const STOPPED_CAP: &str = "cap";
+/// [`Report::stopped`]: the search stopped at its first failure.
+pub const STOPPED_FAILURE: &str = "first failure";
+/// [`Report::stopped`]: Ctrl-C (see [`interrupted`]).
+pub const STOPPED_INTERRUPT: &str = "interrupted";
+
+/// Whether the command line was asked to stop (its first Ctrl-C): the
+/// checkers then end their search at the next execution and report what
+/// they have. Never set outside the `lifecycle` binary.
+pub fn interrupted() -> bool {
+    crate::cli::interrupt::requested()
+}
+
+/// The rule ID `rule` names, as the `&'static str` reports carry (a rule
+/// read back from a file, see `lifecycle merge`); a name no oracle uses
+/// is kept as read.
+pub fn rule_id(rule: &str) -> &'static str {
+    crate::oracle::RULE_IDS
+        .into_iter()
+        .chain(["determinism", "unknown"])
+        .find(|k| *k == rule)
+        .unwrap_or_else(|| Box::leak(rule.to_string().into_boxed_str()))
+}
+
+impl Report {
+    /// Judge the run from its counts: a run that explored nothing fails,
+    /// and so does an exploring checker that never hit one of its goals
+    /// (`unreached`). Sets `error`, `unreached`, `status` and `judged`.
+    pub fn judge(&mut self) {
+        self.judged = true;
+        let error = match (&self.cause, self.executions, &self.skipped) {
+            (None, 0, None) => Some("nothing was explored (0 executions)".to_string()),
+            (e, _, _) => e.clone(),
+        };
+        let requires = Checker::parse(self.checker).is_some_and(Checker::requires_goals);
+        self.unreached = if requires && self.skipped.is_none() && self.fault.is_none() {
+            self.goals
+                .iter()
+                .filter(|g| g.hits == 0 && g.excused.is_none())
+                .map(|g| g.goal)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.error = match (error, self.unreached.is_empty()) {
+            (None, false) => Some(format!(
+                "reachability goals never hit: {} (explored too little to pass)",
+                self.unreached.join(", ")
+            )),
+            (e, _) => e,
+        };
+        self.status = status(&self.skipped, &self.violations, &self.error);
+    }
+
+    /// Judge violations and the checker's own errors only (a shard, an
+    /// interrupted run).
+    pub fn judge_violations(&mut self) {
+        self.judged = false;
+        self.unreached = Vec::new();
+        self.error = self.cause.clone();
+        self.status = status(&self.skipped, &self.violations, &self.error);
+    }
+}
+
+fn status(skipped: &Option<String>, violations: &[Found], error: &Option<String>) -> &'static str {
+    match (skipped, violations.is_empty() && error.is_none()) {
+        (_, false) => "fail",
+        (Some(_), true) => "skip",
+        (None, true) => "pass",
+    }
 }
 
 /// Accumulates executions into a [`Report`].
@@ -272,6 +370,8 @@ pub(crate) struct Tally {
     goals: GoalTally,
     error: Option<String>,
     skipped: Option<String>,
+    stopped: Option<&'static str>,
+    shard: Shard,
 }
 
 impl Tally {
@@ -296,6 +396,8 @@ impl Tally {
             goals: GoalTally::new(scenario, checker.name()),
             error: None,
             skipped: None,
+            stopped: None,
+            shard: Shard::ALL,
         }
     }
 
@@ -407,24 +509,47 @@ impl Tally {
         }
     }
 
-    /// Start from the counts of a resumed search.
-    pub fn resume_counts(
-        &mut self,
-        outcomes: BTreeMap<String, u64>,
-        views: BTreeMap<String, String>,
-    ) {
-        self.outcomes = outcomes;
-        self.views = views;
+    /// Start from the counts of a resumed search: its outcome labels,
+    /// views, goal hits, invariants evaluated and first failure.
+    pub fn resume_counts(&mut self, saved: Saved) {
+        self.outcomes = saved.outcomes;
+        self.views = saved.views;
+        self.invariants = saved.invariants;
+        self.goals = GoalTally::new(self.scenario, self.checker.name());
+        for (name, hits) in &saved.goals {
+            self.goals.merge(name, *hits);
+        }
+        self.first_failure = saved.failure.map(|(vs, line)| {
+            let vs = vs
+                .into_iter()
+                .map(|(rule, message)| Violation::new(rule_id(&rule), message))
+                .collect();
+            (vs, line)
+        });
+        self.shrunk = saved.shrunk;
     }
 
-    /// Outcome label counts so far.
-    pub fn outcomes(&self) -> &BTreeMap<String, u64> {
-        &self.outcomes
-    }
-
-    /// The views reached so far, with their replay lines.
-    pub fn views(&self) -> &BTreeMap<String, String> {
-        &self.views
+    /// What a checkpoint keeps of this tally (see [`Tally::resume_counts`]).
+    pub fn saved(&self) -> Saved {
+        Saved {
+            outcomes: self.outcomes.clone(),
+            views: self.views.clone(),
+            invariants: self.invariants,
+            goals: self
+                .goals
+                .hits()
+                .into_iter()
+                .map(|g| (g.goal.to_string(), g.hits))
+                .collect(),
+            failure: self.first_failure.as_ref().map(|(vs, line)| {
+                let vs = vs
+                    .iter()
+                    .map(|v| (v.rule.to_string(), v.message.clone()))
+                    .collect();
+                (vs, line.clone())
+            }),
+            shrunk: self.shrunk.clone(),
+        }
     }
 
     /// What bounded the search.
@@ -442,14 +567,29 @@ impl Tally {
         self.skipped = Some(why);
     }
 
+    /// Why the search stopped before its bound (see [`Report::stopped`]).
+    pub fn stopped(&mut self, why: &'static str) {
+        self.stopped = Some(why);
+    }
+
+    /// The part of the search this tally covers.
+    pub fn shard(&mut self, shard: Shard) {
+        self.shard = shard;
+    }
+
+    /// The search ended: every schedule of its bound was explored.
     pub fn exhausted(&mut self) {
         self.exhausted = true;
     }
 
+    /// The checker itself failed (see [`Report::cause`]).
     pub fn error(&mut self, e: String) {
         self.error = Some(e);
     }
 
+    /// The report. A whole, uninterrupted run is judged on its goals too
+    /// ([`Report::judge`]); a shard or an interrupted run on its
+    /// violations only.
     pub fn finish(mut self) -> Report {
         if self.first_failure.is_none() {
             self.first_failure = self.other_failure.take();
@@ -468,44 +608,14 @@ impl Tally {
                 .collect(),
             None => Vec::new(),
         };
-        let error = match (&self.error, self.executions, &self.skipped) {
-            (None, 0, None) => Some("nothing was explored (0 executions)".to_string()),
-            (e, _, _) => e.clone(),
-        };
-        let goals = self.goals.hits();
-        let unreached: Vec<&'static str> = if self.checker.requires_goals()
-            && self.skipped.is_none()
-            && self.faults.iter().next().is_none()
-        {
-            goals
-                .iter()
-                .filter(|g| g.hits == 0 && g.excused.is_none())
-                .map(|g| g.goal)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let error = match (error, unreached.is_empty()) {
-            (None, false) => Some(format!(
-                "reachability goals never hit: {} (explored too little to pass)",
-                unreached.join(", ")
-            )),
-            (e, _) => e,
-        };
-        let status = if self.skipped.is_some() && violations.is_empty() && error.is_none() {
-            "skip"
-        } else if violations.is_empty() && error.is_none() {
-            "pass"
-        } else {
-            "fail"
-        };
-        Report {
+        let whole = self.shard.count == 1 && self.stopped != Some(STOPPED_INTERRUPT);
+        let mut report = Report {
             scenario: self.scenario.name,
             checker: self.checker.name(),
             fault: self.faults.iter().next(),
             executions: self.executions,
             invariants_checked: self.invariants,
-            status,
+            status: "pass",
             violations,
             seconds: self.start.elapsed().as_secs_f64(),
             exhausted: self.exhausted,
@@ -513,12 +623,22 @@ impl Tally {
             dfs: self.dfs,
             distinct_outcomes: self.views.len() as u64,
             views: self.views,
-            goals,
-            unreached,
+            goals: self.goals.hits(),
+            unreached: Vec::new(),
             outcomes: self.outcomes,
-            error,
+            error: None,
             skipped: self.skipped,
+            stopped: if self.exhausted { None } else { self.stopped },
+            shard: (self.shard.count > 1).then(|| self.shard.to_string()),
+            judged: false,
+            cause: self.error,
+        };
+        if whole {
+            report.judge();
+        } else {
+            report.judge_violations();
         }
+        report
     }
 }
 
@@ -596,29 +716,46 @@ pub fn run_with_progress(
             budget.loom_executions,
             stop_at_first,
         ),
-        Checker::ShuttleRandom | Checker::ShuttlePct => shuttle_check::explore(
-            checker,
+        Checker::ShuttleRandom | Checker::ShuttlePct => {
+            let mut report = shuttle_check::explore(
+                checker,
+                scenario,
+                faults,
+                budget.shuttle_iterations,
+                budget.pct_depth,
+                stop_at_first,
+            );
+            report.bound.get_or_insert_with(|| match checker {
+                Checker::ShuttlePct => format!(
+                    "{} iterations, pct depth {}",
+                    budget.shuttle_iterations, budget.pct_depth
+                ),
+                _ => format!("{} iterations", budget.shuttle_iterations),
+            });
+            if stop_at_first && !report.violations.is_empty() {
+                report.stopped = Some(STOPPED_FAILURE);
+            }
+            report
+        }
+        Checker::Tokio => tokio_check::explore(
             scenario,
             faults,
-            budget.shuttle_iterations,
-            budget.pct_depth,
+            (budget.tokio_runs, budget.shard),
             stop_at_first,
         ),
-        Checker::Tokio => tokio_check::explore(scenario, faults, budget.tokio_runs, stop_at_first),
     }
 }
 
 /// Panics that are part of the scenarios (the panicking observer of C9) or
 /// of the checkers' control flow (stopping loom at a violation) are caught,
 /// contained and reported, so the default hook's output for them would only
-/// be noise; every other panic still goes to the previous hook. Shuttle
-/// installs its own hook once, on its first run; it is run first so that it
-/// sits under ours.
+/// be noise; every other panic still goes to the previous hook. Shuttle's
+/// own hook is installed only around shuttle's runs
+/// (`shuttle_check::with_shuttle_hook`).
 pub fn quiet_panics() {
     use std::sync::Once;
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        shuttle_check::warm_up();
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let message = crate::bus::panic_message(info.payload());

@@ -41,10 +41,21 @@ impl Candidate {
 pub struct Shrunk {
     /// The run as found.
     pub original: Candidate,
-    /// The smallest run found that breaks the same rule.
+    /// The smallest run found that breaks the same rule (the original when
+    /// nothing smaller does: see [`Shrunk::reduced`]).
     pub minimal: Candidate,
     /// Runs tried.
     pub attempts: u32,
+}
+
+impl Shrunk {
+    /// Whether shrinking found a smaller run: fewer preemptions, or as
+    /// many and fewer steps or plan choices. When it did not, the run as
+    /// found is already minimal for this shrinker, and a report should say
+    /// so rather than print the same line twice.
+    pub fn reduced(&self) -> bool {
+        self.minimal.better_than(&self.original)
+    }
 }
 
 /// Run a (possibly partial) plan, continued without preemptions; the run if

@@ -1,6 +1,8 @@
 //! The shuttle checkers: shuttle's random and PCT schedulers, wrapped so the
 //! schedule of each execution is recorded; a failing one is printed in
 //! shuttle's own encoding and replayed with shuttle's `ReplayScheduler`.
+//! Shuttle's panic hook is in place only while shuttle runs
+//! ([`with_shuttle_hook`]).
 
 use super::{Checker, ReplayLine, Report, Tally};
 use crate::faults::Faults;
@@ -11,6 +13,7 @@ use shuttle::scheduler::{
 };
 use shuttle::{Config, FailurePersistence, Runner};
 use shuttle_engine::scheduler::serialization::{deserialize_schedule, serialize_schedule};
+use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
 /// Records the schedule of the current execution of an inner scheduler.
@@ -86,11 +89,130 @@ fn config() -> Config {
     config
 }
 
-/// Run one trivial execution so shuttle installs its panic hook now (it does
-/// so once per process), before ours replaces it.
-pub fn warm_up() {
-    let scheduler = RandomScheduler::new_from_seed(0, 1);
-    Runner::new(scheduler, config()).run(|| {});
+type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
+
+/// The shuttle runs in progress, and shuttle's hook between them (see
+/// [`with_shuttle_hook`]). Never locked by a panic hook, so a panic on
+/// another thread cannot deadlock with an installation.
+struct Hooks {
+    /// Shuttle runs in progress (tests run several at once).
+    depth: usize,
+    /// Whether ours is the hook in place (it stays after a run that ended
+    /// unwinding, until the next run ends).
+    installed: bool,
+    /// Shuttle's own hook, kept between runs. Shuttle installs it once per
+    /// process, on its first execution, over [`delegate_to_outer`].
+    shuttle: Option<Arc<Hook>>,
+}
+
+static HOOKS: Mutex<Hooks> = Mutex::new(Hooks {
+    depth: 0,
+    installed: false,
+    shuttle: None,
+});
+
+/// The hook that was in place before the shuttle runs in progress started:
+/// what shuttle's hook hands on to, and what is put back after the last.
+static OUTER: std::sync::RwLock<Option<Arc<Hook>>> = std::sync::RwLock::new(None);
+
+fn hooks() -> std::sync::MutexGuard<'static, Hooks> {
+    HOOKS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn set_outer(hook: Option<Arc<Hook>>) -> Option<Arc<Hook>> {
+    let mut outer = OUTER.write().unwrap_or_else(|p| p.into_inner());
+    std::mem::replace(&mut *outer, hook)
+}
+
+/// The hook shuttle's hook calls after its own output: the one that was in
+/// place when the current shuttle runs started.
+fn delegate_to_outer(info: &std::panic::PanicHookInfo<'_>) {
+    let outer = OUTER.read().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(outer) = outer {
+        outer(info);
+    }
+}
+
+/// Run `f`, which runs shuttle, with shuttle's panic hook installed, and
+/// put the previous hook back afterwards. Outside shuttle runs a panic
+/// (a `println!` to a closed stdout, a bug in `sim`) never reaches
+/// shuttle's hook, which would blame it on a shuttle task ("Task failed,
+/// serializing schedule").
+///
+/// While shuttle runs, the chain is: panics scenarios raise on purpose
+/// ([`scenarios::EXPECTED_PANICS`]) are dropped; then shuttle's hook (it
+/// skips the panics of its own teardown, names the failing task); then the
+/// previous hook. Runs on several threads at once share one installation:
+/// the first to start installs it, the last to end restores. `f` should
+/// not unwind (the hook cannot be set while a thread panics): the callers
+/// catch shuttle's panics inside it.
+pub fn with_shuttle_hook<T>(f: impl FnOnce() -> T) -> T {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            leave_shuttle_hook();
+        }
+    }
+    enter_shuttle_hook();
+    let _leave = Leave;
+    f()
+}
+
+thread_local! {
+    /// Set while [`replay`] runs on this thread: shuttle's panics there
+    /// (a schedule that does not fit) are its error, reported in one line.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+fn enter_shuttle_hook() {
+    let mut h = hooks();
+    h.depth += 1;
+    if h.installed {
+        return;
+    }
+    h.installed = true;
+    set_outer(Some(Arc::new(std::panic::take_hook())));
+    let shuttle = match &h.shuttle {
+        Some(hook) => hook.clone(),
+        None => {
+            // Shuttle's first execution in this process installs its hook
+            // over the one in place: let it wrap the delegate, then keep it.
+            std::panic::set_hook(Box::new(delegate_to_outer));
+            Runner::new(RandomScheduler::new_from_seed(0, 1), config()).run(|| {});
+            let hook: Arc<Hook> = Arc::new(std::panic::take_hook());
+            h.shuttle = Some(hook.clone());
+            hook
+        }
+    };
+    std::panic::set_hook(Box::new(move |info| {
+        let message = crate::bus::panic_message(info.payload());
+        if scenarios::EXPECTED_PANICS.contains(&message.as_str()) || QUIET.with(Cell::get) {
+            tracing::debug!(target: "panic", "{info}");
+        } else {
+            shuttle(info);
+        }
+    }));
+}
+
+fn leave_shuttle_hook() {
+    let mut h = hooks();
+    h.depth = h.depth.saturating_sub(1);
+    if h.depth > 0 || std::thread::panicking() {
+        // Still in use; or unwinding, when the hook cannot be set (the
+        // next run then takes ours as the one to restore).
+        return;
+    }
+    // Ours, over shuttle's (which `h.shuttle` keeps for the next run).
+    h.installed = false;
+    drop(std::panic::take_hook());
+    let Some(outer) = set_outer(None) else {
+        return;
+    };
+    match Arc::try_unwrap(outer) {
+        Ok(outer) => std::panic::set_hook(outer),
+        // A panic on another thread is in it right now.
+        Err(shared) => std::panic::set_hook(Box::new(move |info| shared(info))),
+    }
 }
 
 /// Explore `iterations` executions with shuttle's random or PCT scheduler.
@@ -123,9 +245,11 @@ pub fn dfs_count(scenario: &'static Scenario, cap: usize) -> (u64, bool, f64) {
         *c.lock().unwrap_or_else(|p| p.into_inner()) += 1;
     };
     let scheduler = shuttle::scheduler::DfsScheduler::new(Some(cap), false);
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Runner::new(scheduler, config()).run(body)
-    }));
+    let _ = with_shuttle_hook(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Runner::new(scheduler, config()).run(body)
+        }))
+    });
     let n = *count.lock().unwrap_or_else(|p| p.into_inner());
     (n, n < cap as u64, start.elapsed().as_secs_f64())
 }
@@ -187,21 +311,23 @@ pub fn explore_seeded(
     };
     // Seeds are fixed so a run is reproducible as a whole; each failing
     // execution is replayable on its own from its recorded schedule.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match checker {
-        Checker::ShuttlePct => Runner::new(
-            recording(
-                Box::new(PctScheduler::new_from_seed(seed, pct_depth, iterations))
-                    as Box<dyn Scheduler + Send>,
-            ),
-            config(),
-        )
-        .run(body),
-        _ => Runner::new(
-            recording(Box::new(RandomScheduler::new_from_seed(seed, iterations))),
-            config(),
-        )
-        .run(body),
-    }));
+    let result = with_shuttle_hook(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match checker {
+            Checker::ShuttlePct => Runner::new(
+                recording(
+                    Box::new(PctScheduler::new_from_seed(seed, pct_depth, iterations))
+                        as Box<dyn Scheduler + Send>,
+                ),
+                config(),
+            )
+            .run(body),
+            _ => Runner::new(
+                recording(Box::new(RandomScheduler::new_from_seed(seed, iterations))),
+                config(),
+            )
+            .run(body),
+        }))
+    });
     // The failing execution may have been the last one.
     if std::mem::take(&mut *failed.lock().unwrap_or_else(|p| p.into_inner())) {
         let done = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -269,12 +395,18 @@ pub fn replay(
         deserialize_schedule(encoded).ok_or_else(|| "malformed shuttle schedule".to_string())?;
     let found: Arc<Mutex<Option<Outcome>>> = Arc::new(Mutex::new(None));
     let f = found.clone();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Runner::new(ReplayScheduler::new_from_schedule(schedule), config()).run(move || {
-            let outcome = shuttle::future::block_on(scenarios::run::<ShuttleRt>(scenario, faults));
-            *f.lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
-        })
-    }));
+    // Quiet: a failed replay's panic message is in the error it returns.
+    QUIET.with(|q| q.set(true));
+    let result = with_shuttle_hook(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Runner::new(ReplayScheduler::new_from_schedule(schedule), config()).run(move || {
+                let outcome =
+                    shuttle::future::block_on(scenarios::run::<ShuttleRt>(scenario, faults));
+                *f.lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
+            })
+        }))
+    });
+    QUIET.with(|q| q.set(false));
     if let Err(payload) = result {
         let message = crate::bus::panic_message(payload.as_ref());
         if let Some(outcome) = shuttle_failure(&message) {

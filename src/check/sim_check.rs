@@ -24,7 +24,7 @@ use lifecycle_sim::{
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One execution on the simulator.
 pub struct SimRun {
@@ -245,8 +245,13 @@ pub fn explore(
 ) -> Report {
     let mut tally = Tally::new(scenario, Checker::Sim, faults);
     tally.want(opts.stop_on);
+    tally.shard(opts.shard);
     let expected = expected_branches(scenario, faults);
     for seed in opts.shard.range(opts.seeds) {
+        if super::interrupted() {
+            tally.stopped(super::STOPPED_INTERRUPT);
+            break;
+        }
         let (scheduler, untimed) = portfolio_scheduler(seed, opts.pct_depth, expected);
         let run = run_scheduled(scenario, faults, scheduler, untimed, false);
         let failed = count_run(&mut tally, &run, opts.shrink, || {
@@ -263,12 +268,13 @@ pub fn explore(
             progress(tally.executions);
         }
         if failed && stop_at_first {
+            tally.stopped(super::STOPPED_FAILURE);
             break;
         }
     }
     tally.bound(format!(
-        "seeds {} of 0..{}, pct depth 1..={}",
-        opts.shard, opts.seeds, opts.pct_depth
+        "seeds 0..{}, pct depth 1..={}",
+        opts.seeds, opts.pct_depth
     ));
     tally.finish()
 }
@@ -305,28 +311,53 @@ impl DfsOptions {
     }
 }
 
-/// A saved search.
+/// What a `sim-dfs` checkpoint keeps of a `Tally`, so a resumed search
+/// reports the whole search, not the part after the checkpoint.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Saved {
+    /// Outcome label counts.
+    pub outcomes: BTreeMap<String, u64>,
+    /// Views reached, with their replay lines.
+    pub views: BTreeMap<String, String>,
+    /// Invariants evaluated.
+    pub invariants: u64,
+    /// Hits per goal, by name.
+    pub goals: Vec<(String, u64)>,
+    /// The first failure: `(rule, message)` pairs and its replay line.
+    pub failure: Option<(Vec<(String, String)>, String)>,
+    /// Its shrunk line and preemptions before and after.
+    pub shrunk: Option<(String, u32, u32)>,
+}
+
+/// A saved search: what it searches, how far it got, and everything the
+/// report counts, so a resumed search reports the whole search.
 #[derive(Serialize, Deserialize)]
 struct Checkpoint {
     scenario: String,
     fault: Option<String>,
     fingerprint: String,
-    outcomes: BTreeMap<String, u64>,
-    /// Views reached so far, with their replay lines.
-    views: BTreeMap<String, String>,
+    /// Outcome labels, views, goal hits, invariants, the first failure.
+    #[serde(flatten)]
+    saved: Saved,
+    /// The search (its configuration included), as `Dfs::checkpoint`.
     search: String,
 }
 
-fn save(path: &PathBuf, cp: &Checkpoint) -> Result<(), String> {
+/// The file a checkpoint is written to first (then renamed over `path`).
+fn tmp_of(path: &Path) -> PathBuf {
+    path.with_extension("tmp")
+}
+
+fn save(path: &Path, cp: &Checkpoint) -> Result<(), String> {
     let json = serde_json::to_string(cp).map_err(|e| e.to_string())?;
-    let tmp = path.with_extension("tmp");
+    let tmp = tmp_of(path);
     std::fs::write(&tmp, json).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Load a checkpoint for `scenario`/`faults`.
 fn load(
-    path: &PathBuf,
+    path: &Path,
     scenario: &'static Scenario,
     faults: Faults,
 ) -> Result<(Dfs, Checkpoint), String> {
@@ -357,7 +388,79 @@ fn load(
     Ok((dfs, cp))
 }
 
-/// The `sim-dfs` checker.
+/// The first setting in which `saved` and `asked` search differently, as
+/// `(what, saved, asked)`.
+fn config_diff(saved: &DfsConfig, asked: &DfsConfig) -> Option<(&'static str, String, String)> {
+    let pb = |b: Option<u32>| b.map_or("unbounded".to_string(), |b| format!("<= {b}"));
+    let on = |b: bool| if b { "on" } else { "off" }.to_string();
+    [
+        ("shard", saved.shard.to_string(), asked.shard.to_string()),
+        (
+            "preemption bound",
+            pb(saved.preemption_bound),
+            pb(asked.preemption_bound),
+        ),
+        ("reduction", on(saved.reduction), on(asked.reduction)),
+        ("source-DPOR", on(saved.dpor), on(asked.dpor)),
+        (
+            "split depth",
+            saved.split_depth.to_string(),
+            asked.split_depth.to_string(),
+        ),
+        ("full top", on(saved.full_top), on(asked.full_top)),
+    ]
+    .into_iter()
+    .find(|(_, a, b)| a != b)
+}
+
+/// Check before any work that the search `opts` asks for can use its
+/// checkpoint: with `resume`, that the file is a checkpoint of this
+/// scenario, fault, build and search settings; without, that it can be
+/// written. The error is one line.
+pub fn check_checkpoint(
+    scenario: &'static Scenario,
+    faults: Faults,
+    opts: &DfsOptions,
+) -> Result<(), String> {
+    let Some(path) = &opts.checkpoint else {
+        return Ok(());
+    };
+    if opts.resume {
+        let (dfs, _) = load(path, scenario, faults)?;
+        if let Some((what, saved, asked)) = config_diff(&dfs.config(), &opts.config) {
+            return Err(format!(
+                "checkpoint {} searches with {what} {saved}, not {asked}: resume with the \
+                 settings it was saved with, or start a new search",
+                path.display()
+            ));
+        }
+    }
+    if path.is_dir() {
+        return Err(format!("checkpoint {} is a directory", path.display()));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!(
+            "cannot write checkpoint {}: no directory {}",
+            path.display(),
+            dir.display()
+        ));
+    }
+    // The checkpoint is written through a temporary file beside it.
+    let tmp = tmp_of(path);
+    std::fs::write(&tmp, b"")
+        .map_err(|e| format!("cannot write checkpoint {}: {e}", tmp.display()))?;
+    let _ = std::fs::remove_file(&tmp);
+    Ok(())
+}
+
+/// The `sim-dfs` checker. The search stops when it is exhausted, after
+/// `max_executions` schedules (`stopped at budget`), at the first failure
+/// with `stop_at_first`, or at Ctrl-C (`super::interrupted`), between two
+/// schedules; a search that did not end is saved to `checkpoint`.
 pub fn explore_dfs(
     scenario: &'static Scenario,
     faults: Faults,
@@ -367,23 +470,40 @@ pub fn explore_dfs(
 ) -> Report {
     let mut tally = Tally::new(scenario, Checker::SimDfs, faults);
     tally.want(opts.stop_on);
+    tally.shard(opts.config.shard);
     let mut dfs = match (&opts.checkpoint, opts.resume) {
-        (Some(path), true) => match load(path, scenario, faults) {
-            Ok((dfs, cp)) => {
-                tally.resume_counts(cp.outcomes, cp.views);
-                dfs
+        (Some(path), true) => {
+            let loaded = load(path, scenario, faults).and_then(|(dfs, cp)| {
+                match config_diff(&dfs.config(), &opts.config) {
+                    Some((what, saved, asked)) => Err(format!(
+                        "checkpoint {} searches with {what} {saved}, not {asked}",
+                        path.display()
+                    )),
+                    None => Ok((dfs, cp)),
+                }
+            });
+            match loaded {
+                Ok((dfs, cp)) => {
+                    tally.resume_counts(cp.saved);
+                    dfs
+                }
+                Err(e) => {
+                    tally.error(e);
+                    return tally.finish();
+                }
             }
-            Err(e) => {
-                tally.error(e);
-                return tally.finish();
-            }
-        },
+        }
         _ => Dfs::new(opts.config.clone()),
     };
     let start_executions = dfs.stats().executions;
     let mut nondeterminism = None;
     while let Some(scheduler) = dfs.next_scheduler() {
         if dfs.stats().executions - start_executions >= opts.max_executions {
+            tally.stopped(super::STOPPED_BUDGET);
+            break;
+        }
+        if super::interrupted() {
+            tally.stopped(super::STOPPED_INTERRUPT);
             break;
         }
         let run = run_scheduled(scenario, faults, scheduler, true, false);
@@ -415,6 +535,7 @@ pub fn explore_dfs(
             }
         }
         if failed && stop_at_first {
+            tally.stopped(super::STOPPED_FAILURE);
             break;
         }
     }
@@ -442,8 +563,15 @@ pub fn explore_dfs(
     // Schedules explored: complete runs plus sleep-blocked ones.
     tally.executions = stats.executions;
     tally.dfs(stats);
-    tally.bound(format!(
-        "{}, preemptions {}, shard {}",
+    tally.bound(dfs_bound(&config));
+    tally.finish()
+}
+
+/// What bounds a search of `config` (its shard aside: a report says that
+/// separately, so the shards of one search share their bound).
+pub fn dfs_bound(config: &DfsConfig) -> String {
+    format!(
+        "{}, preemptions {}",
         match (config.reduction, config.dpor) {
             (true, true) => "source-DPOR + sleep sets",
             (true, false) => "sleep sets",
@@ -452,9 +580,7 @@ pub fn explore_dfs(
         config
             .preemption_bound
             .map_or("unbounded".to_string(), |b| format!("<= {b}")),
-        config.shard
-    ));
-    tally.finish()
+    )
 }
 
 fn checkpoint(scenario: &'static Scenario, faults: Faults, dfs: &Dfs, tally: &Tally) -> Checkpoint {
@@ -462,8 +588,7 @@ fn checkpoint(scenario: &'static Scenario, faults: Faults, dfs: &Dfs, tally: &Ta
         scenario: scenario.name.to_string(),
         fault: faults.iter().next().map(|f| f.to_string()),
         fingerprint: super::replay::fingerprint(scenario),
-        outcomes: tally.outcomes().clone(),
-        views: tally.views().clone(),
+        saved: tally.saved(),
         search: dfs.checkpoint(),
     }
 }

@@ -7,6 +7,7 @@ use crate::faults::Faults;
 use crate::oracle::Violation;
 use crate::rt::TokioRt;
 use crate::scenarios::{self, Outcome, Scenario};
+use lifecycle_sim::Shard;
 use std::time::Duration;
 
 /// Seconds one execution may take before it counts as a stall.
@@ -54,21 +55,31 @@ pub fn run_once(
     }
 }
 
-/// Run `runs` executions.
+/// Run this shard's part of `runs` executions (`runs` over all shards):
+/// the run counts of the shards add up to `runs`. Stops early at the first
+/// failure with `stop_at_first`, or at Ctrl-C (`super::interrupted`).
 pub fn explore(
     scenario: &'static Scenario,
     faults: Faults,
-    runs: u64,
+    (runs, shard): (u64, Shard),
     stop_at_first: bool,
 ) -> Report {
     let rt = runtime();
     let mut tally = Tally::new(scenario, Checker::Tokio, faults);
-    for _ in 0..runs {
+    tally.shard(shard);
+    tally.bound(format!("{runs} runs on 2 worker threads"));
+    let mine = shard.range(runs);
+    for _ in mine {
+        if super::interrupted() {
+            tally.stopped(super::STOPPED_INTERRUPT);
+            break;
+        }
         let outcome = run_once(&rt, scenario, faults);
         let failed = tally.add(&outcome, || {
             ReplayLine::new(scenario, Checker::Tokio, faults, format!("runs={runs}")).to_string()
         });
         if failed && stop_at_first {
+            tally.stopped(super::STOPPED_FAILURE);
             break;
         }
     }

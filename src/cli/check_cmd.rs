@@ -1,7 +1,22 @@
 //! `check`, `mutants` and `explore`: run checkers, print tables.
+//!
+//! A table row is one line of counts, then its bound and its goals on
+//! lines of their own, so that every line fits 100 columns:
+//!
+//! ```text
+//! scenario                       checker        executions distinct result seconds  space
+//! dispose-mid-turn               sim-dfs             12672       93 pass      1.25  exhausted
+//!   bound: source-DPOR + sleep sets, preemptions unbounded
+//!   goals: dispose-during-step=3200 tail-cleared=4400
+//! ```
+//!
+//! The conclusion (differential coverage, the summary, the exit code) is
+//! `merge_cmd::conclude`, shared with `merge`.
 
-use super::{parse_checker, parse_fault, parse_scenario, ExploreArgs, Selection};
+use super::merge_cmd::{self, Run};
+use super::{parse_checker, parse_fault, parse_scenario, program, ExploreArgs, Selection};
 use crate::check::{self, Budget, Checker, DfsOptions, Report};
+use crate::cli::interrupt::{self, EXIT_INTERRUPTED};
 use crate::faults::{Fault, Faults};
 use crate::scenarios::Scenario;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -10,41 +25,70 @@ use serde::Serialize;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-fn header() {
+/// The widest line the tables print.
+pub(super) const WIDTH: usize = 100;
+
+/// The table's header line.
+pub(super) fn header() {
     println!(
-        "{:<30} {:<14} {:>10} {:>8} {:<6} {:>7}  {:<10} goals (hits)",
-        "scenario", "checker", "executions", "distinct", "result", "seconds", "space"
+        "{:<30} {:<14} {:>10} {:>8} {:<6} {:>7}  space",
+        "scenario", "checker", "executions", "distinct", "result", "seconds"
     );
 }
 
-fn space(r: &Report) -> String {
-    match (&r.skipped, r.exhausted) {
-        (Some(_), _) => "skipped".into(),
-        (None, true) => match r.bound.as_deref().and_then(|b| b.split("<= ").nth(1)) {
-            Some(b) => format!("exh. pb<={}", b.split(',').next().unwrap_or(b)),
-            None => "exhausted".into(),
-        },
-        // A search stopped by its budget or cap is not a sample.
-        (None, false) if matches!(r.checker, "sim-dfs" | "loom") => "stopped".into(),
-        (None, false) => "sampled".into(),
+/// How much of its space a row explored, in at most 18 characters:
+/// "exhausted" only when the search really ended.
+fn space(r: &Report) -> &'static str {
+    if r.skipped.is_some() {
+        return "skipped";
+    }
+    if r.exhausted {
+        return "exhausted";
+    }
+    match r.stopped {
+        Some(check::STOPPED_BUDGET) => "stopped at budget",
+        Some(check::STOPPED_CAP) => "stopped at cap",
+        Some(check::STOPPED_FAILURE) => "stopped at failure",
+        Some(check::STOPPED_INTERRUPT) => "interrupted",
+        _ if matches!(r.checker, "sim-dfs" | "loom") => "not exhausted",
+        _ => "sampled",
     }
 }
 
-fn row(r: &Report) {
-    let goals: Vec<String> = r
-        .goals
-        .iter()
-        .map(|g| {
-            format!(
-                "{}={}{}",
-                g.goal,
-                g.hits,
-                if g.excused.is_some() { "*" } else { "" }
-            )
-        })
-        .collect();
+/// Print `items` after `lead`, wrapped at [`WIDTH`] columns, continuation
+/// lines indented under the first item.
+pub(super) fn wrapped(lead: &str, items: &[String]) {
+    wrapped_at(lead, lead.len() + 1, items);
+}
+
+/// Print `items` after `lead` and a space, wrapped at [`WIDTH`] columns,
+/// continuation lines starting at column `indent`.
+fn wrapped_at(lead: &str, indent: usize, items: &[String]) {
+    let mut line = lead.to_string();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 && line.len() + 1 + item.len() > WIDTH {
+            println!("{line}");
+            line = " ".repeat(indent.saturating_sub(1));
+        }
+        line.push(' ');
+        line.push_str(item);
+    }
+    println!("{line}");
+}
+
+/// The bound of a row, with its shard.
+pub(super) fn bound(r: &Report) -> String {
+    let mut b = r.bound.clone().unwrap_or_else(|| "-".into());
+    if let Some(s) = &r.shard {
+        b.push_str(&format!(", shard {s}"));
+    }
+    b
+}
+
+/// One row of the table: counts, then its bound and goals.
+pub(super) fn row(r: &Report) {
     println!(
-        "{:<30} {:<14} {:>10} {:>8} {:<6} {:>7.2}  {:<10} {}{}",
+        "{:<30} {:<14} {:>10} {:>8} {:<6} {:>7.2}  {}",
         r.scenario,
         r.checker,
         r.executions,
@@ -52,30 +96,70 @@ fn row(r: &Report) {
         r.status,
         r.seconds,
         space(r),
-        goals.join(" "),
-        r.skipped
-            .as_ref()
-            .map(|w| format!(" ({w})"))
-            .unwrap_or_default()
     );
+    if let Some(why) = &r.skipped {
+        wrapped("  skipped:", &words(why));
+        return;
+    }
+    wrapped("  bound:", &words(&bound(r)));
+    if !r.goals.is_empty() {
+        let goals: Vec<String> = r
+            .goals
+            .iter()
+            .map(|g| {
+                let star = if g.excused.is_some() { "*" } else { "" };
+                format!("{}={}{star}", g.goal, g.hits)
+            })
+            .collect();
+        wrapped("  goals:", &goals);
+    }
 }
 
-fn failure(r: &Report) {
+/// Print `text` wrapped at [`WIDTH`] columns.
+pub(super) fn paragraph(text: &str) {
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.len() + 1 + word.len() > WIDTH {
+            println!("{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    println!("{line}");
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split(' ').map(str::to_string).collect()
+}
+
+/// What went wrong in a failed row, with the commands that replay it.
+pub(super) fn failure(r: &Report) {
     if let Some(e) = &r.error {
-        println!("  error in {} on {}: {e}", r.scenario, r.checker);
+        wrapped_at(
+            &format!("  error in {} on {}:", r.scenario, r.checker),
+            5,
+            &words(e),
+        );
     }
     for v in &r.violations {
-        println!(
-            "  {} violated in {} on {}: {}",
-            v.rule, r.scenario, r.checker, v.message
+        wrapped_at(
+            &format!("  {} violated in {} on {}:", v.rule, r.scenario, r.checker),
+            5,
+            &words(&v.message),
         );
     }
     if let Some(v) = r.violations.first() {
-        println!("  replay: cargo run --release -- replay '{}'", v.replay);
+        println!("  replay: {} replay '{}'", program(), v.replay);
         if let (Some(s), Some((before, after))) = (&v.shrunk, v.preemptions) {
-            println!(
-                "  shrunk ({before} -> {after} preemptions): cargo run --release -- replay '{s}'"
-            );
+            let how = if s == &v.replay {
+                format!("already minimal at {after} preemptions")
+            } else {
+                format!("{before} -> {after} preemptions")
+            };
+            println!("  shrunk ({how}): {} replay '{s}'", program());
         }
     }
 }
@@ -94,187 +178,72 @@ fn bar(total: u64, on: bool) -> ProgressBar {
     pb
 }
 
+/// The rows of `sel` that `shard` runs, in table order: every row of a
+/// checker that splits its search, and every n-th row of the others (loom,
+/// shuttle), counted over those rows, so each of them runs in one shard.
+pub(super) fn rows_of(sel: &Selection, shard: Shard) -> Vec<(&'static Scenario, Checker)> {
+    let mut whole = 0u32;
+    let mut rows = Vec::new();
+    for &scenario in &sel.scenarios {
+        for &checker in &sel.checkers {
+            let mine = checker.splits() || whole % shard.count == shard.index;
+            if !checker.splits() {
+                whole += 1;
+            }
+            if mine {
+                rows.push((scenario, checker));
+            }
+        }
+    }
+    rows
+}
+
 /// `check`.
-pub(super) fn run_check(json: bool, progress: bool, sel: &Selection) -> ExitCode {
-    let mut failed = Vec::new();
-    let mut dfs_rows = Vec::new();
-    let total = (sel.scenarios.len() * sel.checkers.len()) as u64;
-    let pb = bar(total, progress && !json);
+pub(super) fn run_check(json: bool, progress: bool, tier: &str, sel: &Selection) -> ExitCode {
+    let shard = sel.budget.shard;
+    let plan = rows_of(sel, shard);
+    let pb = bar(plan.len() as u64, progress && !json);
     if !json {
         pb.suspend(header);
     }
-    let mut coverage: Vec<Coverage> = Vec::new();
-    let mut skipped = 0u64;
-    for &scenario in &sel.scenarios {
-        let mut reports: Vec<Report> = Vec::new();
-        for &checker in &sel.checkers {
-            let name = format!("{} / {checker}", scenario.name);
-            pb.set_message(name.clone());
-            let tick = |n: u64| pb.set_message(format!("{name}: {n} executions"));
-            let report = check::run_with_progress(
-                checker,
-                scenario,
-                Faults::none(),
-                &sel.budget,
-                true,
-                &tick,
-            );
-            pb.suspend(|| {
-                if json {
-                    println!("{}", serde_json::to_string(&report).expect("json"));
-                } else {
-                    row(&report);
-                }
-            });
-            pb.inc(1);
-            skipped += u64::from(report.skipped.is_some());
-            if checker == Checker::SimDfs {
-                dfs_rows.push(report.clone());
-            }
-            if report.status == "fail" {
-                failed.push(report.clone());
-            }
-            reports.push(report);
+    let mut reports: Vec<Report> = Vec::new();
+    let mut interrupted = false;
+    for &(scenario, checker) in &plan {
+        if interrupt::requested() {
+            interrupted = true;
+            break;
         }
-        if let Some(c) = Coverage::of(&reports) {
-            coverage.push(c);
+        let name = format!("{} / {checker}", scenario.name);
+        pb.set_message(name.clone());
+        let tick = |n: u64| pb.set_message(format!("{name}: {n} executions"));
+        let report =
+            check::run_with_progress(checker, scenario, Faults::none(), &sel.budget, true, &tick);
+        pb.suspend(|| {
+            if json {
+                println!("{}", merge_cmd::row_line(&report));
+            } else {
+                row(&report);
+            }
+        });
+        pb.inc(1);
+        interrupted |= report.stopped == Some(check::STOPPED_INTERRUPT);
+        reports.push(report);
+        if interrupted {
+            break;
         }
     }
     pb.finish_and_clear();
-    let coverage_ok = !coverage.iter().any(Coverage::fails);
-    if json {
-        for c in &coverage {
-            println!("{}", serde_json::to_string(c).expect("json"));
-        }
-    } else if !coverage.is_empty() {
-        print_coverage(&coverage);
-    }
-    if !json {
-        println!("\n* = not required of that checker (see `explore <scenario> --checker <checker>` for the measured reason)");
-    }
-    if !json && !dfs_rows.is_empty() {
-        let exhausted = dfs_rows.iter().filter(|r| r.exhausted).count();
-        println!(
-            "\nexhaustive search (sim-dfs, {}): {exhausted} of {} scenarios exhausted",
-            dfs_rows[0].bound.as_deref().unwrap_or("-"),
-            dfs_rows.len()
-        );
-        for r in &dfs_rows {
-            if let Some(d) = &r.dfs {
-                println!(
-                    "  {:<30} {:>9} schedules ({} complete, {} sleep-blocked), {} distinct outcomes, depth {}, max {} preemptions{}",
-                    r.scenario,
-                    d.executions,
-                    d.complete,
-                    d.blocked,
-                    r.distinct_outcomes,
-                    d.max_depth,
-                    d.max_preemptions,
-                    if r.exhausted { "" } else { ", NOT exhausted (cap reached)" }
-                );
-            }
-        }
-    }
-    if failed.is_empty() && coverage_ok {
-        if !json {
-            println!(
-                "\n{} runs passed, {skipped} skipped, 0 failed; every required goal reached",
-                total - skipped
-            );
-        }
-        return ExitCode::SUCCESS;
-    }
-    if !json {
-        println!("\n{} run(s) failed:", failed.len());
-        for r in &failed {
-            failure(r);
-        }
-    }
-    ExitCode::from(1)
-}
-
-/// Differential coverage of one scenario: every contract view another
-/// checker reached must be reached by `sim-dfs` at the bound it reports.
-#[derive(Serialize)]
-struct Coverage {
-    scenario: &'static str,
-    /// `sim-dfs`'s bound (as its row reports it).
-    bound: String,
-    /// Views per checker.
-    views: Vec<(&'static str, u64)>,
-    /// Views `sim-dfs` missed: (checker that reached it, view, replay line).
-    missed: Vec<(&'static str, String, String)>,
-    /// The scenario's declared, measured coverage gap, if it has one: its
-    /// misses are reported and do not fail the run.
-    known_gap: Option<&'static str>,
-}
-
-impl Coverage {
-    fn of(reports: &[Report]) -> Option<Coverage> {
-        let dfs = reports
-            .iter()
-            .find(|r| r.checker == Checker::SimDfs.name())?;
-        let scenario = Scenario::parse(dfs.scenario)?;
-        let others: Vec<&Report> = reports
-            .iter()
-            .filter(|r| r.checker != dfs.checker && r.status != "skip")
-            .collect();
-        if others.is_empty() || dfs.status == "skip" {
-            return None;
-        }
-        let missed =
-            check::view::missed_by(&dfs.views, others.iter().map(|r| (r.checker, &r.views)));
-        Some(Coverage {
-            scenario: dfs.scenario,
-            bound: dfs.bound.clone().unwrap_or_default(),
-            views: reports
-                .iter()
-                .map(|r| (r.checker, r.distinct_outcomes))
-                .collect(),
-            missed,
-            known_gap: scenario.coverage_gap,
-        })
-    }
-
-    /// Whether this scenario fails the run: a miss with no declared gap.
-    fn fails(&self) -> bool {
-        !self.missed.is_empty() && self.known_gap.is_none()
-    }
-}
-
-fn print_coverage(coverage: &[Coverage]) {
-    let covered = coverage.iter().filter(|c| c.missed.is_empty()).count();
-    println!(
-        "\ndifferential coverage: sim-dfs reached every contract view another checker \
-         reached on {covered} of {} scenarios",
-        coverage.len()
-    );
-    for c in coverage.iter().filter(|c| !c.missed.is_empty()) {
-        let per: Vec<String> = c.views.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        match c.known_gap {
-            Some(why) => println!(
-                "  {}: known gap, {} view(s) missed (views: {}): {why}",
-                c.scenario,
-                c.missed.len(),
-                per.join(", ")
-            ),
-            None => {
-                println!(
-                    "  {}: sim-dfs ({}) missed {} view(s) (views: {}):",
-                    c.scenario,
-                    c.bound,
-                    c.missed.len(),
-                    per.join(", ")
-                );
-                for (checker, view, line) in &c.missed {
-                    println!("    {view}  reached by {checker}");
-                    if !line.is_empty() {
-                        println!("      replay: cargo run --release -- replay '{line}'");
-                    }
-                }
-            }
-        }
-    }
+    merge_cmd::conclude(
+        &Run {
+            settings: merge_cmd::Settings::of(tier, sel),
+            shard,
+            planned: plan.len(),
+            reports,
+            interrupted: interrupted || interrupt::requested(),
+            merged: Vec::new(),
+        },
+        json,
+    )
 }
 
 /// One fault's row of the kill matrix.
@@ -317,6 +286,9 @@ fn kill_with(
         ..budget.clone()
     };
     for scenario in order {
+        if interrupt::requested() {
+            return None;
+        }
         let report = check::run(checker, scenario, Faults::none().with(fault), &budget, true);
         if let Some(v) = report
             .violations
@@ -330,24 +302,26 @@ fn kill_with(
     None
 }
 
-/// `mutants`.
+/// The width of a checker's column in the kill matrix.
+fn column(c: Checker) -> usize {
+    c.name().len().max(9) + 1
+}
+
+/// `mutants`. Ctrl-C stops it after the run in progress: the faults done
+/// so far are printed, then it exits 130.
 pub(super) fn run_mutants(json: bool, sel: &Selection) -> ExitCode {
     let mut all_killed = true;
     if !json {
-        let cols: Vec<String> = sel
+        let cols: String = sel
             .checkers
             .iter()
-            .map(|c| format!("{:>15}", c.name()))
+            .map(|&c| format!("{:>w$}", c.name(), w = column(c)))
             .collect();
-        println!(
-            "{:<5} {:<6} {:<6} {}  (executions to kill)",
-            "fault",
-            "killed",
-            "rule",
-            cols.join("")
-        );
+        println!("{:<5} {:<6} {:<6}{cols}", "fault", "killed", "rule");
+        println!("{:<19}(executions to kill; - not killed)", "");
     }
     let mut kills = Vec::new();
+    let mut interrupted = false;
     for fault in Fault::IMPLEMENTED {
         let mut kill = Kill {
             fault,
@@ -361,6 +335,9 @@ pub(super) fn run_mutants(json: bool, sel: &Selection) -> ExitCode {
             by_checker: Vec::new(),
         };
         for &checker in &sel.checkers {
+            if interrupt::requested() {
+                break;
+            }
             match kill_with(fault, checker, &sel.budget, &sel.scenarios) {
                 Some((report, rule)) => {
                     kill.by_checker
@@ -385,21 +362,29 @@ pub(super) fn run_mutants(json: bool, sel: &Selection) -> ExitCode {
                 None => kill.by_checker.push((checker.name(), None)),
             }
         }
+        if interrupt::requested() {
+            // This fault's row is incomplete: not printed, not judged.
+            interrupted = true;
+            break;
+        }
         all_killed &= kill.killed;
         if json {
             println!("{}", serde_json::to_string(&kill).expect("json"));
         } else {
-            let cells: Vec<String> = kill
+            let cells: String = kill
                 .by_checker
                 .iter()
-                .map(|(_, n)| format!("{:>15}", n.map_or("-".to_string(), |n| n.to_string())))
+                .zip(&sel.checkers)
+                .map(|((_, n), &c)| {
+                    let n = n.map_or("-".to_string(), |n| n.to_string());
+                    format!("{n:>w$}", w = column(c))
+                })
                 .collect();
             println!(
-                "{:<5} {:<6} {:<6} {}",
+                "{:<5} {:<6} {:<6}{cells}",
                 fault.to_string(),
                 if kill.killed { "yes" } else { "NO" },
                 kill.rule.unwrap_or("-"),
-                cells.join("")
             );
         }
         kills.push(kill);
@@ -409,58 +394,131 @@ pub(super) fn run_mutants(json: bool, sel: &Selection) -> ExitCode {
         for k in &kills {
             match &k.replay {
                 Some(r) => {
-                    println!("{} ({}):\n  replay '{r}'", k.fault, k.fault.about());
+                    println!(
+                        "{} ({}):\n  {} replay '{r}'",
+                        k.fault,
+                        k.fault.about(),
+                        program()
+                    );
                     if let Some((s, a, b)) = &k.shrunk {
-                        println!("  shrunk ({a} -> {b} preemptions) '{s}'");
+                        let how = if s == r {
+                            format!("already minimal at {b} preemptions")
+                        } else {
+                            format!("{a} -> {b} preemptions")
+                        };
+                        println!("  shrunk ({how}): {} replay '{s}'", program());
                     }
                 }
                 None => println!("{} ({}): NOT KILLED", k.fault, k.fault.about()),
             }
         }
+        let killed = kills.iter().filter(|k| k.killed).count();
+        let total = Fault::IMPLEMENTED.len();
+        if interrupted {
+            println!(
+                "\ninterrupted (Ctrl-C) after {} of {total} faults: {killed} killed, {} not",
+                kills.len(),
+                kills.len() - killed
+            );
+        } else {
+            println!(
+                "\n{killed} of {total} faults killed, {} not killed",
+                total - killed
+            );
+        }
     }
-    if all_killed {
+    if interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if all_killed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     }
 }
 
+/// The search `explore` asks for, checked before any work: one line for
+/// stderr if it cannot run.
+struct Exploration {
+    scenario: &'static Scenario,
+    checker: Checker,
+    faults: Faults,
+    budget: Budget,
+    dfs: Option<DfsOptions>,
+}
+
+fn exploration(args: &ExploreArgs) -> Result<Exploration, String> {
+    let scenario = parse_scenario(&args.scenario)?;
+    let checker = parse_checker(&args.checker)?;
+    let fault = args.fault.as_deref().map(parse_fault).transpose()?;
+    let faults = Faults::from(fault);
+    let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
+    if shard.is_some() && !checker.splits() {
+        return Err(format!(
+            "--shard splits sim, sim-dfs and tokio, not {checker} (check gives each {checker} \
+             row whole to one shard)"
+        ));
+    }
+    if args.resume && args.checkpoint.is_none() {
+        return Err("--resume needs --checkpoint FILE".into());
+    }
+    if (args.checkpoint.is_some()
+        || args.no_reduction
+        || args.preemption_bound.is_some()
+        || args.unbounded)
+        && checker != Checker::SimDfs
+    {
+        return Err(
+            "--checkpoint, --resume, --no-reduction, --preemption-bound and --unbounded apply to sim-dfs"
+                .into(),
+        );
+    }
+    let mut budget = Budget::PR;
+    if let Some(n) = args.budget {
+        budget = budget.with_executions(super::in_range("--budget", n, 1, super::MAX_COUNT)?);
+    }
+    if let Some(b) = args.preemption_bound {
+        super::in_range("--preemption-bound", b.into(), 0, super::MAX_PREEMPTIONS)?;
+    }
+    budget.shard = shard.unwrap_or(Shard::ALL);
+    let dfs = (checker == Checker::SimDfs).then(|| DfsOptions {
+        config: DfsConfig {
+            reduction: !args.no_reduction,
+            preemption_bound: match args.unbounded {
+                true => None,
+                false => args.preemption_bound.or(scenario.bounds.dfs),
+            },
+            shard: budget.shard,
+            ..DfsConfig::default()
+        },
+        max_executions: budget.dfs_executions,
+        checkpoint: args.checkpoint.clone(),
+        resume: args.resume,
+        shrink: true,
+        stop_on: &[],
+    });
+    if let Some(opts) = &dfs {
+        check::sim_check::check_checkpoint(scenario, faults, opts)?;
+    }
+    Ok(Exploration {
+        scenario,
+        checker,
+        faults,
+        budget,
+        dfs,
+    })
+}
+
 /// `explore`.
 pub(super) fn run_explore(args: &ExploreArgs) -> ExitCode {
-    let parsed = (|| -> Result<_, String> {
-        let scenario = parse_scenario(&args.scenario)?;
-        let checker = parse_checker(&args.checker)?;
-        let fault = args.fault.as_deref().map(parse_fault).transpose()?;
-        let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
-        if args.resume && args.checkpoint.is_none() {
-            return Err("--resume needs --checkpoint FILE".into());
-        }
-        if (args.checkpoint.is_some()
-            || args.no_reduction
-            || args.preemption_bound.is_some()
-            || args.unbounded)
-            && checker != Checker::SimDfs
-        {
-            return Err(
-                "--checkpoint, --resume, --no-reduction, --preemption-bound and --unbounded apply to sim-dfs"
-                    .into(),
-            );
-        }
-        Ok((scenario, checker, Faults::from(fault), shard))
-    })();
-    let (scenario, checker, faults, shard) = match parsed {
-        Ok(p) => p,
+    let e = match exploration(args) {
+        Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    let mut budget = Budget::PR;
-    if let Some(n) = args.budget {
-        budget = budget.with_executions(n);
-    }
-    if let Some(s) = shard {
-        budget.shard = s;
+    if let Err(err) = interrupt::install() {
+        eprintln!("warning: Ctrl-C will kill at once ({err})");
     }
     let pb = bar(0, !args.json);
     pb.set_style(
@@ -468,88 +526,95 @@ pub(super) fn run_explore(args: &ExploreArgs) -> ExitCode {
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     let tick = |n: u64| pb.set_message(format!("{n} executions"));
-    let report = if checker == Checker::SimDfs {
-        check::quiet_panics();
-        crate::check::sim_check::explore_dfs(
-            scenario,
-            faults,
-            &DfsOptions {
-                config: DfsConfig {
-                    reduction: !args.no_reduction,
-                    preemption_bound: match args.unbounded {
-                        true => None,
-                        false => args.preemption_bound.or(scenario.bounds.dfs),
-                    },
-                    shard: budget.shard,
-                    ..DfsConfig::default()
-                },
-                max_executions: budget.dfs_executions,
-                checkpoint: args.checkpoint.clone(),
-                resume: args.resume,
-                shrink: true,
-                stop_on: &[],
-            },
+    let report = match &e.dfs {
+        Some(opts) => {
+            check::quiet_panics();
+            check::sim_check::explore_dfs(e.scenario, e.faults, opts, args.stop_at_first, &tick)
+        }
+        None => check::run_with_progress(
+            e.checker,
+            e.scenario,
+            e.faults,
+            &e.budget,
             args.stop_at_first,
             &tick,
-        )
-    } else {
-        check::run_with_progress(
-            checker,
-            scenario,
-            faults,
-            &budget,
-            args.stop_at_first,
-            &tick,
-        )
+        ),
     };
     pb.finish_and_clear();
+    let interrupted = report.stopped == Some(check::STOPPED_INTERRUPT) || interrupt::requested();
     if args.json {
         println!("{}", serde_json::to_string(&report).expect("json"));
     } else {
-        header();
-        row(&report);
-        println!("\nbound: {}", report.bound.as_deref().unwrap_or("-"));
-        if let Some(d) = &report.dfs {
-            println!(
-                "search: {} schedules ({} complete, {} sleep-blocked, {} left to other shards), depth {}, max {} preemptions, {}",
-                d.executions,
-                d.complete,
-                d.blocked,
-                d.foreign,
-                d.max_depth,
-                d.max_preemptions,
-                if report.exhausted { "exhausted" } else { "NOT exhausted" }
-            );
-            if let (false, Some(path)) = (report.exhausted, &args.checkpoint) {
-                println!(
-                    "checkpoint written to {}; continue with --resume",
-                    path.display()
-                );
-            }
-        }
-        println!("distinct terminal outcomes: {}", report.distinct_outcomes);
-        println!("outcome labels:");
-        for (k, v) in &report.outcomes {
-            println!("  {v:>9}  {k}");
-        }
-        println!("goals:");
-        for g in &report.goals {
-            println!("  {:>9}  {} ({})", g.hits, g.goal, g.about);
-            if let Some(why) = g.excused {
-                println!("             not required of {}: {why}", report.checker);
-            }
-        }
-        if report.status == "fail" {
-            println!();
-            failure(&report);
-        }
+        explained(&report, args, interrupted);
     }
-    if report.error.is_some() && report.violations.is_empty() && report.executions == 0 {
-        return ExitCode::from(2);
-    }
-    if report.status == "fail" {
+    if interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if report.error.is_some() && report.violations.is_empty() && report.executions == 0 {
+        ExitCode::from(2)
+    } else if report.status == "fail" {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// `explore`'s text report.
+fn explained(report: &Report, args: &ExploreArgs, interrupted: bool) {
+    header();
+    row(report);
+    if let Some(d) = &report.dfs {
+        let state = match (report.exhausted, space(report)) {
+            (true, _) => "exhausted".to_string(),
+            (false, s) => format!("NOT exhausted ({s})"),
+        };
+        println!();
+        wrapped(
+            "search:",
+            &words(&format!(
+                "{} schedules ({} complete, {} sleep-blocked, {} left to other shards), \
+                 depth {}, max {} preemptions, {state}",
+                d.executions, d.complete, d.blocked, d.foreign, d.max_depth, d.max_preemptions,
+            )),
+        );
+        let saved = report
+            .cause
+            .as_deref()
+            .is_none_or(|c| !c.contains("cannot write"));
+        if let (false, true, Some(path)) = (report.exhausted, saved, &args.checkpoint) {
+            println!(
+                "checkpoint written to {}; continue with --resume",
+                path.display()
+            );
+        }
+    }
+    println!("distinct terminal outcomes: {}", report.distinct_outcomes);
+    println!("outcome labels:");
+    for (k, v) in &report.outcomes {
+        println!("  {v:>9}  {k}");
+    }
+    println!("goals:");
+    for g in &report.goals {
+        wrapped_at(
+            &format!("  {:>9}  {}:", g.hits, g.goal),
+            13,
+            &words(g.about),
+        );
+        if let Some(why) = g.excused {
+            wrapped_at(
+                &format!("{:13}not required of {}:", "", report.checker),
+                13,
+                &words(why),
+            );
+        }
+    }
+    if interrupted {
+        println!(
+            "\ninterrupted (Ctrl-C) after {} executions: goals not judged",
+            report.executions
+        );
+    }
+    if report.status == "fail" {
+        println!();
+        failure(report);
     }
 }

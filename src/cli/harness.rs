@@ -1,8 +1,15 @@
-//! The harness commands: `check`, `mutants`, `explore`, `replay`,
-//! `shrink`, `model`, `bench`, `list` (feature `harness`).
+//! The harness commands: `check`, `mutants`, `explore`, `merge`,
+//! `replay`, `shrink`, `model`, `bench`, `list` (feature `harness`).
+//!
+//! Every number a command takes is checked before any work starts: zero
+//! and absurd values (above [`MAX_COUNT`] executions, [`MAX_PREEMPTIONS`]
+//! preemptions, [`MAX_PCT_DEPTH`] PCT depth) exit 2 with one line on
+//! stderr, and so do unwritable checkpoint paths.
 
 #[path = "check_cmd.rs"]
 mod check_cmd;
+#[path = "merge_cmd.rs"]
+mod merge_cmd;
 #[path = "replay_cmd.rs"]
 mod replay_cmd;
 
@@ -21,6 +28,17 @@ pub(super) enum HarnessCommand {
     Mutants(CheckArgs),
     /// One scenario, one checker, one budget: the detailed report.
     Explore(ExploreArgs),
+    /// Judge the union of `check --shard k/n --json` outputs: sum the
+    /// shards, then judge goals and differential coverage as `check` does.
+    Merge {
+        /// The shards' `--json` outputs, one file per shard, in any order.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// JSON lines (the format `check --json` writes) instead of the
+        /// table: a merge is itself a whole run.
+        #[arg(long)]
+        json: bool,
+    },
     /// Replay a failure from the line `check` or `mutants` printed.
     Replay {
         /// The replay line (quote it).
@@ -64,7 +82,9 @@ pub(super) enum HarnessCommand {
 
 #[derive(Args, Debug, Clone)]
 pub(super) struct CheckArgs {
-    /// One JSON object per line instead of a table.
+    /// JSON lines instead of a table: one line per row (with its views),
+    /// then the differential coverage, then an `end` line with the settings
+    /// (what `merge` reads).
     #[arg(long)]
     json: bool,
     /// Only this scenario (repeatable).
@@ -78,11 +98,12 @@ pub(super) struct CheckArgs {
     #[arg(long, default_value = "pr")]
     tier: String,
     /// Executions for every sampling checker, and the cap of loom and of
-    /// the exhaustive search (overrides the tier).
+    /// the exhaustive search (overrides the tier; loom honours it).
     #[arg(long)]
     budget: Option<u64>,
-    /// Run part k of n of every search (`1/4`): disjoint seed ranges and
-    /// disjoint subtrees of the exhaustive search.
+    /// Run part k of n (`1/4`): disjoint seed ranges (sim), subtrees
+    /// (sim-dfs) and runs (tokio); loom and shuttle rows go whole to one
+    /// shard each. A shard judges violations only; `merge` judges the union.
     #[arg(long)]
     shard: Option<String>,
     /// `sim` portfolio seeds.
@@ -91,7 +112,8 @@ pub(super) struct CheckArgs {
     /// `sim-dfs`: executions before it stops unexhausted.
     #[arg(long)]
     dfs_executions: Option<u64>,
-    /// `sim-dfs` preemption bound (default: unbounded).
+    /// `sim-dfs` preemption bound for every scenario (default: each
+    /// scenario's own, plus 2 on the nightly tier).
     #[arg(long)]
     dfs_preemptions: Option<u32>,
     /// Iterations per shuttle scheduler.
@@ -121,7 +143,8 @@ pub(super) struct ExploreArgs {
     /// The checker.
     #[arg(long, default_value = "sim-dfs")]
     checker: String,
-    /// Executions (sampling checkers) or the cap of the exhaustive search.
+    /// Executions (sampling checkers) or the cap of an exhaustive search
+    /// (sim-dfs and loom both stop there, "stopped at budget").
     #[arg(long)]
     budget: Option<u64>,
     /// Switch a fault on (M1..M24).
@@ -137,13 +160,15 @@ pub(super) struct ExploreArgs {
     /// `sim-dfs`: no preemption bound (the whole space; may not finish).
     #[arg(long)]
     unbounded: bool,
-    /// Part k of n (`2/4`).
+    /// Part k of n (`2/4`) of sim, sim-dfs or tokio.
     #[arg(long)]
     shard: Option<String>,
-    /// `sim-dfs`: save the search here when it stops early.
+    /// `sim-dfs`: save the search here when it stops early (budget,
+    /// Ctrl-C).
     #[arg(long)]
     checkpoint: Option<std::path::PathBuf>,
-    /// `sim-dfs`: continue the search saved in `--checkpoint`.
+    /// `sim-dfs`: continue the search saved in `--checkpoint`, with the
+    /// same search settings (else exit 2).
     #[arg(long)]
     resume: bool,
     /// Stop at the first failure.
@@ -176,6 +201,25 @@ fn parse_fault(f: &str) -> Result<Fault, String> {
     }
 }
 
+/// The most executions any count may ask for (a trillion: months of work).
+pub(super) const MAX_COUNT: u64 = 1_000_000_000_000;
+/// The highest preemption bound accepted (none of the spaces finishes
+/// far below it).
+pub(super) const MAX_PREEMPTIONS: u64 = 64;
+/// The highest PCT depth accepted.
+pub(super) const MAX_PCT_DEPTH: u64 = 64;
+
+/// `value` of option `name` within `min..=max`.
+pub(super) fn in_range(name: &str, value: u64, min: u64, max: u64) -> Result<u64, String> {
+    if (min..=max).contains(&value) {
+        Ok(value)
+    } else if value < min {
+        Err(format!("{name} must be at least {min}"))
+    } else {
+        Err(format!("{name} {value} is absurd: at most {max}"))
+    }
+}
+
 impl CheckArgs {
     fn select(&self) -> Result<Selection, String> {
         let scenarios = if self.scenario.is_empty() {
@@ -196,26 +240,36 @@ impl CheckArgs {
         };
         let mut budget = Budget::tier(&self.tier)
             .ok_or_else(|| format!("unknown tier {:?}: expected pr or nightly", self.tier))?;
-        if let Some(n) = self.budget {
-            if n == 0 {
-                return Err("--budget must be at least 1".into());
-            }
+        let count =
+            |name: &str, v: Option<u64>| v.map(|v| in_range(name, v, 1, MAX_COUNT)).transpose();
+        if let Some(n) = count("--budget", self.budget)? {
             budget = budget.with_executions(n);
         }
         if let Some(s) = &self.shard {
             budget.shard = Shard::parse(s)?;
         }
-        budget.sim_seeds = self.sim_seeds.unwrap_or(budget.sim_seeds);
-        budget.dfs_executions = self.dfs_executions.unwrap_or(budget.dfs_executions);
-        budget.dfs_preemptions = self.dfs_preemptions.or(budget.dfs_preemptions);
-        budget.shuttle_iterations = self.shuttle_iterations.unwrap_or(budget.shuttle_iterations);
-        budget.pct_depth = self.pct_depth.unwrap_or(budget.pct_depth);
-        budget.loom_preemptions = self.loom_preemptions.unwrap_or(budget.loom_preemptions);
-        budget.tokio_runs = self.tokio_runs.unwrap_or(budget.tokio_runs);
-        budget.shrink = !self.no_shrink;
-        if budget.pct_depth == 0 {
-            return Err("--pct-depth must be at least 1".into());
+        budget.sim_seeds = count("--sim-seeds", self.sim_seeds)?.unwrap_or(budget.sim_seeds);
+        budget.dfs_executions =
+            count("--dfs-executions", self.dfs_executions)?.unwrap_or(budget.dfs_executions);
+        if let Some(b) = self.dfs_preemptions {
+            in_range("--dfs-preemptions", b.into(), 0, MAX_PREEMPTIONS)?;
+            budget.dfs_preemptions = Some(b);
         }
+        if let Some(n) = count(
+            "--shuttle-iterations",
+            self.shuttle_iterations.map(|n| n as u64),
+        )? {
+            budget.shuttle_iterations = n as usize;
+        }
+        if let Some(d) = self.pct_depth {
+            budget.pct_depth = in_range("--pct-depth", d as u64, 1, MAX_PCT_DEPTH)? as usize;
+        }
+        if let Some(b) = self.loom_preemptions {
+            budget.loom_preemptions =
+                in_range("--loom-preemptions", b as u64, 1, MAX_PREEMPTIONS)? as usize;
+        }
+        budget.tokio_runs = count("--tokio-runs", self.tokio_runs)?.unwrap_or(budget.tokio_runs);
+        budget.shrink = !self.no_shrink;
         Ok(Selection {
             scenarios,
             checkers,
@@ -224,16 +278,47 @@ impl CheckArgs {
     }
 }
 
+/// How this process was invoked, for the follow-up commands it prints
+/// (`<program> replay '<line>'`): `argv[0]` as typed, relative to the
+/// current directory when it lies inside it (`cargo run` passes an
+/// absolute path), quoted for a POSIX shell when it needs to be.
+pub(super) fn program() -> String {
+    let argv0 = std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "lifecycle".into());
+    let shown = match std::env::current_dir() {
+        Ok(cwd) if argv0.is_absolute() => argv0
+            .strip_prefix(&cwd)
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or(argv0),
+        _ => argv0,
+    };
+    let s = shown.to_string_lossy().into_owned();
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+,:=@".contains(c))
+    {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
 /// Run one harness command; the process exit code.
 pub(super) fn run(command: HarnessCommand) -> ExitCode {
     match command {
         HarnessCommand::Check(args) => with_selection(&args, |sel| {
-            check_cmd::run_check(args.json, !args.no_progress, sel)
+            check_cmd::run_check(args.json, !args.no_progress, &args.tier, sel)
         }),
         HarnessCommand::Mutants(args) => {
+            if args.shard.is_some() {
+                eprintln!("error: mutants does not take --shard: its kill matrix cannot be merged");
+                return ExitCode::from(2);
+            }
             with_selection(&args, |sel| check_cmd::run_mutants(args.json, sel))
         }
         HarnessCommand::Explore(args) => check_cmd::run_explore(&args),
+        HarnessCommand::Merge { files, json } => merge_cmd::run_merge(&files, json),
         HarnessCommand::Replay { line, svg } => replay_cmd::run_replay(&line, svg.as_deref()),
         HarnessCommand::Shrink { line } => replay_cmd::run_shrink(&line),
         HarnessCommand::Model { json } => {
@@ -289,7 +374,12 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
 
 fn with_selection(args: &CheckArgs, f: impl FnOnce(&Selection) -> ExitCode) -> ExitCode {
     match args.select() {
-        Ok(sel) => f(&sel),
+        Ok(sel) => {
+            if let Err(e) = super::interrupt::install() {
+                eprintln!("warning: Ctrl-C will kill at once ({e})");
+            }
+            f(&sel)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)

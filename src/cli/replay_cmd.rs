@@ -6,15 +6,22 @@
 //!   emitted (the lifecycle state as it changes), and `sim: preempts …`
 //!   where a poll preempted another task;
 //! - the schedule: one line per poll, preemptions and racing accesses marked;
-//! - the agent's journal and the world journal;
+//! - every agent's journal, each line naming its agent, and the world
+//!   journal;
 //! - where the replay diverged from its plan, if it did;
-//! - the violations, the violating step, and the line again.
+//! - the violations, the violating step (the poll where the oracle first
+//!   failed, and how that poll was found), and the line again.
+//!
+//! Before anything runs, the line is checked: its payload within bounds,
+//! its plan against its run, the `--svg` file writable. A bad line exits 2
+//! with one line on stderr.
 
 use crate::check::replay::{fingerprint, Replayed};
 use crate::check::shrink;
 use crate::check::swimlane::{self, races};
 use crate::check::{Checker, ReplayLine};
 use crate::oracle::check_journal;
+use crate::oracle_world::check_world;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
@@ -26,7 +33,13 @@ use tracing_subscriber::layer::SubscriberExt;
 struct Seen {
     step: Option<u64>,
     target: String,
+    /// `journal`: the agent whose journal it is (the `agent` field).
+    agent: Option<String>,
+    /// `journal`: the record's sequence number and time.
     seq: Option<u64>,
+    at_ms: Option<u64>,
+    /// `check`: the rule of a scenario check that failed at this poll.
+    rule: Option<String>,
     message: String,
 }
 
@@ -39,19 +52,38 @@ struct StepRecorder {
 #[derive(Default)]
 struct Fields {
     message: String,
+    agent: Option<String>,
     seq: Option<u64>,
+    at_ms: Option<u64>,
+    rule: Option<String>,
 }
 
 impl tracing::field::Visit for Fields {
     fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
-        if field.name() == "seq" {
-            self.seq = Some(value);
+        match field.name() {
+            "seq" => self.seq = Some(value),
+            "at_ms" => self.at_ms = Some(value),
+            _ => {}
+        }
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        match field.name() {
+            "agent" => self.agent = Some(value.to_string()),
+            "rule" => self.rule = Some(value.to_string()),
+            "message" => self.message = value.to_string(),
+            _ => {}
         }
     }
 
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            self.message = format!("{value:?}");
+        // `%x` fields arrive here with their Display form.
+        let text = || format!("{value:?}");
+        match field.name() {
+            "message" => self.message = text(),
+            "agent" => self.agent = Some(text()),
+            "rule" => self.rule = Some(text()),
+            _ => {}
         }
     }
 }
@@ -64,7 +96,10 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StepRecorder {
             seen.push(Seen {
                 step: lifecycle_sim::current_step(),
                 target: event.metadata().target().to_string(),
+                agent: f.agent,
                 seq: f.seq,
+                at_ms: f.at_ms,
+                rule: f.rule,
                 message: f.message,
             });
         }
@@ -98,6 +133,7 @@ fn replay_traced(line: &ReplayLine) -> (Result<Replayed, String>, Vec<Seen>) {
     let filter = tracing_subscriber::filter::Targets::new()
         .with_target("journal", tracing::Level::DEBUG)
         .with_target("world", tracing::Level::DEBUG)
+        .with_target("check", tracing::Level::DEBUG)
         .with_target("sim", tracing::Level::INFO)
         // The spans: `step{n, t_ms, task}` per poll, `task{name}` per task.
         .with_target("lifecycle_sim", tracing::Level::INFO)
@@ -114,34 +150,176 @@ fn replay_traced(line: &ReplayLine) -> (Result<Replayed, String>, Vec<Seen>) {
     (result.map_err(|e| e.0), seen)
 }
 
-/// The trace index of the poll that emitted the first journal record after
-/// which the oracle reports the same violation; else the last poll.
-fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<usize> {
-    let trace = &replayed.trace;
-    if trace.is_empty() {
-        return None;
-    }
-    let index_of = |step: u64| trace.iter().position(|t| t.step == step);
-    let journal = &replayed.outcome.journal;
-    for v in &replayed.outcome.violations {
-        for k in 1..=journal.len() {
-            let hit = check_journal(&journal[..k])
-                .iter()
-                .any(|w| w.rule == v.rule && w.message == v.message);
-            if hit {
-                let rec = &journal[k - 1];
-                let json = serde_json::to_string(&rec.event).unwrap_or_default();
-                let found = seen
-                    .iter()
-                    .find(|s| s.target == "journal" && s.seq == Some(rec.seq) && s.message == json);
-                if let Some(i) = found.and_then(|s| s.step).and_then(index_of) {
-                    return Some(i);
-                }
-                break;
-            }
+/// Every agent's journal as the trace saw it, in order of each agent's
+/// first record: the agent's name and its records. `None` if a record does
+/// not name its agent (a build whose journal events carry no `agent`).
+fn agent_journals(seen: &[Seen]) -> Option<Vec<(&str, Vec<&Seen>)>> {
+    let mut out: Vec<(&str, Vec<&Seen>)> = Vec::new();
+    for s in seen.iter().filter(|s| s.target == "journal") {
+        let agent = s.agent.as_deref()?;
+        match out.iter_mut().find(|(a, _)| *a == agent) {
+            Some((_, records)) => records.push(s),
+            None => out.push((agent, vec![s])),
         }
     }
-    Some(trace.len() - 1)
+    Some(out)
+}
+
+/// The agent whose traced journal is the outcome's (the one the scenario
+/// reports and the oracle checks record by record here).
+fn main_agent<'a>(journals: &[(&'a str, Vec<&Seen>)], replayed: &Replayed) -> Option<&'a str> {
+    let ours: Vec<(u64, String)> = replayed
+        .outcome
+        .journal
+        .iter()
+        .map(|r| (r.seq, serde_json::to_string(&r.event).unwrap_or_default()))
+        .collect();
+    journals.iter().find_map(|(agent, records)| {
+        let same = records.len() == ours.len()
+            && records
+                .iter()
+                .zip(&ours)
+                .all(|(s, (seq, json))| s.seq == Some(*seq) && s.message == *json);
+        same.then_some(*agent)
+    })
+}
+
+/// Where a violation was first seen: a poll (index in the trace) and how
+/// it was found.
+struct Anchor {
+    index: usize,
+    rule: &'static str,
+    why: String,
+}
+
+/// The poll where the oracle first failed, over every violation: the
+/// scenario check that failed there (a `check` event), or the first
+/// journal record (of the outcome's agent) or world event after which the
+/// oracle reports the violation. Else the last poll, said as such.
+fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<Anchor> {
+    let trace = &replayed.trace;
+    let index_of = |step: Option<u64>| step.and_then(|st| trace.iter().position(|t| t.step == st));
+    let journals = agent_journals(seen).unwrap_or_default();
+    let main = main_agent(&journals, replayed);
+    let journal = &replayed.outcome.journal;
+    let world = &replayed.outcome.world;
+    // The poll that emitted each of the outcome's world events: the n-th
+    // event with a given text is the n-th traced with it (a record is
+    // traced before it takes the journal's lock, so the two orders can
+    // differ).
+    let mut world_steps = Vec::new();
+    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+    for e in world {
+        let json = serde_json::to_string(e).unwrap_or_default();
+        let n = taken.entry(json.clone()).or_insert(0);
+        let step = seen
+            .iter()
+            .filter(|s| s.target == "world" && s.message == json)
+            .nth(*n)
+            .and_then(|s| s.step);
+        *n += 1;
+        world_steps.push(step);
+    }
+    let mut best: Option<Anchor> = None;
+    let mut consider = |index: Option<usize>, rule: &'static str, why: String| {
+        if let Some(index) = index {
+            if best.as_ref().is_none_or(|b| index < b.index) {
+                best = Some(Anchor { index, rule, why });
+            }
+        }
+    };
+    for v in &replayed.outcome.violations {
+        let same = |w: &crate::oracle::Violation| w.rule == v.rule && w.message == v.message;
+        if let Some(s) = seen.iter().find(|s| {
+            s.target == "check" && s.rule.as_deref() == Some(v.rule) && s.message == v.message
+        }) {
+            consider(
+                index_of(s.step),
+                v.rule,
+                "the scenario's check failed in this poll".into(),
+            );
+        }
+        if let Some(k) =
+            (1..=journal.len()).find(|&k| check_journal(&journal[..k]).iter().any(same))
+        {
+            let rec = &journal[k - 1];
+            let json = serde_json::to_string(&rec.event).unwrap_or_default();
+            let found = seen.iter().find(|s| {
+                s.target == "journal"
+                    && s.seq == Some(rec.seq)
+                    && s.message == json
+                    && (main.is_none() || s.agent.as_deref() == main)
+            });
+            consider(
+                found.and_then(|s| index_of(s.step)),
+                v.rule,
+                format!(
+                    "{} #{} is the first record after which the oracle reports it",
+                    main.unwrap_or("the agent's journal"),
+                    rec.seq
+                ),
+            );
+        }
+        if let Some(k) = (1..=world.len()).find(|&k| check_world(&world[..k]).iter().any(same)) {
+            consider(
+                world_steps[k - 1].and_then(|st| index_of(Some(st))),
+                v.rule,
+                format!(
+                    "world event #{} is the first after which the oracle reports it",
+                    k - 1
+                ),
+            );
+        }
+    }
+    if best.is_none() {
+        let v = replayed.outcome.violations.first()?;
+        let last = trace.len().checked_sub(1)?;
+        best = Some(Anchor {
+            index: last,
+            rule: v.rule,
+            why: "no journal record, world event or check event marks where it first failed; this is the last poll, after every check ran".into(),
+        });
+    }
+    best
+}
+
+/// Print every agent's journal, each line naming its agent. Simulator and
+/// shuttle replays run on this thread, so the trace saw every record; loom
+/// replays in a worker process and tokio on worker threads, which report
+/// only the outcome's agent.
+fn print_journals(parsed: &ReplayLine, replayed: &Replayed, seen: &[Seen]) {
+    let traced = !matches!(parsed.checker, Checker::Loom | Checker::Tokio);
+    let journals = if traced { agent_journals(seen) } else { None };
+    if let Some(mut journals) = journals.filter(|j| !j.is_empty()) {
+        // The outcome's agent first, then the others as they appeared.
+        if let Some(main) = main_agent(&journals, replayed) {
+            journals.sort_by_key(|(agent, _)| *agent != main);
+        }
+        for (agent, records) in journals {
+            println!("\njournal of {agent}:");
+            for r in records {
+                println!(
+                    "  {agent} #{:<3} t={:>5}ms {}",
+                    r.seq.unwrap_or(0),
+                    r.at_ms.unwrap_or(0),
+                    r.message
+                );
+            }
+        }
+        return;
+    }
+    if replayed.journal.is_empty() {
+        return;
+    }
+    let why = match parsed.checker {
+        Checker::Loom => "loom replays in a worker process, which reports only this journal",
+        Checker::Tokio => "tokio runs on worker threads, whose events are not traced here",
+        _ => "this build's journal events do not name their agent",
+    };
+    println!("\njournal of the scenario's first agent ({why}):");
+    for r in &replayed.journal {
+        println!("  {r}");
+    }
 }
 
 fn print_schedule(replayed: &Replayed) {
@@ -190,14 +368,91 @@ fn print_schedule(replayed: &Replayed) {
     );
 }
 
+/// A replay line, parsed and checked before anything runs: its payload
+/// within bounds (see `check::replay::limits`) and, for a line of this
+/// build, its plan's tasks within the scenario's.
+fn parse_checked(line: &str) -> Result<ReplayLine, ExitCode> {
+    let fail = |e: String| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    };
+    let parsed = ReplayLine::parse(line).map_err(|e| fail(e.0))?;
+    if parsed.same_build() {
+        parsed.check_plan().map_err(|e| fail(e.0))?;
+    }
+    Ok(parsed)
+}
+
+/// The labels of the picture: per poll, the journal (with its agent) and
+/// world events it emitted, and the scenario checks that failed in it.
+fn poll_labels(replayed: &Replayed, seen: &[Seen]) -> BTreeMap<usize, Vec<String>> {
+    let mut labels: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for s in seen {
+        let label = match s.target.as_str() {
+            "journal" => match &s.agent {
+                Some(agent) => format!("journal {agent} #{}: {}", s.seq.unwrap_or(0), s.message),
+                None => format!("journal #{}: {}", s.seq.unwrap_or(0), s.message),
+            },
+            "world" => format!("world: {}", s.message),
+            "check" => format!(
+                "check failed: {} {}",
+                s.rule.as_deref().unwrap_or("?"),
+                s.message
+            ),
+            _ => continue,
+        };
+        if let Some(i) = s
+            .step
+            .and_then(|st| replayed.trace.iter().position(|t| t.step == st))
+        {
+            labels.entry(i).or_default().push(label);
+        }
+    }
+    labels
+}
+
+/// Run `f` with this process's stderr sent to an unlinked temporary file;
+/// what it wrote. Shuttle prints a failed execution's task on stderr
+/// itself (`test panicked in task ...`), which for a schedule that does not
+/// fit would come before the one line that says so; the caller shows what
+/// was held back only if the replay worked. Without a temporary file, `f`
+/// runs with stderr as it is.
+fn holding_stderr<T>(f: impl FnOnce() -> T) -> (T, Vec<u8>) {
+    use std::io::{Read, Seek};
+    use std::os::fd::AsRawFd;
+    let path = std::env::temp_dir().join(format!("lifecycle-stderr-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path);
+    let _ = std::fs::remove_file(&path);
+    let Ok(mut file) = file else {
+        return (f(), Vec::new());
+    };
+    // SAFETY: plain descriptor calls on descriptors this process owns;
+    // fd 2 is restored from its duplicate before returning.
+    let saved = unsafe { libc::dup(2) };
+    if saved < 0 || unsafe { libc::dup2(file.as_raw_fd(), 2) } < 0 {
+        return (f(), Vec::new());
+    }
+    let out = f();
+    unsafe {
+        libc::dup2(saved, 2);
+        libc::close(saved);
+    }
+    let mut held = Vec::new();
+    if file.rewind().is_ok() {
+        let _ = file.read_to_end(&mut held);
+    }
+    (out, held)
+}
+
 /// `replay`.
 pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
-    let parsed = match ReplayLine::parse(line) {
+    let parsed = match parse_checked(line) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let sim = matches!(parsed.checker, Checker::Sim | Checker::SimDfs);
     if svg.is_some() && !sim {
@@ -207,6 +462,16 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // The picture's file is created before the replay runs: a path that
+    // cannot be written fails now, not after the work.
+    let mut picture_file = match svg.map(|p| (p, std::fs::File::create(p))) {
+        None => None,
+        Some((_, Ok(f))) => Some(f),
+        Some((p, Err(e))) => {
+            eprintln!("error: cannot write {}: {e}", p.display());
+            return ExitCode::from(2);
+        }
+    };
     let other_build = !parsed.same_build();
     println!("replaying {parsed}");
     if other_build {
@@ -222,9 +487,17 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
         );
     }
     println!("\ntrace (tracing spans per poll and per task, virtual time):");
-    let (result, seen) = replay_traced(&parsed);
+    let shuttle = matches!(parsed.checker, Checker::ShuttleRandom | Checker::ShuttlePct);
+    let ((result, seen), held) = if shuttle {
+        holding_stderr(|| replay_traced(&parsed))
+    } else {
+        (replay_traced(&parsed), Vec::new())
+    };
     let replayed = match result {
-        Ok(r) => r,
+        Ok(r) => {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), &held);
+            r
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -233,10 +506,7 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
     if sim {
         print_schedule(&replayed);
     }
-    println!("\njournal of agent-1:");
-    for r in &replayed.journal {
-        println!("  {r}");
-    }
+    print_journals(&parsed, &replayed, &seen);
     if !replayed.outcome.world.is_empty() {
         println!("\nworld journal (registry, store, scopes, tool-bash):");
         for (i, e) in replayed.outcome.world.iter().enumerate() {
@@ -254,36 +524,28 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
     } else if let Some((_, total)) = replayed.plan_followed {
         println!("the plan was followed exactly ({total} choices)");
     }
-    let highlight = violating_poll(&replayed, &seen);
-    if let Some(path) = svg {
-        let mut labels: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-        for s in &seen {
-            if s.target == "journal" || s.target == "world" {
-                if let Some(i) = s
-                    .step
-                    .and_then(|st| replayed.trace.iter().position(|t| t.step == st))
-                {
-                    labels
-                        .entry(i)
-                        .or_default()
-                        .push(format!("{}: {}", s.target, s.message));
-                }
-            }
-        }
-        let title =
-            format!(
-                "{} ({}) {}",
-                parsed.scenario.name,
-                parsed
-                    .fault
-                    .map_or("no fault".to_string(), |f| f.to_string()),
-                replayed.outcome.violations.first().map_or(
-                    "no violation".to_string(),
-                    |v| format!("{} violated", v.rule)
-                )
-            );
-        let picture = swimlane::render(&title, &replayed.trace, &labels, highlight);
-        if let Err(e) = std::fs::write(path, picture) {
+    let anchor = violating_poll(&replayed, &seen);
+    if let (Some(path), Some(file)) = (svg, picture_file.as_mut()) {
+        let labels = poll_labels(&replayed, &seen);
+        let title = format!(
+            "{} ({}) {}",
+            parsed.scenario.name,
+            parsed
+                .fault
+                .map_or("no fault".to_string(), |f| f.to_string()),
+            anchor
+                .as_ref()
+                .map_or("no violation".to_string(), |a| format!(
+                    "{} violated",
+                    a.rule
+                ))
+        );
+        let highlight = anchor.as_ref().map(|a| swimlane::Highlight {
+            index: a.index,
+            why: format!("{}: {}", a.rule, a.why),
+        });
+        let picture = swimlane::render(&title, &replayed.trace, &labels, highlight.as_ref());
+        if let Err(e) = std::io::Write::write_all(file, picture.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::from(2);
         }
@@ -300,13 +562,15 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
                 v.rule, parsed.scenario.name, parsed.checker, v.message
             );
         }
-        if let Some(t) = highlight.and_then(|i| replayed.trace.get(i)) {
-            println!(
-                "violating step: {} (task {} `{}`, t={}ms)",
-                t.step, t.task, t.name, t.now_ms
-            );
+        if let Some(a) = &anchor {
+            if let Some(t) = replayed.trace.get(a.index) {
+                println!(
+                    "violating step: {} (task {} `{}`, t={}ms): {}, {}",
+                    t.step, t.task, t.name, t.now_ms, a.rule, a.why
+                );
+            }
         }
-        println!("replay: cargo run --release -- replay '{parsed}'");
+        println!("replay: {} replay '{parsed}'", super::program());
         ExitCode::from(1)
     };
     if other_build {
@@ -319,17 +583,21 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    if let (Some(step), Some((followed, total))) = (diverged, replayed.plan_followed) {
+        eprintln!(
+            "error: field `plan` does not fit {}: it stopped fitting at step {step} after {followed} of {total} choices, so this is not the run the line names",
+            parsed.scenario.name
+        );
+        return ExitCode::from(2);
+    }
     code
 }
 
 /// `shrink`.
 pub(super) fn run_shrink(line: &str) -> ExitCode {
-    let parsed = match ReplayLine::parse(line) {
+    let parsed = match parse_checked(line) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let Some((seed, untimed, plan)) = parsed.sim_payload() else {
         eprintln!(
@@ -350,11 +618,33 @@ pub(super) fn run_shrink(line: &str) -> ExitCode {
     let faults = parsed.faults();
     let run =
         crate::check::sim_check::run_plan(parsed.scenario, faults, seed, untimed, &plan, false);
+    if let Some(step) = run.sim.diverged_at() {
+        eprintln!(
+            "error: field `plan` does not fit {}: it stopped fitting at step {step}, so this is not the run the line names",
+            parsed.scenario.name
+        );
+        return ExitCode::from(2);
+    }
     let Some(rule) = run.outcome.violations.first().map(|v| v.rule) else {
         println!("no violation: the line does not fail on this build; nothing to shrink");
         return ExitCode::SUCCESS;
     };
     let s = shrink::shrink(parsed.scenario, faults, seed, untimed, &plan, rule);
+    println!("rule {rule} in {}", parsed.scenario.name);
+    println!(
+        "original: {} preemptions, {} steps, {} choices\n  {} replay '{parsed}'",
+        s.original.preemptions,
+        s.original.steps,
+        s.original.plan.len(),
+        super::program()
+    );
+    if !s.reduced() {
+        println!(
+            "already minimal: no run with fewer preemptions or steps breaks {rule} ({} runs tried)",
+            s.attempts
+        );
+        return ExitCode::from(1);
+    }
     let minimal = ReplayLine::sim(
         parsed.scenario,
         parsed.checker,
@@ -363,19 +653,13 @@ pub(super) fn run_shrink(line: &str) -> ExitCode {
         untimed,
         &s.minimal.plan,
     );
-    println!("rule {rule} in {}", parsed.scenario.name);
     println!(
-        "original: {} preemptions, {} steps, {} choices\n  cargo run --release -- replay '{parsed}'",
-        s.original.preemptions,
-        s.original.steps,
-        s.original.plan.len()
-    );
-    println!(
-        "minimal:  {} preemptions, {} steps, {} choices ({} runs tried)\n  cargo run --release -- replay '{minimal}'",
+        "minimal:  {} preemptions, {} steps, {} choices ({} runs tried)\n  {} replay '{minimal}'",
         s.minimal.preemptions,
         s.minimal.steps,
         s.minimal.plan.len(),
-        s.attempts
+        s.attempts,
+        super::program()
     );
     ExitCode::from(1)
 }

@@ -148,6 +148,9 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
         // A fence broken by an instance other than the one that started the
         // job is a reload breaking ownership (S5).
         let rule = if gen > 1 { "S5" } else { rule_before };
+        if !ok {
+            tracing::info!(target: "check", rule, "{what}");
+        }
         own.push((ok, Violation::new(rule, what)));
     };
     let belongs = |r: &Result<String, String>, job: &str| matches!(r, Err(e) if *e == format!("task {job} belongs to another session"));
