@@ -49,6 +49,10 @@ impl<S: Scheduler> Scheduler for Recording<S> {
                 .get_or_insert(done);
         }
         drop(failed);
+        // Ctrl-C: no further execution; the row reports what it has.
+        if super::interrupted() {
+            return None;
+        }
         let schedule = self.inner.new_execution()?;
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Schedule::new(schedule.seed);
         Some(schedule)
@@ -273,7 +277,9 @@ pub fn explore_seeded(
     let stop = Arc::new(Mutex::new(false));
     let (t, fl, st) = (tally.clone(), failed.clone(), stop.clone());
     let body = move || {
-        if *st.lock().unwrap_or_else(|p| p.into_inner()) {
+        // After the first failure with `stop_at_first`, shuttle's remaining
+        // iterations run empty: they take microseconds and count nothing.
+        if *st.lock().unwrap_or_else(|p| p.into_inner()) || super::interrupted() {
             return;
         }
         let outcome: Outcome =
@@ -361,6 +367,9 @@ pub fn explore_seeded(
             }
             None => tally.error(format!("shuttle: {message}")),
         }
+    }
+    if super::interrupted() {
+        tally.stopped(super::STOPPED_INTERRUPT);
     }
     tally.finish()
 }
