@@ -82,6 +82,10 @@ pub enum WorkerLine {
         violations: Vec<(String, String)>,
         /// The journal, rendered.
         journal: Vec<String>,
+        /// Every agent's journal in the replayed execution, from its
+        /// trace events.
+        #[serde(default)]
+        journals: Vec<super::journal_tap::AgentJournal>,
     },
     /// The end of an exploration.
     Done {
@@ -220,16 +224,25 @@ pub fn worker_main(
         crate::scenarios::set_width(n);
     }
     if let Some(target) = replay_exec {
-        each_execution(scenario, faults, preemptions, None, move |i, outcome| {
-            if i < target {
-                return true;
-            }
-            emit(&WorkerLine::Replayed {
-                label: outcome.label.clone(),
-                violations: pairs(&outcome.violations),
-                journal: outcome.journal.iter().map(|r| r.to_string()).collect(),
-            });
-            false
+        // loom runs every thread of an execution on this one, so the tap
+        // sees every agent's journal; it is cleared after each execution
+        // before the replayed one.
+        let tap = super::journal_tap::JournalTap::new();
+        let dispatch = tap.dispatch();
+        tracing::dispatcher::with_default(&dispatch, || {
+            each_execution(scenario, faults, preemptions, None, move |i, outcome| {
+                if i < target {
+                    tap.clear();
+                    return true;
+                }
+                emit(&WorkerLine::Replayed {
+                    label: outcome.label.clone(),
+                    violations: pairs(&outcome.violations),
+                    journal: outcome.journal.iter().map(|r| r.to_string()).collect(),
+                    journals: tap.journals(),
+                });
+                false
+            })
         });
         return;
     }
@@ -477,13 +490,14 @@ pub fn explore(
     tally.finish()
 }
 
-/// Replay execution `index` under bound `preemptions` (in a worker).
+/// Replay execution `index` under bound `preemptions` (in a worker): its
+/// outcome, the outcome agent's journal rendered, and every agent's journal.
 pub fn replay(
     scenario: &'static Scenario,
     faults: Faults,
     index: u64,
     preemptions: usize,
-) -> Result<(Outcome, Vec<String>), String> {
+) -> Result<(Outcome, Vec<String>, Vec<super::journal_tap::AgentJournal>), String> {
     let extra = vec!["--replay-exec".to_string(), index.to_string()];
     let lines = run_worker(scenario, faults, preemptions, &extra, false)?.unwrap_or_default();
     for line in lines {
@@ -492,6 +506,7 @@ pub fn replay(
                 label,
                 violations: vs,
                 journal,
+                journals,
             } => {
                 let outcome = Outcome {
                     violations: violations(vs),
@@ -500,7 +515,7 @@ pub fn replay(
                     journal: Vec::new(),
                     world: Vec::new(),
                 };
-                return Ok((outcome, journal));
+                return Ok((outcome, journal, journals));
             }
             WorkerLine::LoomPanic { exec, message } if exec == index => {
                 let rule = if message.contains("deadlock") {
@@ -515,7 +530,7 @@ pub fn replay(
                     journal: Vec::new(),
                     world: Vec::new(),
                 };
-                return Ok((outcome, Vec::new()));
+                return Ok((outcome, Vec::new(), Vec::new()));
             }
             WorkerLine::LoomPanic { exec, message } => {
                 return Err(format!(

@@ -12,6 +12,7 @@
 
 pub mod api;
 pub mod goals;
+pub mod journal_tap;
 pub mod loom_check;
 pub mod replay;
 pub mod shrink;
@@ -687,6 +688,10 @@ pub fn run_with_progress(
                         .dfs_preemptions
                         .or(scenario.bounds.dfs.map(|b| b + budget.dfs_bound_extra)),
                     shard: budget.shard,
+                    // Every alternative above the split depth, sharded or
+                    // not: the union of `--shard k/n` runs is then this very
+                    // search, schedule for schedule (issue 16).
+                    full_top: true,
                     ..DfsConfig::default()
                 },
                 max_executions: budget.dfs_executions,

@@ -548,6 +548,7 @@ impl ReplayLine {
         let mut replayed = Replayed {
             outcome: Outcome::default(),
             journal: Vec::new(),
+            journals: Vec::new(),
             trace: Vec::new(),
             trace_hash: None,
             diverged_at: None,
@@ -577,10 +578,11 @@ impl ReplayLine {
                 replayed.outcome = run.outcome;
             }
             Payload::Loom { exec, pb } => {
-                let (outcome, journal) =
+                let (outcome, journal, journals) =
                     loom_check::replay(self.scenario, faults, exec, pb).map_err(ReplayError)?;
                 replayed.outcome = outcome;
                 replayed.journal = journal;
+                replayed.journals = journals;
                 return Ok(replayed);
             }
             Payload::Shuttle { schedule } => {
@@ -588,7 +590,8 @@ impl ReplayLine {
                     shuttle_check::replay(self.scenario, faults, &schedule).map_err(ReplayError)?;
             }
             Payload::Tokio { runs } => {
-                replayed.outcome = tokio_check::rerun(self.scenario, faults, runs);
+                (replayed.outcome, replayed.journals) =
+                    tokio_check::rerun(self.scenario, faults, runs);
             }
         }
         replayed.journal = replayed
@@ -619,6 +622,9 @@ pub struct Replayed {
     pub outcome: Outcome,
     /// The agent's journal, rendered.
     pub journal: Vec<String>,
+    /// Every agent's journal (loom and tokio replays, whose runs the
+    /// replaying thread's trace does not see; empty otherwise).
+    pub journals: Vec<super::journal_tap::AgentJournal>,
     /// The simulator's trace (simulator lines only).
     pub trace: Vec<TraceEntry>,
     /// The simulator's trace hash (simulator lines only).

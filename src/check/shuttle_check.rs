@@ -14,6 +14,7 @@ use shuttle::scheduler::{
 use shuttle::{Config, FailurePersistence, Runner};
 use shuttle_engine::scheduler::serialization::{deserialize_schedule, serialize_schedule};
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Records the schedule of the current execution of an inner scheduler.
@@ -28,6 +29,8 @@ struct Recording<S> {
     saved: Arc<Mutex<Option<Schedule>>>,
     /// Called with each execution's complete schedule.
     ended: Box<dyn FnMut(&Schedule) + Send>,
+    /// Set by the body at the first failure with `stop_at_first`.
+    stop: Arc<AtomicBool>,
 }
 
 impl<S: Scheduler> Scheduler for Recording<S> {
@@ -49,8 +52,10 @@ impl<S: Scheduler> Scheduler for Recording<S> {
                 .get_or_insert(done);
         }
         drop(failed);
-        // Ctrl-C: no further execution; the row reports what it has.
-        if super::interrupted() {
+        // The one way a row stops early: a failure with `stop_at_first`,
+        // or Ctrl-C. No further execution starts; the row reports what it
+        // has.
+        if self.stop.load(Ordering::SeqCst) || super::interrupted() {
             return None;
         }
         let schedule = self.inner.new_execution()?;
@@ -274,14 +279,9 @@ pub fn explore_seeded(
     let mut fresh = Tally::new(scenario, checker, faults);
     fresh.want(want);
     let tally = Arc::new(Mutex::new(fresh));
-    let stop = Arc::new(Mutex::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
     let (t, fl, st) = (tally.clone(), failed.clone(), stop.clone());
     let body = move || {
-        // After the first failure with `stop_at_first`, shuttle's remaining
-        // iterations run empty: they take microseconds and count nothing.
-        if *st.lock().unwrap_or_else(|p| p.into_inner()) || super::interrupted() {
-            return;
-        }
         let outcome: Outcome =
             shuttle::future::block_on(scenarios::run::<ShuttleRt>(scenario, faults));
         let mut tally = t.lock().unwrap_or_else(|p| p.into_inner());
@@ -292,7 +292,7 @@ pub fn explore_seeded(
             *fl.lock().unwrap_or_else(|p| p.into_inner()) = true;
         }
         if failed_now && stop_at_first {
-            *st.lock().unwrap_or_else(|p| p.into_inner()) = true;
+            st.store(true, Ordering::SeqCst);
         }
     };
     let line = move |schedule: &Schedule| {
@@ -306,6 +306,7 @@ pub fn explore_seeded(
             current: current.clone(),
             failed: failed.clone(),
             saved: saved.clone(),
+            stop: stop.clone(),
             // A view first reached gets its line once the schedule is whole.
             ended: Box::new(move |schedule: &Schedule| {
                 tally

@@ -2,6 +2,7 @@
 //! multi-thread runtime with 2 workers), many times. Real threads, real
 //! time: a failure is re-run, not replayed step by step.
 
+use super::journal_tap::{AgentJournal, JournalTap};
 use super::{Checker, ReplayLine, Report, Tally};
 use crate::faults::Faults;
 use crate::oracle::Violation;
@@ -87,15 +88,35 @@ pub fn explore(
 }
 
 /// Re-run up to `runs` times until a run fails; the first failing outcome,
-/// or the last passing one.
-pub fn rerun(scenario: &'static Scenario, faults: Faults, runs: u64) -> Outcome {
-    let rt = runtime();
+/// or the last passing one, with every agent's journal in that run (read
+/// from the journal trace events of every worker thread).
+pub fn rerun(
+    scenario: &'static Scenario,
+    faults: Faults,
+    runs: u64,
+) -> (Outcome, Vec<AgentJournal>) {
+    let tap = JournalTap::new();
+    let dispatch = tap.dispatch();
+    let on_worker = dispatch.clone();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .on_thread_start(move || {
+            // For the worker's whole life: the guard would restore the
+            // previous dispatcher when dropped.
+            std::mem::forget(tracing::dispatcher::set_default(&on_worker));
+        })
+        .build()
+        .expect("tokio runtime");
     let mut last = Outcome::default();
-    for _ in 0..runs.max(1) {
-        last = run_once(&rt, scenario, faults);
-        if !last.violations.is_empty() {
-            break;
+    tracing::dispatcher::with_default(&dispatch, || {
+        for _ in 0..runs.max(1) {
+            tap.clear();
+            last = run_once(&rt, scenario, faults);
+            if !last.violations.is_empty() {
+                break;
+            }
         }
-    }
-    last
+    });
+    (last, tap.journals())
 }

@@ -285,10 +285,28 @@ fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<Anchor> {
 
 /// Print every agent's journal, each line naming its agent. Simulator and
 /// shuttle replays run on this thread, so the trace saw every record; loom
-/// replays in a worker process and tokio on worker threads, which report
-/// only the outcome's agent.
+/// replays in a worker process and tokio on worker threads, whose journal
+/// taps report every agent's journal with the outcome.
 fn print_journals(parsed: &ReplayLine, replayed: &Replayed, seen: &[Seen]) {
     let traced = !matches!(parsed.checker, Checker::Loom | Checker::Tokio);
+    if !traced && !replayed.journals.is_empty() {
+        let mut journals: Vec<_> = replayed.journals.iter().collect();
+        // The outcome's agent first: the one whose journal it carries.
+        let main = journals
+            .iter()
+            .find(|(_, lines)| *lines == replayed.journal)
+            .map(|(agent, _)| agent.clone());
+        if let Some(main) = main {
+            journals.sort_by_key(|(agent, _)| *agent != main);
+        }
+        for (agent, lines) in journals {
+            println!("\njournal of {agent}:");
+            for line in lines {
+                println!("  {agent} {line}");
+            }
+        }
+        return;
+    }
     let journals = if traced { agent_journals(seen) } else { None };
     if let Some(mut journals) = journals.filter(|j| !j.is_empty()) {
         // The outcome's agent first, then the others as they appeared.
@@ -312,8 +330,7 @@ fn print_journals(parsed: &ReplayLine, replayed: &Replayed, seen: &[Seen]) {
         return;
     }
     let why = match parsed.checker {
-        Checker::Loom => "loom replays in a worker process, which reports only this journal",
-        Checker::Tokio => "tokio runs on worker threads, whose events are not traced here",
+        Checker::Loom | Checker::Tokio => "the run's journal events were not traced",
         _ => "this build's journal events do not name their agent",
     };
     println!("\njournal of the scenario's first agent ({why}):");
