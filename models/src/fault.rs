@@ -52,14 +52,21 @@ pub enum Fault {
     /// A completion notice goes to the first live agent whose id starts
     /// with the owner (violates S6).
     M21,
+    /// The registry's detach removes every entry with the id, not just the
+    /// exact `(id, serial)` (violates R2).
+    M22,
     /// A turn stopped by disposal after an earlier cancel ends `aborted`
     /// (violates C3).
     M23,
+    /// Creation checks its owner before the setup await instead of after
+    /// it: a creation whose owner unloaded during setup publishes its
+    /// session and agent, then tears them down (violates R3).
+    M24,
 }
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 20] = [
+    pub const ALL: [Fault; 22] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -79,7 +86,9 @@ impl Fault {
         Fault::M19,
         Fault::M20,
         Fault::M21,
+        Fault::M22,
         Fault::M23,
+        Fault::M24,
     ];
 
     /// The rule IDs the fault must violate (SPEC §3).
@@ -102,7 +111,9 @@ impl Fault {
             Fault::M19 => &["C10"],
             Fault::M20 => &["S7"],
             Fault::M21 => &["S6"],
+            Fault::M22 => &["R2"],
             Fault::M23 => &["C3"],
+            Fault::M24 => &["R3"],
         }
     }
 }

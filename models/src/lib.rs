@@ -12,9 +12,9 @@
 //! | model | parts | rules |
 //! | --- | --- | --- |
 //! | [`agent`] | inbox, pre-run marker, turn token, cancel, `when_idle`, dispose step 1, a hung step and the turn's signal | C1–C8, C10, D6 |
-//! | [`dispose`] | scopes, composite and sibling effects, dispose callers that drop their future, registry, session store with a durable log | D1–D5, D7, D8, R1–R3 |
+//! | [`dispose`] | creation admitted in the scopes' locks after its setup await, scopes, composite and sibling effects, dispose callers that drop their future, registry with a repeated detach, session store with a durable log | D1–D5, D7, D8, R1–R3 |
 //! | [`durability`] | one session's log file (written, synced, torn), write-ahead flushes, crashes, loads, storage failures | D9, D10 |
-//! | [`shell`] | jobs with owners, tool-bash and its reload, completion notices | S1–S6 |
+//! | [`shell`] | jobs with owners (`a`, `b`, `""`, and `ab`, which `""` and `a` prefix), tool-bash and its reload, completion notices, the owner drain | S1–S7 |
 //! | [`acp`] | ACP bridge sessions, prompts, cancel, disconnect and unload | A1–A8 |
 //!
 //! Every fault of SPEC §3 ([`Fault`]) is a variant of one model, and the

@@ -5,13 +5,15 @@
 //!
 //! # States
 //! - `jobs`: each with its owner token (`None`, or a token: `"a"`, `"b"`,
-//!   or the empty string `""`), `running` → finished (done or killed), the
+//!   the empty string `""`, or `"ab"`), `running` → finished (done or killed), the
 //!   tool-bash generation that started it, and its notice
 //!   (`Pending` → `Delivered(to)` / `Dropped` / `Lost`), and `forgotten`
 //!   once a drain dropped its record (unknown to every call from then on).
 //! - tool-bash: `loaded` or not, its generation (+1 per reload), and under
 //!   fault M2 its own owner map (empty again after a reload).
-//! - `live`: which agents are live (agent `a` can be disposed);
+//! - `live`: which agents are live (agent `a` can be disposed); `""` and
+//!   `"a"` are both prefixes of the live id `"ab"`, which only fault M21
+//!   confuses with equality (S6);
 //!   `drained_upto`: the jobs that existed when `a` was disposed.
 //!
 //! # Transitions
@@ -26,8 +28,9 @@
 use crate::fault::Fault;
 use crate::model::{Model, Property};
 
-/// Owner tokens: `"a"`, `"b"`, `""`.
-pub const TOKENS: [&str; 3] = ["a", "b", ""];
+/// Owner tokens: `"a"`, `"b"`, `""`, `"ab"` (`""` and `"a"` are prefixes
+/// of `"ab"`).
+pub const TOKENS: [&str; 4] = ["a", "b", "", "ab"];
 
 /// A completion notice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -71,7 +74,7 @@ pub struct ShellState {
     /// Fault M2: tool-bash's own `(job, owner)` map.
     pub local: Vec<(u8, u8)>,
     /// Live agents, by token index.
-    pub live: [bool; 3],
+    pub live: [bool; 4],
     /// Reloads done.
     pub reloads: u8,
     /// How many jobs existed when agent `a` was disposed (S7 drains them).
@@ -138,7 +141,7 @@ impl ShellModel {
             loaded: true,
             generation: 1,
             local: vec![],
-            live: [true; 3],
+            live: [true; 4],
             reloads: 0,
             drained_upto: None,
             broken: vec![],
@@ -315,7 +318,7 @@ impl Model for ShellModel {
     }
 
     fn actions(&self, s: &ShellState, out: &mut Vec<ShellAction>) {
-        let callers = [None, Some(0), Some(1), Some(2)];
+        let callers = [None, Some(0), Some(1), Some(2), Some(3)];
         let mut all = vec![];
         all.extend(callers.iter().map(|&c| ShellAction::Bash(c)));
         for job in 0..s.jobs.len() as u8 {
@@ -403,12 +406,14 @@ impl Model for ShellModel {
                 "S6 window: a completion lands while tool-bash is unloaded",
                 |_, s| s.jobs.iter().any(|j| j.notice == Notice::Lost),
             ),
+            // The owner `a` is a prefix of the live id `ab` (M21's trap).
             Property::<Self>::sometimes(
-                "S6 window: a notice for a disposed owner is dropped",
+                "S6 window: a notice for a disposed owner is dropped while a live id extends it",
                 |_, s| {
-                    s.jobs
-                        .iter()
-                        .any(|j| j.notice == Notice::Dropped && j.owner == Some(0))
+                    s.live[3]
+                        && s.jobs
+                            .iter()
+                            .any(|j| j.notice == Notice::Dropped && j.owner == Some(0))
                 },
             ),
             Property::<Self>::eventually(

@@ -2,8 +2,13 @@
 //! a change to a model that explores more or less, or finds a longer or
 //! shorter counterexample, shows up here.
 
+use lifecycle_models::dispose::{
+    CreateError, CreatePhase, DisposeAction as D, DisposeModel, DisposeState, LoopState, ScopeId,
+    ScopeState,
+};
 use lifecycle_models::report::{self, model_of, MODELS};
-use lifecycle_models::{Checker, Expectation, Fault};
+use lifecycle_models::shell::{Notice, ShellAction, ShellModel};
+use lifecycle_models::{Checker, Expectation, Fault, Model};
 
 fn unique(model: &str, fault: Option<Fault>) -> u64 {
     report::check(model, fault).expect("known model").unique
@@ -113,40 +118,177 @@ fn every_new_property_is_falsified_by_its_fault() {
     }
 }
 
+/// The counterexample of `fault` for the property starting with `prefix`,
+/// as its action path.
+fn path_of(fault: Fault, prefix: &str) -> Vec<String> {
+    let r = report::check(model_of(fault), Some(fault)).unwrap();
+    let p = r
+        .properties
+        .iter()
+        .find(|p| p.name.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no property `{prefix}`"));
+    let cx = p.counterexample.as_ref().expect("a counterexample");
+    cx.path.clone()
+}
+
+/// Run `actions` from the initial state, each one enabled.
+fn replay<M: Model>(m: &M, actions: &[M::Action]) -> M::State {
+    actions.iter().fold(m.init_states().remove(0), |s, a| {
+        m.next_state(&s, a)
+            .unwrap_or_else(|| panic!("{a:?} not enabled in {s:?}"))
+    })
+}
+
+fn debug<T: std::fmt::Debug>(actions: &[T]) -> Vec<String> {
+    actions.iter().map(|a| format!("{a:?}")).collect()
+}
+
+#[test]
+fn m22_a_repeated_detach_removes_the_newer_same_id_entry() {
+    // A is created and disposed through its handle (steps 1..3: its entry
+    // detached, the id free), B creates the same id, then A's old
+    // `(id, serial)` is detached again.
+    let before = [
+        D::Prepare(0),
+        D::Publish(0),
+        D::HandleDispose(0),
+        D::TeardownStep(0),
+        D::Exit(0),
+        D::TeardownStep(0),
+        D::TeardownStep(0),
+        D::Prepare(1),
+        D::Publish(1),
+    ];
+    let mut want = debug(&before);
+    want.push(format!("{:?}", D::StaleDetach(0)));
+    assert_eq!(path_of(Fault::M22, "R2 a stale or repeated detach"), want);
+
+    // The same world without the fault: the repeated detach removes
+    // nothing, so it is no transition.
+    let m22 = DisposeModel::new(Some(Fault::M22));
+    let clean = DisposeModel {
+        fault: None,
+        ..m22.clone()
+    };
+    let s: DisposeState = replay(&clean, &before);
+    assert_eq!(s.registry, vec![(0, 1)]);
+    assert!(clean.next_state(&s, &D::StaleDetach(0)).is_none());
+
+    // With it, B's entry is gone while B's agent still runs and its
+    // session is live: the id looks free to the registry only.
+    let s = replay(&m22, &before);
+    let s = m22.next_state(&s, &D::StaleDetach(0)).expect("enabled");
+    let b = &s.attempts[1];
+    assert_eq!(
+        (b.phase, b.lp, b.disposed),
+        (CreatePhase::Ok, Some(LoopState::Flushed), false)
+    );
+    assert!(s.registry.is_empty(), "{s:#?}");
+    assert!(s.sessions.contains(&(0, 1, true)), "{s:#?}");
+}
+
+#[test]
+fn m24_enters_after_the_owner_unloaded_then_tears_down() {
+    let cx = [D::Prepare(0), D::Check(0), D::UnloadOwner, D::Enter(0)];
+    assert_eq!(path_of(Fault::M24, "R3 nothing is published"), debug(&cx));
+
+    // The session is entered and the agent registered after the owner's
+    // unload began; the scopes then refuse it and it disposes both.
+    let m24 = DisposeModel::new(Some(Fault::M24));
+    let mut s = replay(&m24, &cx);
+    assert_eq!(s.scopes[ScopeId::Owner as usize], ScopeState::Unloading);
+    assert_eq!(
+        (s.registry.clone(), s.sessions.clone()),
+        (vec![(0, 0)], vec![(0, 0, true)])
+    );
+    s = m24.next_state(&s, &D::Publish(0)).expect("enabled");
+    assert_eq!(s.attempts[0].phase, CreatePhase::Disposing);
+    loop {
+        let mut next = vec![];
+        m24.actions(&s, &mut next);
+        let Some(a) = next.first() else { break };
+        s = m24.next_state(&s, a).unwrap();
+    }
+    let failed = CreatePhase::Failed(CreateError::OwnerUnloaded);
+    assert_eq!(s.attempts[0].phase, failed);
+    assert_eq!(s.attempts[0].steps_run, vec![1, 2, 3, 4, 5]);
+    assert!(s.registry.is_empty() && s.sessions.is_empty(), "{s:#?}");
+
+    // The same world without the fault: the owner is checked inside the
+    // admission, after the setup await; nothing is entered.
+    let clean = DisposeModel {
+        fault: None,
+        ..m24.clone()
+    };
+    let s = replay(&clean, &[D::Prepare(0), D::UnloadOwner, D::Publish(0)]);
+    assert_eq!(s.attempts[0].phase, failed);
+    assert!(s.registry.is_empty() && s.sessions.is_empty(), "{s:#?}");
+    let s = replay(&clean, &[D::Prepare(0)]);
+    assert!(clean.next_state(&s, &D::Check(0)).is_none());
+}
+
+#[test]
+fn m21_delivers_owner_a_to_the_live_id_ab_it_prefixes() {
+    // Agent `a` starts a job and is disposed; the drain kills the job and
+    // its notice has no receiver. `ab` is live.
+    let path = [ShellAction::Bash(Some(0)), ShellAction::DisposeA];
+    let clean = replay(&ShellModel::new(None), &path);
+    assert_eq!(clean.jobs[0].notice, Notice::Dropped);
+    let m21 = ShellModel::new(Some(Fault::M21));
+    assert_eq!(
+        replay(&m21, &path).jobs[0].notice,
+        Notice::Delivered(3),
+        "to `ab`"
+    );
+    // M21's shortest counterexample is that one.
+    assert_eq!(
+        path_of(Fault::M21, "S6 a notice reaches only"),
+        debug(&path)
+    );
+    // Owner `""` prefixes every id: its notice reaches `a`, the first
+    // live one, unless only equality counts.
+    let empty = [ShellAction::Bash(Some(2)), ShellAction::Kill(Some(2), 0)];
+    assert_eq!(replay(&m21, &empty).jobs[0].notice, Notice::Delivered(0));
+    let clean = replay(&ShellModel::new(None), &empty);
+    assert_eq!(clean.jobs[0].notice, Notice::Delivered(2));
+}
+
 const PINNED_UNIQUE: [(&str, u64); 5] = [
     ("agent", 143566),
-    ("dispose", 92966),
+    ("dispose", 55637),
     ("durability", 783),
-    ("shell", 4184),
+    ("shell", 6469),
     ("acp", 22012),
 ];
 
-const PINNED_FAULTS: [(Fault, usize, u64); 20] = [
-    (Fault::M1, 6, 2778),
-    (Fault::M2, 4, 5744),
+const PINNED_FAULTS: [(Fault, usize, u64); 22] = [
+    (Fault::M1, 4, 2278),
+    (Fault::M2, 4, 9005),
     (Fault::M3, 5, 199181),
     (Fault::M4, 4, 119306),
     (Fault::M5, 6, 134339),
-    (Fault::M6, 7, 7167),
+    (Fault::M6, 5, 6699),
     (Fault::M7, 3, 24820),
     (Fault::M8, 3, 25300),
-    (Fault::M9, 6, 29793),
-    (Fault::M10, 11, 511),
+    (Fault::M9, 4, 20544),
+    (Fault::M10, 9, 395),
     (Fault::M11, 2, 212254),
     (Fault::M12, 3, 188388),
-    (Fault::M15, 16, 92966),
+    (Fault::M15, 14, 55637),
     (Fault::M16, 2, 190),
     (Fault::M17, 7, 1016),
     (Fault::M18, 3, 1576),
     (Fault::M19, 12, 143566),
-    (Fault::M20, 2, 4586),
-    (Fault::M21, 2, 4628),
+    (Fault::M20, 2, 6964),
+    (Fault::M21, 2, 7017),
+    (Fault::M22, 10, 9510),
     (Fault::M23, 9, 140734),
+    (Fault::M24, 4, 495),
 ];
 
-/// Every property added for D8, D9, D10 and C10, and the fault variant
-/// that falsifies it: none of them holds by construction.
-const FALSIFIED_BY: [(Fault, &str); 10] = [
+/// Every property added for D8, D9, D10, C10, R2 and R3, and the fault
+/// variant that falsifies it: none of them holds by construction.
+const FALSIFIED_BY: [(Fault, &str); 13] = [
     (Fault::M15, "D8 a dropped dispose caller wedges nothing"),
     (Fault::M16, "D9 write-ahead"),
     (Fault::M16, "D9 nothing a client was shown is lost"),
@@ -160,4 +302,13 @@ const FALSIFIED_BY: [(Fault, &str); 10] = [
     (Fault::M18, "D10 after a failed write or sync"),
     (Fault::M18, "D10 a prompt answered completed"),
     (Fault::M19, "C10 a cancelled or disposed turn ends"),
+    (
+        Fault::M22,
+        "R2 a stale or repeated detach never removes a newer entry",
+    ),
+    (
+        Fault::M22,
+        "R2 an id is reusable exactly when its registry entry detaches",
+    ),
+    (Fault::M24, "R3 nothing is published once its owner"),
 ];

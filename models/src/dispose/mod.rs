@@ -1,16 +1,27 @@
-//! The dispose and identity model: creation (prepare → check → enter →
-//! publish), the memoized teardown effect and who reaches it, scopes with
-//! sibling effects, the registry, and the session store with its durable
-//! log (SPEC D1–D5, D7, D8, R1–R3).
+//! The dispose and identity model: creation (prepare → setup await →
+//! admission), the memoized teardown effect and who reaches it, scopes with
+//! sibling effects, the registry with its exact `(id, serial)` detach (and
+//! a stale or repeated one), and the session store with its durable log
+//! (SPEC D1–D5, D7, D8, R1–R3).
 //!
 //! # Parts and states
 //! - Creation attempts (fixed at init): `a` by the owner scope, `a` again by
 //!   the owner scope (the same-id race, R1); and `b` from configuration (owned
 //!   by the provider scope, its handle dropped, D7) already published at
-//!   the start. Phases: `Idle` →
-//!   `Prepared` → `Checked` → `Entered` → `Ok`, or `Failed(..)` (a loser or
-//!   a creation whose owner unloaded, R1, R3), possibly through `Disposing`
-//!   (published, then lost the close race: it disposes what it published).
+//!   the start. Phases: `Idle` → `Prepared` (private state built; the
+//!   setup await runs until the creation's next step, so any other action,
+//!   an unload among them, can land in between) → `Ok` through `Publish`,
+//!   the admission: in one section nested in both scopes' locks it checks
+//!   that the owner and the provider are active, enters the session
+//!   (rechecking the id, R1), registers the agent, starts its loop and gives
+//!   the effects to both scopes; else `Failed(..)` with nothing published
+//!   (a loser, R1, or a creation whose owner unloaded, R3). Fault M24
+//!   checks the owner before the setup await instead: `Prepared` →
+//!   `Checked` (`Check`) → setup await → `Entered` (`Enter`: session
+//!   entered, agent registered and started, unguarded) → `Ok` (`Publish`:
+//!   the scopes take the effects), or `Disposing` when a scope that began
+//!   unloading meanwhile refuses them: it disposes what it published, then
+//!   fails.
 //! - Per published agent: its loop (`Running` → `Ended` (`turn/end`
 //!   appended) → `Flushed` → `Exited` once disposed), its teardown effect
 //!   (`Armed` → `Running(step)` → `Done`), and the callers waiting on it
@@ -21,15 +32,19 @@
 //!   it, so dropping that caller wedges it for good).
 //! - Scopes `owner` and `provider`: `Active` → `Unloading` → `Unloaded`.
 //! - Registry entries `(id, serial)`; store sessions `(id, serial, live)`
-//!   with pending appends; the durable log.
+//!   with pending appends; the durable log. Step 3 detaches exactly the
+//!   agent's `(id, serial)` and retires its session in the same section;
+//!   fault M22's detach removes every entry with the id.
 //!
 //! # Transitions
 //! | action | who |
 //! | --- | --- |
-//! | `Prepare`, `Check`, `Enter`, `Publish` | a creation |
+//! | `Prepare`, `Publish` | a creation: prepare, then (after its setup await) the admission |
+//! | `Check`, `Enter` | fault M24 only: the owner check before the setup await; the unguarded enter after it |
 //! | `HandleDispose`, `UnloadOwner`, `UnloadProvider` | the handle, the owner, the provider |
 //! | `TeardownStep` | a waiting caller drives the chain: D2 steps 1..5 in order |
 //! | `SessionEffect` | fault M1 only: session detach as a sibling effect |
+//! | `StaleDetach` | a repeated registry detach of an agent's `(id, serial)` after its step 3 (R2); enabled only when it removes something |
 //! | `EndTurn`, `Flush`, `Exit` | the agent's loop |
 //! | `Return` | a dispose caller resolves |
 //! | `DropCaller` | the handle's `dispose()` future is dropped mid-chain (D8) |
@@ -40,6 +55,8 @@
 
 use crate::fault::Fault;
 use crate::model::{Model, Property};
+
+mod properties;
 
 /// A scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -75,15 +92,17 @@ pub enum CreateError {
 pub enum CreatePhase {
     /// Not called yet.
     Idle,
-    /// Private state built.
+    /// Private state built; the setup await runs.
     Prepared,
-    /// The owner was active after setup.
+    /// Fault M24: the owner was active before the setup await.
     Checked,
-    /// Session entered, agent registered, loop started.
+    /// Fault M24: session entered, agent registered, loop started, not yet
+    /// held by the scopes.
     Entered,
     /// Published and registered with its scopes.
     Ok,
-    /// Published, then lost the close race: disposing what it published.
+    /// Fault M24: published, then refused by an unloading scope: disposing
+    /// what it published.
     Disposing,
     /// Failed.
     Failed(CreateError),
@@ -185,13 +204,20 @@ pub struct DisposeState {
 /// One transition of the dispose model.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DisposeAction {
-    /// Creation `n`: prepare (fails fast on a live id).
+    /// Creation `n`: prepare (fails fast on a live id); its setup await
+    /// begins.
     Prepare(u8),
-    /// Creation `n`: setup awaited; check the owner is active.
+    /// Fault M24 only: creation `n` checks its owner and the provider are
+    /// active, before its setup await.
     Check(u8),
-    /// Creation `n`: `enter` (rechecks the id), register, announce, start.
+    /// Fault M24 only: creation `n`'s setup await returned: `enter`
+    /// (rechecks the id), register, announce, start, without a check.
     Enter(u8),
-    /// Creation `n`: register the effect with the owner and provider scopes.
+    /// Creation `n`'s setup await returned: the admission, in one section
+    /// nested in both scopes' locks: both active, then enter (rechecks the
+    /// id), register, announce, start, and the scopes take the effects;
+    /// else nothing is published. Under M24: the scopes take the effects
+    /// of the entered agent, or an unloading one refuses them.
     Publish(u8),
     /// The handle of creation `n` disposes.
     HandleDispose(u8),
@@ -201,6 +227,9 @@ pub enum DisposeAction {
     UnloadProvider,
     /// The next D2 step of agent `n`'s teardown.
     TeardownStep(u8),
+    /// A stale or repeated registry detach of agent `n`'s `(id, serial)`,
+    /// after its teardown's step 3 detached it (R2).
+    StaleDetach(u8),
     /// Fault M1: agent `n`'s sibling session effect runs.
     SessionEffect(u8),
     /// Agent `n`'s turn ends (`turn/end` appended).
@@ -221,7 +250,7 @@ pub enum DisposeAction {
 /// The dispose model.
 #[derive(Clone, Debug)]
 pub struct DisposeModel {
-    /// The fault switched on (M1, M6, M9, M10, M15 act here).
+    /// The fault switched on (M1, M6, M9, M10, M15, M22, M24 act here).
     pub fault: Option<Fault>,
     /// Creation attempts: `(id, owner, whether its agent has a turn running)`.
     pub attempts: Vec<(u8, ScopeId, bool)>,
@@ -234,13 +263,14 @@ impl DisposeModel {
     /// The world for `fault`. Without a fault: `a` (running a turn) and `a`
     /// again by the owner, and `b` from configuration. A fault variant
     /// keeps only what its counterexample needs, so its space stays small:
-    /// M1 and M10 one agent `a` with a turn; M6 the same plus `b`; M9 the
-    /// two same-id creations.
+    /// M1 and M10 one agent `a` with a turn; M6 the same plus `b`; M9 and
+    /// M22 the two same-id creations, idle; M24 one idle `a`.
     pub fn new(fault: Option<Fault>) -> Self {
         let (attempts, configured) = match fault {
             Some(Fault::M1 | Fault::M10) => (vec![(0, ScopeId::Owner, true)], false),
             Some(Fault::M6) => (vec![(0, ScopeId::Owner, true)], true),
-            Some(Fault::M9) => (
+            Some(Fault::M24) => (vec![(0, ScopeId::Owner, false)], false),
+            Some(Fault::M9 | Fault::M22) => (
                 vec![(0, ScopeId::Owner, false), (0, ScopeId::Owner, false)],
                 false,
             ),
@@ -262,6 +292,49 @@ impl DisposeModel {
 
     fn scope(s: &DisposeState, id: ScopeId) -> ScopeState {
         s.scopes[id as usize]
+    }
+
+    /// Whether the owner `owner` and the provider both accept effects.
+    fn admits(s: &DisposeState, owner: ScopeId) -> bool {
+        Self::scope(s, owner) == ScopeState::Active
+            && Self::scope(s, ScopeId::Provider) == ScopeState::Active
+    }
+
+    /// Creation `n` enters its session, registers its agent and starts its
+    /// loop; `false` (nothing done) when a live session has the id and the
+    /// recheck is on (not M9). Entering once the owner or the provider
+    /// began unloading breaks R3.
+    fn enter(&self, s: &mut DisposeState, n: usize) -> bool {
+        let (id, owner, turn) = {
+            let a = &s.attempts[n];
+            (a.id, a.owner, a.turn)
+        };
+        if !self.has(Fault::M9) && Self::live_with_id(s, id) > 0 {
+            return false;
+        }
+        if !Self::admits(s, owner) {
+            broke(s, "R3");
+        }
+        let serial = n as u8;
+        s.sessions.push((id, serial, true));
+        s.registry.push((id, serial));
+        s.attempts[n].lp = Some(if turn {
+            LoopState::Running
+        } else {
+            LoopState::Flushed
+        });
+        if turn {
+            Self::append(s, serial, Entry::TurnStart);
+        }
+        true
+    }
+
+    /// The registry's detach of `(id, serial)`: exactly that entry; under
+    /// M22 every entry with the id.
+    fn detach(&self, s: &mut DisposeState, id: u8, serial: u8) {
+        let by_id_only = self.has(Fault::M22);
+        s.registry
+            .retain(|e| !(e.0 == id && (by_id_only || e.1 == serial)));
     }
 
     fn live_with_id(s: &DisposeState, id: u8) -> usize {
@@ -317,7 +390,9 @@ impl DisposeModel {
             // Step 2 waits for the loop's exit (and its closing flush).
             2 if s.attempts[n].lp != Some(LoopState::Exited) => return false,
             3 => {
-                s.registry.retain(|e| *e != (id, serial));
+                // One section: the entry detaches and the session's id is
+                // released (R2).
+                self.detach(s, id, serial);
                 if let Some(x) = s.sessions.iter_mut().find(|x| x.1 == serial) {
                     x.2 = false;
                 }
@@ -351,54 +426,57 @@ impl DisposeModel {
                 };
             }
             DisposeAction::Check(i) => {
+                // M24: the owner is checked before the setup await.
                 let i = i as usize;
                 let a = s.attempts.get(i)?;
-                if a.phase != CreatePhase::Prepared {
+                if !self.has(Fault::M24) || a.phase != CreatePhase::Prepared {
                     return None;
                 }
-                let active = Self::scope(s, a.owner) == ScopeState::Active
-                    && Self::scope(s, ScopeId::Provider) == ScopeState::Active;
-                n.attempts[i].phase = if active {
+                n.attempts[i].phase = if Self::admits(s, a.owner) {
                     CreatePhase::Checked
                 } else {
                     CreatePhase::Failed(CreateError::OwnerUnloaded)
                 };
             }
             DisposeAction::Enter(i) => {
+                // M24: after the setup await, published without a check.
                 let i = i as usize;
-                let a = s.attempts.get(i)?;
-                if a.phase != CreatePhase::Checked {
+                if s.attempts.get(i)?.phase != CreatePhase::Checked {
                     return None;
                 }
-                if !self.has(Fault::M9) && Self::live_with_id(s, a.id) > 0 {
-                    n.attempts[i].phase = CreatePhase::Failed(CreateError::AlreadyExists);
+                n.attempts[i].phase = if self.enter(&mut n, i) {
+                    CreatePhase::Entered
                 } else {
-                    let serial = i as u8;
-                    n.sessions.push((a.id, serial, true));
-                    n.registry.push((a.id, serial));
-                    n.attempts[i].phase = CreatePhase::Entered;
-                    if a.turn {
-                        n.attempts[i].lp = Some(LoopState::Running);
-                        Self::append(&mut n, serial, Entry::TurnStart);
-                    } else {
-                        n.attempts[i].lp = Some(LoopState::Flushed);
-                    }
-                }
+                    CreatePhase::Failed(CreateError::AlreadyExists)
+                };
             }
             DisposeAction::Publish(i) => {
                 let i = i as usize;
                 let a = s.attempts.get(i)?;
-                if a.phase != CreatePhase::Entered {
-                    return None;
-                }
-                let ok = Self::scope(s, a.owner) == ScopeState::Active
-                    && Self::scope(s, ScopeId::Provider) == ScopeState::Active;
-                if ok {
-                    n.attempts[i].phase = CreatePhase::Ok;
-                    n.attempts[i].in_scopes = true;
+                let admitted = Self::admits(s, a.owner);
+                if self.has(Fault::M24) {
+                    if a.phase != CreatePhase::Entered {
+                        return None;
+                    }
+                    if admitted {
+                        n.attempts[i].phase = CreatePhase::Ok;
+                        n.attempts[i].in_scopes = true;
+                    } else {
+                        n.attempts[i].phase = CreatePhase::Disposing;
+                        self.call(&mut n, i, Caller::Create);
+                    }
                 } else {
-                    n.attempts[i].phase = CreatePhase::Disposing;
-                    self.call(&mut n, i, Caller::Create);
+                    if a.phase != CreatePhase::Prepared {
+                        return None;
+                    }
+                    n.attempts[i].phase = if !admitted {
+                        CreatePhase::Failed(CreateError::OwnerUnloaded)
+                    } else if self.enter(&mut n, i) {
+                        n.attempts[i].in_scopes = true;
+                        CreatePhase::Ok
+                    } else {
+                        CreatePhase::Failed(CreateError::AlreadyExists)
+                    };
                 }
             }
             DisposeAction::HandleDispose(i) => {
@@ -454,6 +532,18 @@ impl DisposeModel {
                 } else {
                     EffectState::Running(step + 1)
                 };
+            }
+            DisposeAction::StaleDetach(i) => {
+                let a = s.attempts.get(i as usize)?;
+                if !a.steps_run.contains(&3) {
+                    return None;
+                }
+                self.detach(&mut n, a.id, i);
+                // The correct detach finds nothing left to remove: no
+                // transition.
+                if n.registry == s.registry {
+                    return None;
+                }
             }
             DisposeAction::SessionEffect(i) => {
                 let i = i as usize;
@@ -621,6 +711,7 @@ impl Model for DisposeModel {
             let i = i as u8;
             all.extend([
                 DisposeAction::TeardownStep(i),
+                DisposeAction::StaleDetach(i),
                 DisposeAction::SessionEffect(i),
                 DisposeAction::EndTurn(i),
                 DisposeAction::Flush(i),
@@ -641,130 +732,6 @@ impl Model for DisposeModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![
-            Property::<Self>::always(
-                "D1 every dispose caller resolves only after the whole teardown",
-                |_, s| !s.broken.contains(&"D1"),
-            ),
-            Property::<Self>::always("D2 teardown steps run once, in order 1..5", |_, s| {
-                s.attempts.iter().all(|a| {
-                    a.steps_run
-                        .iter()
-                        .enumerate()
-                        .all(|(k, &st)| st as usize == k + 1)
-                })
-            }),
-            Property::<Self>::always(
-                "D3 every appended event is durable and every turn/end survives",
-                |m, s| {
-                    !s.broken.contains(&"D3")
-                        && s.attempts.iter().enumerate().all(|(i, a)| {
-                            !m.effects_done(a)
-                                || !a.turn
-                                || a.lp.is_none()
-                                || s.durable.contains(&(i as u8, Entry::TurnEnd))
-                        })
-                },
-            ),
-            Property::<Self>::always(
-                "D4 a failing agent/disposed listener skips no later step",
-                |m, s| {
-                    s.attempts.iter().all(|a| {
-                        a.effect != EffectState::Done
-                            || !m.effects_done(a)
-                            || a.steps_run.len() == 5
-                    })
-                },
-            ),
-            Property::<Self>::always(
-                "D5 an agent whose teardown has not begun keeps its entry and session",
-                |_, s| {
-                    s.attempts.iter().enumerate().all(|(i, a)| {
-                        let serial = i as u8;
-                        !(matches!(a.phase, CreatePhase::Ok | CreatePhase::Entered)
-                            && a.effect == EffectState::Armed)
-                            || (s.registry.contains(&(a.id, serial))
-                                && s.sessions.iter().any(|x| x.1 == serial))
-                    })
-                },
-            ),
-            Property::<Self>::always(
-                "R1 at most one live agent and one live session per id",
-                |_, s| {
-                    (0..2u8).all(|id| {
-                        s.registry.iter().filter(|e| e.0 == id).count() <= 1
-                            && DisposeModel::live_with_id(s, id) <= 1
-                    })
-                },
-            ),
-            Property::<Self>::always(
-                "R3 a creation that failed left nothing published",
-                |_, s| {
-                    s.attempts.iter().enumerate().all(|(i, a)| {
-                        !matches!(a.phase, CreatePhase::Failed(_))
-                            || (!s.registry.iter().any(|e| e.1 == i as u8)
-                                && !s.sessions.iter().any(|x| x.1 == i as u8))
-                    })
-                },
-            ),
-            Property::<Self>::sometimes(
-                "R1 window: two same-id creations both pass their prepare",
-                |_, s| {
-                    let same: Vec<&Attempt> = s.attempts.iter().filter(|a| a.id == 0).collect();
-                    same.len() >= 2
-                        && same.iter().all(|a| {
-                            a.phase != CreatePhase::Idle
-                                && !matches!(a.phase, CreatePhase::Failed(_))
-                        })
-                },
-            ),
-            Property::<Self>::sometimes(
-                "R2 window: an id is reused after its entry detached",
-                |_, s| s.attempts[0].steps_run.len() >= 3 && s.registry.contains(&(0, 1)),
-            ),
-            Property::<Self>::sometimes(
-                "R3 window: a creation publishes while its owner unloads",
-                |_, s| s.attempts.iter().any(|a| a.phase == CreatePhase::Disposing),
-            ),
-            Property::<Self>::sometimes("D1 window: three callers share one teardown", |_, s| {
-                s.attempts.iter().any(|a| a.callers.len() >= 3)
-            }),
-            Property::<Self>::sometimes(
-                "D8 window: the handle dropped its dispose mid-chain, another caller waits",
-                |_, s| {
-                    s.attempts.iter().any(|a| {
-                        matches!(a.effect, EffectState::Running(_))
-                            && a.callers.iter().any(|c| c.1)
-                            && a.callers.iter().any(|c| !c.1)
-                    })
-                },
-            ),
-            Property::<Self>::eventually(
-                "D8 a dropped dispose caller wedges nothing: every chain finishes, every caller returns",
-                |_, s| {
-                    s.attempts.iter().all(|a| {
-                        !matches!(a.effect, EffectState::Running(_))
-                            && a.callers.iter().all(|c| c.1)
-                    })
-                },
-            ),
-            Property::<Self>::eventually(
-                "D7 unloading the provider disposes every agent it built",
-                |m, s| {
-                    s.scopes[ScopeId::Provider as usize] != ScopeState::Unloaded
-                        || s.attempts
-                            .iter()
-                            .all(|a| a.lp.is_none() || m.effects_done(a))
-                },
-            ),
-            Property::<Self>::eventually("R1 a same-id loser fails with already exists", |_, s| {
-                let ok = |i: usize| {
-                    s.attempts
-                        .get(i)
-                        .is_some_and(|a| a.id == 0 && a.phase == CreatePhase::Ok)
-                };
-                !(ok(0) && ok(1)) || s.attempts[0].steps_run.len() >= 3
-            }),
-        ]
+        properties::all()
     }
 }
