@@ -63,6 +63,8 @@ pub mod bench;
 pub mod bus;
 #[cfg(feature = "harness")]
 pub mod check;
+#[cfg(feature = "harness")]
+pub mod clauses;
 pub mod cli;
 pub mod faults;
 pub mod journal;

@@ -8,7 +8,7 @@ mod common;
 
 use agent_lifecycle::session_log::Entry;
 use agent_lifecycle::store::durable::{Durable, FileDurable};
-use common::acp::{agent_texts, AcpServer};
+use common::acp::{agent_texts, load_params, AcpServer};
 use serde_json::{json, Value};
 
 fn error_code(answer: &Value) -> Option<i64> {
@@ -60,7 +60,7 @@ fn a9_commands_run_in_the_session_cwd_and_a_bad_cwd_is_refused() {
         "background {job} ran in the session cwd"
     );
     // session/load checks its cwd too.
-    let load = json!({"sessionId": id, "cwd": "relative", "mcpServers": []});
+    let load = load_params(&id, "relative");
     assert_eq!(error_code(&server.ask("session/load", load)), Some(-32602));
     server.close();
 }
@@ -109,8 +109,7 @@ fn a9_one_process_at_a_time_writes_a_session_log() {
     let (answer, _) = first.prompt(&id, "before");
     assert_eq!(answer["result"]["stopReason"], "end_turn");
     let mut second = AcpServer::start(sessions.path());
-    let load = json!({"sessionId": id, "cwd": "/", "mcpServers": []});
-    let answer = second.ask("session/load", load.clone());
+    let answer = second.ask("session/load", load_params(&id, "/"));
     assert_eq!(error_code(&answer), Some(-32602), "{answer}");
     let message = answer["error"]["data"].as_str().unwrap_or_default();
     assert!(message.contains("in use by another process"), "{answer}");
@@ -118,7 +117,7 @@ fn a9_one_process_at_a_time_writes_a_session_log() {
     let (answer, _) = first.prompt(&id, "still mine");
     assert_eq!(answer["result"]["stopReason"], "end_turn");
     first.close();
-    let (answer, updates) = second.ask_with_updates("session/load", load);
+    let (answer, updates) = second.ask_with_updates("session/load", load_params(&id, "/"));
     assert!(answer.get("result").is_some(), "{answer}");
     assert_eq!(agent_texts(&updates), ["echo: before", "echo: still mine"]);
     second.close();
@@ -133,7 +132,7 @@ fn a9_turn_and_job_numbers_continue_from_the_log() {
     let old_job = started_job(&updates[updates.len() - 1..]);
     first.close();
     let mut second = AcpServer::start(sessions.path());
-    let load = json!({"sessionId": id, "cwd": "/", "mcpServers": []});
+    let load = load_params(&id, "/");
     assert!(second.ask("session/load", load).get("result").is_some());
     let (_, updates) = second.prompt(&id, "$& true");
     let new_job = started_job(&updates);
@@ -171,7 +170,7 @@ fn a9_an_id_of_any_length_is_served_and_nothing_is_created_for_an_unknown_one() 
     let mut server = AcpServer::start(sessions.path());
     for len in [121, 4_000] {
         let id = "x".repeat(len);
-        let load = json!({"sessionId": id, "cwd": "/", "mcpServers": []});
+        let load = load_params(&id, "/");
         assert_eq!(error_code(&server.ask("session/load", load)), Some(-32002));
         let (answer, _) = server.prompt(&id, "hello");
         assert_eq!(error_code(&answer), Some(-32002), "{answer}");

@@ -6,6 +6,15 @@
 //! `lifecycle_models::acp::AcpModel`, the reference. After every operation
 //! the answers, the bridge's sessions, what is left registered (A1) and the
 //! number of quiesce runs (A6) must agree.
+//!
+//! Callers that give up (D8): a `session/prompt`, `session/load`,
+//! disconnect or unload whose future is dropped after its first poll; the
+//! next call must find nothing wedged, skipped or repeated (the model takes
+//! the pair as the one call that completes). A `session/new` dropped on a
+//! second connection (a side bridge, so the model's session ids stay
+//! aligned) must publish nothing. And a prompt on a second connection over
+//! a disk that fails must answer a storage error (D10); the model has no
+//! disk, so the test fixes that answer.
 
 mod conformance;
 
@@ -13,6 +22,7 @@ use agent_lifecycle::acp::{AcpError, Bridge, StopReason};
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::rt::SimRt;
 use agent_lifecycle::scenarios::rig::Rig;
+use agent_lifecycle::store::durable::{DiskFault, Durable, MemoryDurable};
 use conformance::{manual, Driver};
 use lifecycle_models::acp::{
     AcpAction as A, AcpError as MErr, AcpModel, AcpState, Call, PromptState,
@@ -49,6 +59,24 @@ enum Op {
     Close {
         unload: bool,
     },
+    /// `session/prompt` whose caller drops its future once the prompt is
+    /// queued; every task runs; then a second prompt (D8).
+    DropPrompt(u8),
+    /// `session/load` whose caller drops its future while it awaits the
+    /// resume; every task runs; then the load again (D8).
+    DropLoad,
+    /// On a side bridge: `session/new` dropped while it awaits creation,
+    /// then a `session/new` that completes, then the side bridge's unload
+    /// (D8).
+    DropNew,
+    /// A disconnect or unload whose caller drops its future mid-quiesce;
+    /// every task runs; then the same close again (D8, A6).
+    DropClose {
+        unload: bool,
+    },
+    /// On a side bridge over a disk that fails the prompt's first write: a
+    /// prompt answers a storage error (D10).
+    PromptOnFailingDisk,
 }
 
 #[derive(Clone, Debug)]
@@ -143,6 +171,14 @@ impl ReferenceStateMachine for AcpRef {
                     .prop_map(|unload| Op::Close { unload })
                     .boxed(),
             ),
+            (
+                1,
+                any::<bool>()
+                    .prop_map(|unload| Op::DropClose { unload })
+                    .boxed(),
+            ),
+            (1, Just(Op::DropNew).boxed()),
+            (1, Just(Op::PromptOnFailingDisk).boxed()),
         ];
         if s.new_call == Call::Idle {
             ops.push((2, Just(Op::New).boxed()));
@@ -161,12 +197,14 @@ impl ReferenceStateMachine for AcpRef {
                     .prop_map(|unload| Op::LoadRacingClose { unload })
                     .boxed(),
             ));
+            ops.push((1, Just(Op::DropLoad).boxed()));
         }
         if !s.records.is_empty() {
             let sessions = proptest::sample::select(s.records.clone());
             ops.push((3, sessions.clone().prop_map(Op::Prompt).boxed()));
             ops.push((2, sessions.clone().prop_map(Op::PromptThenCancel).boxed()));
             ops.push((1, sessions.clone().prop_map(Op::PromptTwice).boxed()));
+            ops.push((1, sessions.clone().prop_map(Op::DropPrompt).boxed()));
             ops.push((
                 1,
                 (sessions, any::<bool>())
@@ -181,12 +219,17 @@ impl ReferenceStateMachine for AcpRef {
         let s = &r.s;
         match *op {
             Op::New | Op::NewRacingClose { .. } => s.new_call == Call::Idle,
-            Op::Load | Op::LoadRacingClose { .. } => s.loads.contains(&Call::Idle),
+            Op::Load | Op::LoadRacingClose { .. } | Op::DropLoad => s.loads.contains(&Call::Idle),
             Op::Prompt(x)
             | Op::PromptThenCancel(x)
             | Op::PromptTwice(x)
+            | Op::DropPrompt(x)
             | Op::PromptThenClose { session: x, .. } => s.records.contains(&x),
-            Op::CancelUnknown | Op::Close { .. } => true,
+            Op::CancelUnknown
+            | Op::Close { .. }
+            | Op::DropClose { .. }
+            | Op::DropNew
+            | Op::PromptOnFailingDisk => true,
         }
     }
 
@@ -205,7 +248,7 @@ impl ReferenceStateMachine for AcpRef {
                 let a = vec![call_answer(s.new_call)];
                 (s, a)
             }
-            Op::Load | Op::LoadRacingClose { .. } => {
+            Op::Load | Op::LoadRacingClose { .. } | Op::DropLoad => {
                 let mut s = act(s, A::LoadBegin(k));
                 if let Op::LoadRacingClose { unload } = *op {
                     s = close(s, unload);
@@ -237,8 +280,29 @@ impl ReferenceStateMachine for AcpRef {
                 a.extend(extra);
                 (s, a)
             }
+            Op::DropPrompt(x) => {
+                // The dropped prompt was accepted: it runs to its end. The
+                // next prompt is answered as if nothing had been dropped.
+                let s = settle(act(s, A::Prompt(x)));
+                let at = s.prompts.len();
+                let s = settle(act(s, A::Prompt(x)));
+                let a = vec![prompt_answer(s.prompts[at].1)];
+                (s, a)
+            }
             Op::CancelUnknown => (act(s, A::CancelUnknown), vec![]),
-            Op::Close { unload } => (close(s, unload), vec![]),
+            Op::Close { unload } | Op::DropClose { unload } => (close(s, unload), vec![]),
+            Op::DropNew => (
+                s,
+                vec![
+                    "first: pending".to_string(),
+                    "left []".to_string(),
+                    "ok side-2".to_string(),
+                    "left []".to_string(),
+                ],
+            ),
+            Op::PromptOnFailingDisk => {
+                (s, vec!["storage error".to_string(), "left []".to_string()])
+            }
         };
         Ref {
             s: settle(s),
@@ -251,6 +315,23 @@ struct Sut {
     d: Driver,
     rig: Rc<Rig<SimRt>>,
     bridge: Arc<Bridge<SimRt>>,
+    faults: Faults,
+}
+
+/// Drop a future polled by hand, inside the simulation (its guards may take
+/// the implementation's locks), then run every task until nothing can move.
+fn give_up<T: 'static>(d: &mut Driver, m: conformance::Manual<T>) {
+    d.run(move || drop(m.borrow_mut().take()));
+    d.settle();
+}
+
+/// A bridge on a second connection to the same provider: its session ids
+/// (`side-1`, ...) are not the model's.
+fn side_bridge(sut: &mut Sut) -> Arc<Bridge<SimRt>> {
+    let (rig, faults) = (sut.rig.clone(), sut.faults);
+    sut.d.run(move || {
+        Bridge::with_prefix(rig.provider.clone(), rig.owner("acp-side"), faults, "side-")
+    })
 }
 
 fn ierr(e: AcpError) -> String {
@@ -298,7 +379,12 @@ impl<const FAULT: u8> StateMachineTest for AcpConformance<FAULT> {
         let rig = Rc::new(d.run(move || Rig::<SimRt>::new(faults, None)));
         let r = rig.clone();
         let bridge = d.run(move || Bridge::new(r.provider.clone(), r.owner("acp"), faults));
-        Sut { d, rig, bridge }
+        Sut {
+            d,
+            rig,
+            bridge,
+            faults,
+        }
     }
 
     fn apply(mut sut: Sut, r: &Ref, op: Op) -> Sut {
@@ -324,6 +410,92 @@ impl<const FAULT: u8> StateMachineTest for AcpConformance<FAULT> {
                     out = Some(sut.d.drive(&m));
                 }
                 vec![answer_of(out.expect("answered"))]
+            }
+            Op::DropLoad => {
+                let b2 = b.clone();
+                let m = manual(async move { b2.load_session("old").await });
+                let out = match sut.d.poll_manual(&m) {
+                    // Refused at once (live, or closed): nothing to drop.
+                    Some(out) => out,
+                    None => {
+                        give_up(&mut sut.d, m);
+                        let again = manual(async move { b.load_session("old").await });
+                        sut.d.drive(&again)
+                    }
+                };
+                vec![answer_of(out)]
+            }
+            Op::DropPrompt(x) => {
+                let (b2, id) = (b.clone(), sid(x));
+                let m = manual(async move { b2.prompt(id, "p").await });
+                assert!(
+                    sut.d.poll_manual(&m).is_none(),
+                    "a queued prompt answered at once"
+                );
+                give_up(&mut sut.d, m);
+                let again = manual(async move { b.prompt(id, "again").await });
+                vec![stop_of(sut.d.drive(&again))]
+            }
+            Op::DropNew => {
+                let side = side_bridge(&mut sut);
+                let s2 = side.clone();
+                let m = manual(async move { s2.new_session().await });
+                let first = match sut.d.poll_manual(&m) {
+                    Some(out) => answer_of(out),
+                    None => "pending".to_string(),
+                };
+                give_up(&mut sut.d, m);
+                let side_left = |sut: &Sut| sut.rig.leftovers(|id| id.starts_with("side-"));
+                let left_after_drop = side_left(&sut);
+                let s3 = side.clone();
+                let again = sut.d.call(async move { s3.new_session().await });
+                sut.d
+                    .call(async move { side.unload().await })
+                    .expect("the side bridge unloads");
+                vec![
+                    format!("first: {first}"),
+                    format!("left {left_after_drop:?}"),
+                    again.map_or("no answer".to_string(), answer_of),
+                    format!("left {:?}", side_left(&sut)),
+                ]
+            }
+            Op::PromptOnFailingDisk => {
+                let faults = sut.faults;
+                let (rig, side) = sut.d.run(move || {
+                    let disk = Arc::new(MemoryDurable::<SimRt>::default());
+                    let rig = Rig::<SimRt>::new(faults, Some(disk.clone() as Arc<dyn Durable>));
+                    let side = Bridge::new(rig.provider.clone(), rig.owner("acp"), faults);
+                    (Rc::new((rig, disk)), side)
+                });
+                let s2 = side.clone();
+                let id = sut
+                    .d
+                    .call(async move { s2.new_session().await })
+                    .expect("session/new answers")
+                    .expect("session/new on a healthy disk");
+                let disk = rig.clone();
+                sut.d.run(move || disk.1.fail_next(DiskFault::WriteEio));
+                let s3 = side.clone();
+                let answer = sut
+                    .d
+                    .call(async move { s3.prompt(&id, "p").await })
+                    .expect("the prompt answers");
+                sut.d
+                    .call(async move { side.unload().await })
+                    .expect("the side bridge unloads");
+                let answer = match answer {
+                    Err(AcpError::Storage(_)) => "storage error".to_string(),
+                    other => format!("{other:?}"),
+                };
+                vec![answer, format!("left {:?}", rig.0.leftovers(|_| true))]
+            }
+            Op::DropClose { unload } => {
+                let m = manual(closer(b.clone(), unload));
+                if sut.d.poll_manual(&m).is_none() {
+                    give_up(&mut sut.d, m);
+                }
+                sut.d.call(closer(b, unload)).expect("the close finishes");
+                vec![]
             }
             Op::Load | Op::LoadRacingClose { .. } => {
                 let b2 = b.clone();

@@ -60,6 +60,12 @@ enum Op {
     /// loop's exit (D8); then every task runs until nothing can move.
     DropDispose(u8),
     UnloadOwner,
+    /// The owner's unload, whose caller drops its future after the first
+    /// poll (the scope's effects have begun); every task runs until nothing
+    /// can move; then the owner unloads again (D8: a dropped scope unload
+    /// wedges, skips and repeats nothing). The model takes the pair as one
+    /// `UnloadOwner`.
+    DropUnloadOwner,
     UnloadProvider,
     /// Scheduling choice: every task runs until nothing can move (a running
     /// turn completes). Without it, a turn still runs when the next
@@ -169,6 +175,7 @@ impl ReferenceStateMachine for DisposeRef {
         let s = &r.s;
         let mut ops: Vec<(u32, BoxedStrategy<Op>)> = vec![
             (1, Just(Op::UnloadOwner).boxed()),
+            (1, Just(Op::DropUnloadOwner).boxed()),
             (1, Just(Op::UnloadProvider).boxed()),
             (2, Just(Op::Settle).boxed()),
         ];
@@ -209,7 +216,7 @@ impl ReferenceStateMachine for DisposeRef {
             }
             Op::Dispose(k) | Op::DisposeAndUnloadOwner(k) => disposable(s, k),
             Op::DropDispose(k) => droppable(s, k),
-            Op::UnloadOwner | Op::UnloadProvider | Op::Settle => true,
+            Op::UnloadOwner | Op::DropUnloadOwner | Op::UnloadProvider | Op::Settle => true,
         }
     }
 
@@ -260,7 +267,7 @@ impl ReferenceStateMachine for DisposeRef {
                     .expect("the handle waits") as u8;
                 (act(s, A::DropCaller(k, c)), vec![])
             }
-            Op::UnloadOwner => {
+            Op::UnloadOwner | Op::DropUnloadOwner => {
                 let s = complete(
                     model(None).next_state(&s, &A::UnloadOwner).unwrap_or(s),
                     false,
@@ -459,6 +466,22 @@ impl<const FAULT: u8> StateMachineTest for DisposeConformance<FAULT> {
                 vec![]
             }
             Op::UnloadOwner => {
+                let owner = sut.owner.clone();
+                vec![unload_returned(
+                    sut.d.call(async move { owner.unload().await }),
+                )]
+            }
+            Op::DropUnloadOwner => {
+                let owner = sut.owner.clone();
+                let m = manual(async move { owner.unload().await });
+                if sut.d.poll_manual(&m).is_none() {
+                    // The caller gives up: its future is dropped mid-unload.
+                    sut.d.run(move || {
+                        let dropped = m.borrow_mut().take();
+                        drop(dropped);
+                    });
+                    sut.d.settle();
+                }
                 let owner = sut.owner.clone();
                 vec![unload_returned(
                     sut.d.call(async move { owner.unload().await }),

@@ -16,15 +16,65 @@ use agent_lifecycle::world::World;
 use std::io::ErrorKind;
 use std::path::Path;
 use std::sync::Arc;
+use tempfile::TempDir;
 
-fn rec(serial: u64, prompt: u64) -> DurableRecord {
+/// A turn that ended `reason`.
+fn end(serial: u64, prompt: u64, reason: EndReason) -> DurableRecord {
     DurableRecord {
         serial,
-        entry: Entry::TurnEnd {
-            prompt,
-            reason: EndReason::Completed,
-        },
+        entry: Entry::TurnEnd { prompt, reason },
     }
+}
+
+/// A completed turn.
+fn rec(serial: u64, prompt: u64) -> DurableRecord {
+    end(serial, prompt, EndReason::Completed)
+}
+
+fn start(serial: u64, prompt: u64) -> DurableRecord {
+    DurableRecord {
+        serial,
+        entry: Entry::TurnStart { prompt },
+    }
+}
+
+/// A file backend on a fresh directory (kept alive by the `TempDir`).
+fn fresh() -> (TempDir, FileDurable) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    (dir, d)
+}
+
+/// Append `records` to `id` and sync them.
+fn append(d: &FileDurable, id: &str, records: &[DurableRecord]) {
+    d.write(id, records).expect("write");
+    d.sync(id).expect("sync");
+}
+
+/// `id` loads as exactly `want`, with no torn tail.
+#[track_caller]
+fn assert_log(d: &FileDurable, id: &str, want: &[DurableRecord]) {
+    let loaded = d.load(id).expect("load");
+    assert_eq!(loaded.records, want, "{id:?}");
+    assert!(loaded.torn.is_none(), "{id:?}: {:?}", loaded.torn);
+}
+
+/// Write `records` to `id` (the last one in an append of its own), then
+/// cut `by` bytes off the file, as a crash in the middle of the last write
+/// would; the file's length after the cut.
+fn torn(d: &FileDurable, id: &str, records: &[DurableRecord], by: u64) -> u64 {
+    let (last, earlier) = records.split_last().expect("records");
+    d.write(id, earlier).expect("write");
+    d.write(id, std::slice::from_ref(last)).expect("write");
+    let path = d.path(id);
+    let len = std::fs::metadata(&path).expect("meta").len() - by;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .expect("open")
+        .set_len(len)
+        .expect("tear");
+    len
 }
 
 fn name(path: &Path) -> String {
@@ -59,8 +109,7 @@ fn header_len(path: &Path) -> u64 {
 
 #[test]
 fn a9_any_id_round_trips_within_the_name_limit() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let d = FileDurable::new(dir.path()).expect("dir");
+    let (dir, d) = fresh();
     let ids = [
         "x".repeat(300),
         "y".repeat(4000),
@@ -71,14 +120,10 @@ fn a9_any_id_round_trips_within_the_name_limit() {
     ];
     for id in &ids {
         assert!(!d.exists(id).expect("exists"), "{id:?}");
-        d.write(id, &[rec(1, 0)]).expect("write");
-        d.sync(id).expect("sync");
-        d.write(id, &[rec(1, 1), rec(2, 2)]).expect("write");
-        d.sync(id).expect("sync");
+        append(&d, id, &[rec(1, 0)]);
+        append(&d, id, &[rec(1, 1), rec(2, 2)]);
         assert!(d.exists(id).expect("exists"));
-        let loaded = d.load(id).expect("load");
-        assert_eq!(loaded.records, vec![rec(1, 0), rec(1, 1), rec(2, 2)]);
-        assert!(loaded.torn.is_none());
+        assert_log(&d, id, &[rec(1, 0), rec(1, 1), rec(2, 2)]);
         let path = d.path(id);
         assert!(name(&path).len() <= 255, "{}", name(&path));
         assert_eq!(path.parent(), Some(dir.path()), "stays in the directory");
@@ -88,14 +133,13 @@ fn a9_any_id_round_trips_within_the_name_limit() {
     assert_eq!(files, ids.len(), "no stray temporary files");
     let again = FileDurable::new(dir.path()).expect("dir");
     for id in &ids {
-        assert_eq!(again.load(id).expect("load").records.len(), 3);
+        assert_log(&again, id, &[rec(1, 0), rec(1, 1), rec(2, 2)]);
     }
 }
 
 #[test]
 fn a9_short_ids_keep_the_plain_name_and_old_files_load() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let d = FileDurable::new(dir.path()).expect("dir");
+    let (dir, d) = fresh();
     // An old-format file, written by hand: no header.
     let id = hostile(40);
     let mut old = serde_json::to_vec(&rec(1, 0)).expect("json");
@@ -103,12 +147,9 @@ fn a9_short_ids_keep_the_plain_name_and_old_files_load() {
     let path = dir.path().join(format!("session-{}.jsonl", hex(&id)));
     std::fs::write(&path, &old).expect("write");
     assert_eq!(d.path(&id), path);
-    assert_eq!(d.load(&id).expect("load").records, vec![rec(1, 0)]);
+    assert_log(&d, &id, &[rec(1, 0)]);
     d.write(&id, &[rec(1, 1)]).expect("append");
-    assert_eq!(
-        d.load(&id).expect("load").records,
-        vec![rec(1, 0), rec(1, 1)]
-    );
+    assert_log(&d, &id, &[rec(1, 0), rec(1, 1)]);
     // The boundary: the longest plain name, then the first hashed one.
     let longest = "p".repeat((PLAIN_NAME_MAX - "session-.jsonl".len()) / 2);
     assert_eq!(name(&d.path(&longest)).len(), PLAIN_NAME_MAX);
@@ -124,24 +165,20 @@ fn a9_short_ids_keep_the_plain_name_and_old_files_load() {
 
 #[test]
 fn a9_an_empty_log_exists_hashed_or_not() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let d = FileDurable::new(dir.path()).expect("dir");
+    let (_dir, d) = fresh();
     for id in ["short".to_string(), "l".repeat(500)] {
         assert!(!d.exists(&id).expect("exists"));
-        d.write(&id, &[]).expect("write");
-        d.sync(&id).expect("sync");
+        append(&d, &id, &[]);
         assert!(d.exists(&id).expect("exists"));
-        let loaded = d.load(&id).expect("load");
-        assert!(loaded.records.is_empty() && loaded.torn.is_none());
+        assert_log(&d, &id, &[]);
         d.write(&id, &[rec(1, 0)]).expect("write");
-        assert_eq!(d.load(&id).expect("load").records, vec![rec(1, 0)]);
+        assert_log(&d, &id, &[rec(1, 0)]);
     }
 }
 
 #[test]
 fn a9_a_hashed_log_naming_another_id_is_refused() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let d = FileDurable::new(dir.path()).expect("dir");
+    let (_dir, d) = fresh();
     let mine = format!("mine-{}", "m".repeat(300));
     let theirs = format!("theirs-{}", "t".repeat(300));
     d.write(&theirs, &[rec(1, 0)]).expect("write");
@@ -174,36 +211,22 @@ fn a9_a_hashed_log_naming_another_id_is_refused() {
 
 #[test]
 fn d9_a_torn_tail_on_a_hashed_log_is_cut_at_the_reported_offset() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let d = FileDurable::new(dir.path()).expect("dir");
+    let (_dir, d) = fresh();
     let id = hostile(300);
-    d.write(&id, &[rec(1, 0), rec(1, 1)]).expect("write");
-    d.write(&id, &[rec(1, 2)]).expect("write");
+    let len = torn(&d, &id, &[rec(1, 0), rec(1, 1), rec(1, 2)], 7);
     let path = d.path(&id);
-    let len = std::fs::metadata(&path).expect("meta").len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .expect("open")
-        .set_len(len - 7)
-        .expect("tear");
     let loaded = d.load(&id).expect("a torn tail is not an error");
     assert_eq!(loaded.records, vec![rec(1, 0), rec(1, 1)]);
     let torn = loaded.torn.expect("a torn tail is reported");
     assert!(torn.reason.contains("cut short"), "{}", torn.reason);
     // Offsets count from the first record, after the header.
     let header = header_len(&path);
-    assert_eq!(header + torn.offset + torn.bytes, len - 7);
+    assert_eq!(header + torn.offset + torn.bytes, len);
     d.truncate(&id, torn.offset).expect("truncate");
     assert_eq!(header_len(&path), header, "the header stays");
-    let cut = d.load(&id).expect("load");
-    assert_eq!(cut.records, vec![rec(1, 0), rec(1, 1)]);
-    assert!(cut.torn.is_none());
-    d.write(&id, &[rec(2, 3)]).expect("append");
-    d.sync(&id).expect("sync");
-    let again = d.load(&id).expect("load");
-    assert!(again.torn.is_none());
-    assert_eq!(again.records, vec![rec(1, 0), rec(1, 1), rec(2, 3)]);
+    assert_log(&d, &id, &[rec(1, 0), rec(1, 1)]);
+    append(&d, &id, &[rec(2, 3)]);
+    assert_log(&d, &id, &[rec(1, 0), rec(1, 1), rec(2, 3)]);
     // Truncating to nothing leaves an empty, loadable log.
     d.truncate(&id, 0).expect("truncate");
     assert_eq!(d.load(&id).expect("load"), Default::default());
@@ -213,37 +236,15 @@ fn d9_a_torn_tail_on_a_hashed_log_is_cut_at_the_reported_offset() {
 /// and closes the open turn.
 #[test]
 fn d9_recover_repairs_a_hashed_log() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let d = Arc::new(FileDurable::new(dir.path()).expect("dir"));
+    let (_dir, d) = fresh();
+    let d = Arc::new(d);
     let id = "r".repeat(200);
-    let start = DurableRecord {
-        serial: 1,
-        entry: Entry::TurnStart { prompt: 1 },
-    };
-    d.write(&id, &[rec(1, 0), start.clone(), rec(1, 9)])
-        .expect("write");
-    let path = d.path(&id);
-    let len = std::fs::metadata(&path).expect("meta").len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .expect("open")
-        .set_len(len - 9)
-        .expect("tear");
+    torn(&d, &id, &[rec(1, 0), start(1, 1), rec(1, 9)], 9);
     let store = SessionStore::<TokioRt>::new(d.clone(), World::new(), Faults::none());
     let loaded = store.recover(&id).expect("recover");
-    let interrupted = DurableRecord {
-        serial: 1,
-        entry: Entry::TurnEnd {
-            prompt: 1,
-            reason: EndReason::Interrupted,
-        },
-    };
-    let want = vec![rec(1, 0), start, interrupted];
+    let want = [rec(1, 0), start(1, 1), end(1, 1, EndReason::Interrupted)];
     assert_eq!(loaded.records, want);
-    let again = d.load(&id).expect("load");
-    assert!(again.torn.is_none(), "{:?}", again.torn);
-    assert_eq!(again.records, want);
+    assert_log(&d, &id, &want);
 }
 
 #[test]
@@ -272,22 +273,20 @@ fn a9_a_second_holder_gets_held_until_the_first_lets_go() {
         assert!(matches!(first.lock(&id), Err(LockError::Held { .. })));
         drop(second);
         first.lock(&id).expect("free after drop");
-        assert_eq!(first.load(&id).expect("load").records, vec![rec(1, 0)]);
+        assert_log(&first, &id, &[rec(1, 0)]);
     }
 }
 
 #[test]
 fn a9_locking_a_new_id_creates_an_empty_loadable_log() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let d = FileDurable::new(dir.path()).expect("dir");
+    let (_dir, d) = fresh();
     for id in ["new".to_string(), hostile(4000)] {
         assert!(!d.exists(&id).expect("exists"));
         d.lock(&id).expect("lock");
         assert!(d.exists(&id).expect("exists"));
         assert_eq!(d.load(&id).expect("load"), Default::default());
-        d.write(&id, &[rec(1, 0)]).expect("write");
-        d.sync(&id).expect("sync");
-        assert_eq!(d.load(&id).expect("load").records, vec![rec(1, 0)]);
+        append(&d, &id, &[rec(1, 0)]);
+        assert_log(&d, &id, &[rec(1, 0)]);
     }
     d.unlock("never locked");
 }

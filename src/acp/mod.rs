@@ -95,6 +95,21 @@ struct State<R: Rt> {
     next: u64,
 }
 
+/// Undoes a mark in the bridge's state for session `id` when dropped: when
+/// the call that set it ends, and when its caller gives up mid-way (D8).
+struct Unmark<'a, R: Rt> {
+    state: &'a Monitor<R, State<R>>,
+    id: &'a str,
+    mark: fn(&mut State<R>, &str),
+}
+
+impl<R: Rt> Drop for Unmark<'_, R> {
+    fn drop(&mut self) {
+        let (mark, id) = (self.mark, self.id);
+        self.state.update(|s| mark(s, id));
+    }
+}
+
 /// The bridge.
 pub struct Bridge<R: Rt> {
     provider: Arc<Provider<R>>,
@@ -197,8 +212,16 @@ impl<R: Rt> Bridge<R> {
             })
         };
         claimed?;
+        // Frees the id when the resume ends or its caller gives up (D8).
+        let loading = Unmark {
+            state: &self.state,
+            id,
+            mark: |s, id| {
+                s.loading.remove(id);
+            },
+        };
         let resumed = self.provider.resume(id, &self.scope).await;
-        self.state.update(|s| s.loading.remove(id));
+        drop(loading);
         let handle = match resumed {
             Ok(h) => h,
             Err(CreateError::AlreadyExists(_)) => {
@@ -263,22 +286,27 @@ impl<R: Rt> Bridge<R> {
             rec.prompt_in_flight = true;
             Ok(rec.handle.agent.clone())
         })?;
+        // Clears the flag when the prompt is answered or its caller gives
+        // up (D8: a dropped prompt does not wedge the session).
+        let _in_flight = Unmark {
+            state: &self.state,
+            id,
+            mark: |s, id| {
+                if let Some(rec) = s.sessions.get_mut(id) {
+                    rec.prompt_in_flight = false;
+                }
+            },
+        };
         // The answer waits for the turn's closing flush: a storage failure
         // anywhere in the turn is an error, never `end_turn` (D10).
-        let stop = match agent.send(prompt) {
+        match agent.send(prompt) {
             Ok(p) => match agent.settled(p).await {
                 (_, Some(error)) => Err(AcpError::Storage(error)),
                 (Some(EndReason::Completed), None) => Ok(StopReason::EndTurn),
                 _ => Ok(StopReason::Cancelled),
             },
             Err(_) => Ok(StopReason::Cancelled),
-        };
-        self.state.update(|s| {
-            if let Some(rec) = s.sessions.get_mut(id) {
-                rec.prompt_in_flight = false;
-            }
-        });
-        stop
+        }
     }
 
     /// `session/cancel` → `cancel(user)`; a no-op for an unknown session (A2, A3).

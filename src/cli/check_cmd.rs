@@ -198,8 +198,29 @@ pub(super) fn rows_of(sel: &Selection, shard: Shard) -> Vec<(&'static Scenario, 
     rows
 }
 
-/// `check`.
+/// The rule-clause table, validated before any work: one line on stderr
+/// per broken clause (`R2.2 "…": no exercise`); `false` if any.
+pub(super) fn clauses_complete() -> bool {
+    let problems = crate::clauses::validate(crate::clauses::CLAUSES);
+    for p in &problems {
+        eprintln!("{p}");
+    }
+    if !problems.is_empty() {
+        eprintln!(
+            "error: {} broken clause(s): each needs an exercise with a goal (`{} list --rules`)",
+            problems.len(),
+            program()
+        );
+    }
+    problems.is_empty()
+}
+
+/// `check`. It refuses to run (exit 1) while the rule-clause table is
+/// incomplete ([`clauses_complete`]).
 pub(super) fn run_check(json: bool, progress: bool, tier: &str, sel: &Selection) -> ExitCode {
+    if !clauses_complete() {
+        return ExitCode::from(1);
+    }
     let shard = sel.budget.shard;
     let plan = rows_of(sel, shard);
     let pb = bar(plan.len() as u64, progress && !json);

@@ -55,14 +55,24 @@ pub(super) enum HarnessCommand {
     /// Check the executable specification models (crate `lifecycle-models`):
     /// every model's properties, every fault variant's counterexample.
     Model {
-        /// One JSON document instead of the table.
+        /// JSON lines instead of the table: one object per row.
         #[arg(long)]
         json: bool,
+        /// Only this model and its fault variants (repeatable): agent,
+        /// dispose, durability, shell, acp.
+        #[arg(long)]
+        model: Vec<String>,
     },
     /// Benchmarks: the simulator side by side with shuttle and loom.
     Bench(crate::bench::BenchArgs),
     /// Scenarios, rules, faults and checkers.
-    List,
+    List {
+        /// The rule-clause table instead: every clause of every rule of
+        /// SPEC §2, the scenario goal, conformance operation or test that
+        /// exercises it.
+        #[arg(long)]
+        rules: bool,
+    },
     /// Internal: runs loom in its own process (see `check::loom_check`).
     #[command(hide = true)]
     LoomWorker {
@@ -321,14 +331,23 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
         HarnessCommand::Merge { files, json } => merge_cmd::run_merge(&files, json),
         HarnessCommand::Replay { line, svg } => replay_cmd::run_replay(&line, svg.as_deref()),
         HarnessCommand::Shrink { line } => replay_cmd::run_shrink(&line),
-        HarnessCommand::Model { json } => {
-            let reports = lifecycle_models::report::run_all();
-            if json {
-                println!("{}", lifecycle_models::report::to_json(&reports));
-            } else {
-                print!("{}", lifecycle_models::report::render_table(&reports));
+        HarnessCommand::Model { json, model } => {
+            use lifecycle_models::report::{self, MODELS};
+            if let Some(bad) = model.iter().find(|m| !MODELS.contains(&m.as_str())) {
+                eprintln!(
+                    "error: unknown model `{bad}` (models: {})",
+                    MODELS.join(", ")
+                );
+                return ExitCode::from(2);
             }
-            if lifecycle_models::report::all_ok(&reports) {
+            let names: Vec<&str> = model.iter().map(String::as_str).collect();
+            let reports = report::run_models(&names);
+            if json {
+                println!("{}", report::to_json(&reports));
+            } else {
+                print!("{}", report::render_table(&reports));
+            }
+            if report::all_ok(&reports) {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
@@ -365,8 +384,12 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        HarnessCommand::List => {
+        HarnessCommand::List { rules: false } => {
             list();
+            ExitCode::SUCCESS
+        }
+        HarnessCommand::List { rules: true } => {
+            print!("{}", crate::clauses::render(crate::clauses::CLAUSES));
             ExitCode::SUCCESS
         }
     }
@@ -423,4 +446,10 @@ fn list() {
             f.about()
         );
     }
+    println!(
+        "\nrule clauses: {} clauses of the {} rules, each with its exercises and goals: \
+         `lifecycle list --rules`",
+        crate::clauses::CLAUSES.len(),
+        crate::clauses::Rule::ALL.len()
+    );
 }

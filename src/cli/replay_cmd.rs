@@ -524,6 +524,10 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
         print_schedule(&replayed);
     }
     print_journals(&parsed, &replayed, &seen);
+    if replayed.outcome.world.is_empty() && replayed.trace_hash.is_none() {
+        // Nothing else follows the journals (a loom replay): end them.
+        println!();
+    }
     if !replayed.outcome.world.is_empty() {
         println!("\nworld journal (registry, store, scopes, tool-bash):");
         for (i, e) in replayed.outcome.world.iter().enumerate() {

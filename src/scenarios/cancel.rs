@@ -199,6 +199,11 @@ const CANCEL_MID_TURN_GOALS: &[Goal] = &[
         "the second cancel finds nothing left to stop",
         "second-cancel:Idle",
     ),
+    pred(
+        "two-causes-one-turn",
+        "both cancels request the running turn's token: the first cause (parent) is the one its turn/end carries",
+        two_causes_one_turn,
+    ),
 ];
 
 /// `cancel-mid-turn`, registered in [`super::ALL`].

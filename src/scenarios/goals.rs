@@ -258,3 +258,82 @@ pub(super) fn steering_cleared_then_turn(o: &Outcome) -> bool {
             .any(|r| matches!(r.event, Event::TurnStart { .. }))
     })
 }
+
+/// Two cancels requested one running turn's token (C3: the first cause
+/// is the one its `turn/end` carries).
+pub(super) fn two_causes_one_turn(o: &Outcome) -> bool {
+    o.journal.iter().enumerate().any(|(i, r)| match r.event {
+        Event::TurnStart { prompt } => {
+            o.journal[i + 1..]
+                .iter()
+                .take_while(|q| !matches!(q.event, Event::TurnEnd { prompt: p, .. } if p == prompt))
+                .filter(|q| {
+                    matches!(
+                        q.event,
+                        Event::Cleared {
+                            token_requested: true,
+                            ..
+                        }
+                    )
+                })
+                .count()
+                >= 2
+        }
+        _ => false,
+    })
+}
+
+/// After an idle cancel returned, a prompt accepted later started its turn
+/// (C6: the idle cancel left no marker behind).
+pub(super) fn prompt_after_idle_cancel(o: &Outcome) -> bool {
+    let j = &o.journal;
+    j.iter().enumerate().any(|(i, r)| match &r.event {
+        Event::CancelReturned { call }
+            if !j.iter().any(
+                |q| matches!(&q.event, Event::CancelRequested { call: c, .. } if c == call),
+            ) =>
+        {
+            let later = &j[i + 1..];
+            later.iter().any(|q| match q.event {
+                Event::TurnStart { prompt } => later
+                    .iter()
+                    .any(|a| matches!(a.event, Event::Accepted { prompt: p } if p == prompt)),
+                _ => false,
+            })
+        }
+        _ => false,
+    })
+}
+
+/// A `when_idle` waiter registered before an effective cancel resolved at
+/// quiescence after it (C7).
+pub(super) fn waiter_across_cancel(o: &Outcome) -> bool {
+    let j = &o.journal;
+    j.iter().enumerate().any(|(i, r)| match r.event {
+        Event::IdleWaiting { waiter } => j[i + 1..]
+            .iter()
+            .position(|q| matches!(q.event, Event::CancelRequested { .. }))
+            .is_some_and(|c| {
+                j[i + 1 + c..].iter().any(|q| {
+                    matches!(q.event, Event::IdleResolved { waiter: w, done: false } if w == waiter)
+                })
+            }),
+        _ => false,
+    })
+}
+
+/// A job's completion notice was lost: no notice at all for a job that
+/// started before a job whose notice was handled (S6: a completion that
+/// landed while tool-bash was unloaded).
+pub(super) fn notice_lost(o: &Outcome) -> bool {
+    let noticed: Vec<u64> = o
+        .world
+        .iter()
+        .filter_map(|e| match e {
+            WorldEvent::Notice { job, .. } => crate::shell::job_number(job),
+            _ => None,
+        })
+        .collect();
+    let last = noticed.iter().copied().max().unwrap_or(0);
+    (1..last).any(|n| !noticed.contains(&n))
+}

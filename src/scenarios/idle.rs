@@ -11,11 +11,18 @@ use crate::journal::{Cause, Event};
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 
-const IDLE_CANCEL_THEN_PROMPT_GOALS: &[Goal] = &[pred(
-    "idle-cancel",
-    "a cancel lands with no turn and an empty inbox and requests nothing",
-    idle_cancel,
-)];
+const IDLE_CANCEL_THEN_PROMPT_GOALS: &[Goal] = &[
+    pred(
+        "idle-cancel",
+        "a cancel lands with no turn and an empty inbox and requests nothing",
+        idle_cancel,
+    ),
+    pred(
+        "prompt-after-idle-cancel",
+        "a prompt accepted after the idle cancel returned starts its turn",
+        prompt_after_idle_cancel,
+    ),
+];
 
 /// `idle-cancel-then-prompt`, registered in [`super::ALL`].
 pub static IDLE_CANCEL_THEN_PROMPT: Scenario = Scenario::new(
@@ -69,11 +76,18 @@ pub async fn idle_cancel_then_prompt<R: Rt>(ctx: Ctx) -> Outcome {
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }
 
-const WHEN_IDLE_WAITERS_GOALS: &[Goal] = &[label(
-    "late-waiter-while-b-pending",
-    "a waiter registered while the later prompt B is pending resolves only after B",
-    "B-at-late-idle:completed",
-)];
+const WHEN_IDLE_WAITERS_GOALS: &[Goal] = &[
+    label(
+        "late-waiter-while-b-pending",
+        "a waiter registered while the later prompt B is pending resolves only after B",
+        "B-at-late-idle:completed",
+    ),
+    pred(
+        "waiter-across-cancel",
+        "a waiter registered before the effective cancel resolves at quiescence after it",
+        waiter_across_cancel,
+    ),
+];
 
 /// `when-idle-waiters`, registered in [`super::ALL`].
 pub static WHEN_IDLE_WAITERS: Scenario = Scenario::new(

@@ -252,6 +252,11 @@ const COMPLETION_NOTICE_ROUTING_GOALS: &[Goal] = &[
         "a completion is delivered to the live agent with the owner's id",
         notice_delivered,
     ),
+    pred(
+        "completion-in-reload-gap",
+        "a job completes while tool-bash is unloaded and its one notice is lost; later ones are not",
+        notice_lost,
+    ),
 ];
 
 /// `completion-notice-routing`, registered in [`super::ALL`].

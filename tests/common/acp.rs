@@ -286,6 +286,12 @@ impl Drop for AcpServer {
     }
 }
 
+/// `session/load` params: load `session` with working directory `cwd` and
+/// no MCP servers.
+pub fn load_params(session: &str, cwd: &str) -> Value {
+    json!({"sessionId": session, "cwd": cwd, "mcpServers": []})
+}
+
 /// `session/prompt` params: one text block.
 pub fn prompt_params(session: &str, text: &str) -> Value {
     json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})

@@ -1,0 +1,440 @@
+//! The clauses of SPEC §2 and their exercises (see the module docs of
+//! [`super`]). A clause is one obligation of a rule, in short; the rule's
+//! full text is in `SPEC.md`.
+
+use super::Conformance::{Acp, Agent, Dispose, Durability, Shell};
+use super::Rule::{self, *};
+use super::{Clause, ClauseId, Conformance, Exercise};
+
+const fn clause(rule: Rule, n: u8, text: &'static str, exercises: &'static [Exercise]) -> Clause {
+    Clause {
+        id: ClauseId { rule, n },
+        text,
+        exercises,
+    }
+}
+
+/// A scenario and its goal.
+const fn sc(scenario: &'static str, goal: &'static str) -> Exercise {
+    Exercise::Scenario { scenario, goal }
+}
+
+/// A conformance operation and the model property that states the clause.
+const fn op(test: Conformance, op: &'static str, property: &'static str) -> Exercise {
+    Exercise::Conformance {
+        test,
+        op,
+        property: Some(property),
+    }
+}
+
+/// A conformance operation whose expected answer the test fixes itself.
+const fn op_only(test: Conformance, op: &'static str) -> Exercise {
+    Exercise::Conformance {
+        test,
+        op,
+        property: None,
+    }
+}
+
+/// An integration test function.
+const fn test(target: &'static str, name: &'static str) -> Exercise {
+    Exercise::Test { target, name }
+}
+
+const C1_EMITTED: &str = "C1 cancel-requested is emitted before anything is cleared";
+const C3_ENDS: &str = "C3 a cancelled turn ends aborted, a disposed one disposed";
+const C4_NEVER: &str = "C4 a prompt accepted before an effective cancel never starts";
+const C7_ONLY: &str = "C7 when_idle resolves only at quiescence or with done";
+const D3_DURABLE: &str = "D3 every appended event is durable and every turn/end survives";
+const D8_DROPPED: &str =
+    "D8 a dropped dispose caller wedges nothing: every chain finishes, every caller returns";
+const R1_ONE: &str = "R1 at most one live agent and one live session per id";
+const S2_OTHER: &str = "S2 a caller other than the owner is rejected; nothing is read or killed";
+const S6_ONLY: &str = "S6 a notice reaches only the live agent whose id equals the owner";
+const A1_NONE: &str = "A1 after close no bridge-owned agent outlives the quiesce";
+
+/// Every clause of every rule of SPEC §2, in SPEC order.
+pub static CLAUSES: &[Clause] = &[
+    // Cancel.
+    clause(C1, 1, "cancel is the only public stop verb; a call is effective when a turn is active or the inbox holds work", &[
+        sc("cancel-before-claim", "before-wake"),
+        sc("idle-cancel-then-prompt", "idle-cancel"),
+        op(Agent, "Cancel", C1_EMITTED),
+    ]),
+    clause(C1, 2, "an effective call emits agent/cancel-requested {cause} exactly once, before it clears or aborts anything", &[
+        sc("observer-queues-during-cancel", "observer-queues-during-notification"),
+        sc("cancel-mid-turn", "cancel-during-step"),
+        op(Agent, "Cancel", C1_EMITTED),
+    ]),
+    clause(C2, 1, "every call clears both FIFOs: queued prompts and steering inputs", &[
+        sc("cancel-mid-turn", "cancel-during-step"),
+        sc("cancel-drops-steering", "prompt-after-dropped-steering"),
+        op_only(Agent, "Cancel"),
+    ]),
+    clause(C2, 2, "including work that a cancel-requested observer queued during the notification", &[
+        sc("observer-queues-during-cancel", "observer-queues-during-notification"),
+        op(Agent, "Cancel", "C2 a prompt queued by a cancel-requested observer never starts"),
+    ]),
+    clause(C3, 1, "with a turn active, its token is requested with the cause; the turn ends at its next step boundary with turn/end {aborted}", &[
+        sc("cancel-mid-turn", "cancel-during-step"),
+        sc("cancel-before-claim", "abort-before-first-step"),
+        op(Agent, "Cancel", C3_ENDS),
+    ]),
+    clause(C3, 2, "the first cause wins", &[
+        sc("cancel-mid-turn", "two-causes-one-turn"),
+    ]),
+    clause(C3, 3, "disposal overrides: a turn stopped by disposal ends {disposed}, even if a cancel came first", &[
+        sc("cancel-then-dispose", "dispose-before-turn-end"),
+        sc("hung-step", "disposed-mid-step"),
+        op(Agent, "Dispose", C3_ENDS),
+    ]),
+    clause(C4, 1, "a prompt accepted before an effective cancel never starts: no turn/start, no user/message for it", &[
+        sc("cancel-before-claim", "before-wake"),
+        op(Agent, "Cancel", C4_NEVER),
+    ]),
+    clause(C4, 2, "even when the loop had already woken for it: the pre-run marker, set only by an effective cancel with no active turn, consumed between wake and claim", &[
+        sc("cancel-before-claim", "between-wake-and-claim"),
+        sc("cancel-before-claim", "wake-inside-cancel"),
+        op(Agent, "Loop", C4_NEVER),
+    ]),
+    clause(C5, 1, "a prompt accepted after cancel returned is independent: it runs exactly once", &[
+        sc("cancel-before-claim", "between-wake-and-claim"),
+        sc("cancel-drops-steering", "prompt-after-dropped-steering"),
+        op(Agent, "Send", "C5 a prompt accepted after cancel returned is never skipped"),
+    ]),
+    clause(C6, 1, "an idle cancel (no turn, empty inbox) emits nothing and sets no marker", &[
+        sc("idle-cancel-then-prompt", "idle-cancel"),
+        sc("cancel-mid-turn", "second-cancel-idle"),
+        op(Agent, "Cancel", "C6 an idle cancel leaves the next prompt to run"),
+    ]),
+    clause(C6, 2, "after an idle cancel the next prompt runs", &[
+        sc("idle-cancel-then-prompt", "prompt-after-idle-cancel"),
+        op(Agent, "Send", "C6 an idle cancel leaves the next prompt to run"),
+    ]),
+    clause(C7, 1, "when_idle resolves only at quiescence: no turn, empty inbox, marker consumed", &[
+        sc("when-idle-waiters", "late-waiter-while-b-pending"),
+        sc("dropped-when-idle", "waiter-resolved-first"),
+        op(Agent, "WhenIdle", C7_ONLY),
+    ]),
+    clause(C7, 2, "a waiter registered before a cancel resolves", &[
+        sc("when-idle-waiters", "waiter-across-cancel"),
+        op(Agent, "WhenIdle", "C7 every when_idle waiter resolves"),
+    ]),
+    clause(C7, 3, "it does not resolve while a prompt accepted after the cancel is queued or running", &[
+        sc("when-idle-waiters", "late-waiter-while-b-pending"),
+        op(Agent, "WhenIdle", C7_ONLY),
+    ]),
+    clause(C7, 4, "after disposal it resolves with done", &[
+        op(Agent, "WhenIdle", C7_ONLY),
+        op(Agent, "Dispose", C7_ONLY),
+    ]),
+    clause(C8, 1, "steering inputs of a cancelled turn are never absorbed nor logged", &[
+        sc("cancel-drops-steering", "prompt-after-dropped-steering"),
+        sc("cancel-mid-turn", "cancel-during-step"),
+        op(Agent, "Steer", "C8 a cancelled turn absorbs no steering"),
+    ]),
+    clause(C9, 1, "a failing (panicking or erroring) observer cannot veto or skip the cancel", &[
+        sc("observer-queues-during-cancel", "observer-queues-during-notification"),
+        op_only(Agent, "Cancel"),
+    ]),
+    clause(C10, 1, "a step receives the turn's cancellation signal; when cancel or disposal fires it, the step settles and the turn ends aborted or disposed", &[
+        sc("hung-step", "aborted-mid-step"),
+        sc("hung-step", "disposed-mid-step"),
+    ]),
+    clause(C10, 2, "a sleep or model request stops waiting: a cancel is never held up longer than one step takes to notice the signal", &[
+        sc("hung-step", "aborted-mid-step"),
+        test("acp_server", "acp_server_lifecycle_over_pipes"),
+    ]),
+    clause(C10, 3, "a foreground shell command is killed with its whole process group", &[
+        test("acp_processes", "a10_disconnect_leaves_no_process_of_any_session"),
+    ]),
+    // Dispose.
+    clause(D1, 1, "memoized: the handle, the caller scope's unload and the provider's unload reach one teardown, which runs once", &[
+        sc("concurrent-dispose", "dispose-mid-turn"),
+        sc("owner-unload-vs-handle-dispose", "teardown-mid-turn"),
+        sc("provider-unload", "all-disposed"),
+        op(Dispose, "DisposeAndUnloadOwner", "D1 every dispose caller resolves only after the whole teardown"),
+    ]),
+    clause(D1, 2, "every caller's future resolves only when all of the teardown is done", &[
+        sc("concurrent-dispose", "dispose-during-flush"),
+        sc("dropped-dispose", "dropped-mid-teardown"),
+        op(Dispose, "DisposeAndUnloadOwner", "D1 every dispose caller resolves only after the whole teardown"),
+    ]),
+    clause(D2, 1, "step 1 stops the loop: mark disposed, request the turn token {disposed}, clear the inbox", &[
+        sc("dispose-mid-turn", "tail-cleared"),
+        sc("dispose-mid-turn", "dispose-during-step"),
+        op(Dispose, "Dispose", "D2 teardown steps run once, in order 1..5"),
+    ]),
+    clause(D2, 2, "step 2 awaits the loop's exit and every pending flush", &[
+        sc("concurrent-dispose", "dispose-during-flush"),
+        op(Dispose, "Dispose", "D2 teardown steps run once, in order 1..5"),
+    ]),
+    clause(D2, 3, "then, in order: (3) detach the agent from the registry (agent/disposed), (4) detach the session (session/disposed), (5) unwind the agent's private scope", &[
+        sc("same-id-vs-teardown", "create-between-3-4"),
+        sc("same-id-vs-teardown", "create-between-4-5"),
+        op(Dispose, "Dispose", "D2 teardown steps run once, in order 1..5"),
+    ]),
+    clause(D2, 4, "steps 1-5 live in one composite effect (not sibling effects disposed concurrently)", &[
+        sc("dispose-mid-turn", "dispose-during-step"),
+        sc("owner-unload-vs-handle-dispose", "teardown-mid-turn"),
+    ]),
+    clause(D3, 1, "after any dispose path, reloading the session's durable log yields every event that was appended", &[
+        sc("dispose-mid-turn", "dispose-during-step"),
+        sc("concurrent-dispose", "dispose-during-flush"),
+        op(Dispose, "Dispose", D3_DURABLE),
+    ]),
+    clause(D3, 2, "every started turn has its turn/end, reason disposed when disposal stopped it", &[
+        sc("dispose-mid-turn", "dispose-during-step"),
+        sc("cancel-then-dispose", "dispose-before-turn-end"),
+        sc("disconnect-mid-prompt", "disconnect-during-prompt"),
+        op(Dispose, "DisposeAndUnloadOwner", D3_DURABLE),
+    ]),
+    clause(D4, 1, "a failing agent/disposed or session/disposed listener cannot reject the chain or skip a later step", &[
+        sc("disposed-listener-panics", "chain-survives"),
+        op(Dispose, "Dispose", "D4 a failing agent/disposed listener skips no later step"),
+    ]),
+    clause(D5, 1, "disposing one agent leaves every other agent and session untouched", &[
+        sc("disposed-listener-panics", "chain-survives"),
+        sc("dispose-with-owned-job", "killed-by-drain"),
+        op(Dispose, "Dispose", "D5 an agent whose teardown has not begun keeps its entry and session"),
+    ]),
+    clause(D6, 1, "after dispose began, no queued prompt starts", &[
+        sc("dispose-mid-turn", "tail-cleared"),
+        op(Agent, "Dispose", "D6 after dispose began no prompt starts"),
+    ]),
+    clause(D7, 1, "agents created from configuration run with no handle; unloading the provider's scope disposes them (D1-D3 hold)", &[
+        sc("provider-unload", "all-disposed"),
+        op(Dispose, "UnloadProvider", "D7 unloading the provider disposes every agent it built"),
+    ]),
+    clause(D8, 1, "a dropped dispose: the teardown belongs to the effect, not to the first caller's future; it runs to completion, and a later dispose or unload resolves", &[
+        sc("dropped-dispose", "dropped-mid-teardown"),
+        op(Dispose, "DropDispose", D8_DROPPED),
+    ]),
+    clause(D8, 2, "a dropped scope unload wedges, skips or repeats no step; a later unload resolves", &[
+        op_only(Dispose, "DropUnloadOwner"),
+    ]),
+    clause(D8, 3, "a dropped create or resume either publishes nothing or is fully disposed (R1-R3 hold)", &[
+        sc("dropped-create", "dropped-during-setup"),
+        sc("dropped-create", "resume-dropped"),
+    ]),
+    clause(D8, 4, "a dropped when_idle holds up nothing: a later waiter resolves and the agent stops", &[
+        sc("dropped-when-idle", "waiter-dropped-mid-turn"),
+    ]),
+    clause(D8, 5, "a dropped session/new or session/load publishes nothing or is fully disposed, and the id stays usable", &[
+        op_only(Acp, "DropNew"),
+        op_only(Acp, "DropLoad"),
+    ]),
+    clause(D8, 6, "a dropped session/prompt wedges nothing: the session takes its next prompt", &[
+        op_only(Acp, "DropPrompt"),
+    ]),
+    clause(D8, 7, "a dropped disconnect or bridge unload: the one quiesce runs to completion and a later close resolves", &[
+        sc("dropped-unload", "dropped-mid-teardown"),
+        op_only(Acp, "DropClose"),
+    ]),
+    clause(D9, 1, "after a crash at any point, load yields a prefix of what was appended that includes everything flushed", &[
+        sc("crash-mid-turn", "aborted-before-delivery"),
+        op(Durability, "Crash", "D9 every synced record survives and loads"),
+    ]),
+    clause(D9, 2, "a torn last record is truncated, never appended onto", &[
+        sc("crash-mid-turn", "aborted-before-delivery"),
+        op(Durability, "Load", "D9 a torn tail is truncated, never appended onto: every load parses"),
+    ]),
+    clause(D9, 3, "a turn whose turn/start is durable but whose turn/end is not is closed with turn/end {interrupted} when the session is loaded", &[
+        sc("crash-mid-turn", "aborted-before-delivery"),
+        op(Durability, "Load", "D9 after a load, and between turns, no turn is open in the durable log"),
+    ]),
+    clause(D9, 4, "write-ahead: a turn's turn/start and user/message are flushed before its first step runs", &[
+        sc("storage-error-mid-turn", "write-ahead"),
+        op(Durability, "Step", "D9 write-ahead: turn/start is durable before the turn's step runs"),
+    ]),
+    clause(D9, 5, "each step's result is flushed before it is sent to a client: nothing a client saw is lost", &[
+        sc("crash-mid-turn", "aborted-after-delivery"),
+        op(Durability, "Deliver", "D9 nothing a client was shown is lost: a delivered output is durable"),
+        test("acp_server", "sigkill_at_twenty_points_loses_nothing_the_client_saw"),
+    ]),
+    clause(D10, 1, "a failed write or fsync makes append or flush fail", &[
+        sc("storage-error-mid-turn", "write-ahead"),
+        sc("storage-error-mid-turn", "sync"),
+        op(Durability, "DiskFails", "D10 after a failed write or sync the session appends nothing until loaded"),
+    ]),
+    clause(D10, 2, "the turn ends {failed} with the error, and the ACP prompt answers an error", &[
+        sc("storage-error-mid-turn", "step"),
+        op_only(Acp, "PromptOnFailingDisk"),
+    ]),
+    clause(D10, 3, "the session refuses further appends until it is loaded again", &[
+        sc("storage-error-mid-turn", "write-ahead"),
+        op(Durability, "DiskFails", "D10 after a failed write or sync the session appends nothing until loaded"),
+    ]),
+    // Identity.
+    clause(R1, 1, "at any moment at most one live agent and one live session per id", &[
+        sc("same-id-create-race", "loser-refused-at-enter"),
+        sc("same-id-vs-teardown", "create-between-2-3"),
+        op(Dispose, "CreateRace", R1_ONE),
+    ]),
+    clause(R1, 2, "of concurrent same-id create/resume calls exactly one publishes; every loser fails with an `already exists` error", &[
+        sc("same-id-create-race", "loser-refused-at-prepare"),
+        sc("dispose-during-load", "load-refused-while-live"),
+        op(Dispose, "CreateRace", "R1 a same-id loser fails with already exists"),
+    ]),
+    clause(R1, 3, "a loser rolls its private state back: no session, agent, scope or hook left", &[
+        sc("same-id-create-race", "loser-refused-at-enter"),
+        op(Dispose, "CreateRace", R1_ONE),
+    ]),
+    clause(R2, 1, "an id becomes reusable exactly when its registry entry detaches", &[
+        sc("id-reuse-after-detach", "reuse-during-teardown"),
+        sc("same-id-vs-teardown", "create-between-3-4"),
+        op(Dispose, "Create", "R2 an id is reusable exactly when its registry entry detaches"),
+    ]),
+    clause(R2, 2, "a stale or repeated detach never removes a newer entry with the same id", &[
+        sc("id-reuse-after-detach", "reuse-during-teardown"),
+        sc("same-id-vs-teardown", "create-between-4-5"),
+    ]),
+    clause(R3, 1, "a creation whose owner unloads during setup publishes nothing", &[
+        sc("create-during-owner-unload", "unload-before-publication"),
+        op(Dispose, "CreateDuringOwnerUnload", "R3 nothing is published once its owner or the provider began unloading"),
+    ]),
+    clause(R3, 2, "and releases its id", &[
+        sc("create-during-owner-unload", "unload-before-publication"),
+        op(Dispose, "CreateDuringOwnerUnload", "R3 a creation that failed left nothing published"),
+    ]),
+    // Shell ownership.
+    clause(S1, 1, "a background job started through tool-bash for agent A has owner_of(job) == Some(A.id)", &[
+        sc("tool-bash-reload", "reload-after-checks"),
+        op(Shell, "Bash", "S1 a job started for an agent is owned by that agent"),
+    ]),
+    clause(S2, 1, "bash_output/bash_kill from a caller whose token differs from the owner fail `task <job> belongs to another session`; nothing is read, nothing is killed", &[
+        sc("tool-bash-reload", "reload-after-checks"),
+        op(Shell, "Output", S2_OTHER),
+        op(Shell, "Kill", S2_OTHER),
+    ]),
+    clause(S2, 2, "a caller with no agent is rejected on an owned job", &[
+        sc("tool-bash-reload", "reload-after-checks"),
+        op(Shell, "Output", S2_OTHER),
+    ]),
+    clause(S2, 3, "an unknown job fails with `unknown bash task \"<job>\"`", &[
+        sc("tool-bash-reload", "reload-after-checks"),
+        op_only(Shell, "Kill"),
+    ]),
+    clause(S3, 1, "an empty-string token is a real owner", &[
+        sc("tool-bash-reload", "reload-after-checks"),
+        op(Shell, "Bash", "S3 an empty-string token is a real owner; an unowned job is open"),
+    ]),
+    clause(S3, 2, "an unowned job (None) is open to every caller", &[
+        sc("tool-bash-reload", "reload-after-checks"),
+        op(Shell, "Output", "S3 an empty-string token is a real owner; an unowned job is open"),
+    ]),
+    clause(S4, 1, "the owner keeps access after the job finished; others stay rejected", &[
+        sc("tool-bash-reload", "reload-between-checks"),
+        op(Shell, "Finish", "S4 the owner keeps access after the job finished"),
+    ]),
+    clause(S5, 1, "unloading and reloading tool-bash at any moment does not change S1-S4 for existing jobs", &[
+        sc("tool-bash-reload", "reload-between-checks"),
+        op(Shell, "Load", "S5 reloading tool-bash changes no fence of an existing job"),
+    ]),
+    clause(S6, 1, "a completion notice reaches only the live agent whose id equals the owner", &[
+        sc("completion-notice-routing", "notice-delivered"),
+        op(Shell, "Finish", S6_ONLY),
+    ]),
+    clause(S6, 2, "with no such agent the notice is dropped", &[
+        sc("completion-notice-routing", "notice-dropped"),
+        op(Shell, "DisposeA", S6_ONLY),
+    ]),
+    clause(S6, 3, "a completion that lands while tool-bash is unloaded may lose that one notice; nothing else is lost", &[
+        sc("completion-notice-routing", "completion-in-reload-gap"),
+        op(Shell, "Unload", "S6 every job finishes and its notice is settled"),
+    ]),
+    clause(S7, 1, "disposing an agent kills every live background job it owns (the whole process group), awaits their settlement and drops their records", &[
+        sc("dispose-with-owned-job", "killed-by-drain"),
+        op(Shell, "DisposeA", "S7 a disposed agent's jobs are killed and forgotten"),
+        test("real_shell", "s7_drain_kills_the_process_group_and_forgets_the_job"),
+    ]),
+    clause(S7, 2, "afterwards no caller can read or kill them (`unknown bash task`), a later agent with the same id included", &[
+        sc("dispose-with-owned-job", "kill-racing-drain"),
+        sc("dispose-with-owned-job", "exited-before-drain"),
+        op(Shell, "Output", "S7 a disposed agent's jobs are killed and forgotten"),
+    ]),
+    // ACP bridge.
+    clause(A1, 1, "after a client disconnect or the bridge's unload, no registered agent and no session-store entry remains for any bridge-owned session", &[
+        sc("disconnect-racing-new", "close-after-publication"),
+        sc("disconnect-during-load", "close-after-publication"),
+        op(Acp, "Close", A1_NONE),
+    ]),
+    clause(A1, 2, "including a session/new or session/load that was in flight when the connection closed", &[
+        sc("disconnect-racing-new", "close-between-creation-and-publication"),
+        sc("disconnect-during-load", "close-during-resume"),
+        op(Acp, "NewRacingClose", A1_NONE),
+        op(Acp, "LoadRacingClose", A1_NONE),
+    ]),
+    clause(A2, 1, "session/cancel maps to cancel(user)", &[
+        sc("session-cancel-before-start", "cancel-during-turn"),
+        op(Acp, "PromptThenCancel", "A2 a prompt cancelled while queued never runs"),
+    ]),
+    clause(A2, 2, "sent before a queued prompt starts, that prompt never runs and its session/prompt answers cancelled", &[
+        sc("session-cancel-before-start", "cancel-before-start"),
+        op(Acp, "PromptThenCancel", "A2 a prompt cancelled while queued never runs"),
+    ]),
+    clause(A2, 3, "a later prompt runs", &[
+        sc("session-cancel-before-start", "cancel-before-start"),
+        op(Acp, "Prompt", "A2 a prompt cancelled while queued never runs"),
+    ]),
+    clause(A3, 1, "session/cancel for an unknown session is a no-op", &[
+        sc("session-cancel-before-start", "cancel-during-turn"),
+        op_only(Acp, "CancelUnknown"),
+    ]),
+    clause(A4, 1, "a disconnect during a prompt answers that prompt cancelled", &[
+        sc("disconnect-mid-prompt", "disconnect-during-prompt"),
+        op(Acp, "PromptThenClose", "A4 a prompt of a disposed session answers cancelled"),
+    ]),
+    clause(A4, 2, "and disposes the session, its turn/end durable (D3)", &[
+        sc("disconnect-mid-prompt", "disconnect-during-prompt"),
+        sc("dropped-unload", "dropped-mid-teardown"),
+        op(Acp, "PromptThenClose", "A4 a prompt of a disposed session answers cancelled"),
+    ]),
+    clause(A5, 1, "session/load of an id that is live fails with `already loaded`", &[
+        sc("dispose-during-load", "load-refused-while-live"),
+        op(Acp, "Load", "A5 a session is never loaded twice"),
+    ]),
+    clause(A5, 2, "session/load of an id that is being loaded fails with `already loaded`", &[
+        sc("duplicate-load", "one-load-wins"),
+    ]),
+    clause(A6, 1, "disconnect and unload racing each other share one teardown", &[
+        sc("dropped-unload", "dropped-mid-teardown"),
+        op(Acp, "Close", "A6 disconnect and unload share one quiesce"),
+    ]),
+    clause(A7, 1, "after close, session/new fails (`connection closed during session/new` or `bridge has been disposed`) and creates nothing", &[
+        sc("disconnect-racing-new", "close-before-new"),
+        sc("disconnect-racing-new", "close-between-creation-and-publication"),
+        op(Acp, "New", "A7 after close session/new creates nothing"),
+    ]),
+    clause(A8, 1, "one prompt in flight per session; a second fails with a clear error", &[
+        sc("disconnect-mid-prompt", "disconnect-during-prompt"),
+        op(Acp, "PromptTwice", "A8 one prompt in flight per session"),
+    ]),
+    clause(A9, 1, "session/load replays the stored history to the client as session/update notifications before it answers", &[
+        test("acp_server", "load_replays_the_history_before_answering"),
+    ]),
+    clause(A9, 2, "loading an id with no durable log fails with a not-found error and creates nothing", &[
+        test("acp_sessions", "a9_an_id_of_any_length_is_served_and_nothing_is_created_for_an_unknown_one"),
+    ]),
+    clause(A9, 3, "session ids are never reused, even across processes that share a sessions directory", &[
+        test("acp_server", "session_ids_are_unique_across_processes"),
+    ]),
+    clause(A9, 4, "only one process at a time writes a session's log; a second process gets a clear error", &[
+        test("acp_sessions", "a9_one_process_at_a_time_writes_a_session_log"),
+    ]),
+    clause(A10, 1, "invalid UTF-8, a line longer than the documented limit, or any malformed message gets a JSON-RPC error, and the connection keeps serving", &[
+        test("acp_hostile", "hostile_lines_are_answered_and_the_server_keeps_serving"),
+        test("acp_server", "malformed_json_rpc_gets_an_error_not_a_crash"),
+    ]),
+    clause(A10, 2, "memory per connection is bounded: the output kept per job is capped, and journals do not grow without limit", &[
+        test("shell_limits", "a10_output_cap_bounds_memory"),
+        test("acp_soak", "a10_soak_memory_stays_bounded_over_3000_prompts"),
+    ]),
+    clause(A10, 3, "after stdin closes, the server exits within a documented grace period and leaves no process behind, even with a hung step or a background job that has children", &[
+        test("acp_processes", "a10_disconnect_leaves_no_process_of_any_session"),
+    ]),
+    clause(A10, 4, "if the server itself is killed, its children die with it", &[
+        test("acp_processes", "a10_sigkill_of_the_server_leaves_no_process_of_any_session"),
+    ]),
+];

@@ -1,0 +1,83 @@
+//! Exit codes and bad input; `list`; `check --json`; a replay.
+
+use super::{assert_refused, found_line, run, DEADLINE};
+
+#[test]
+fn unknown_scenario_exits_2() {
+    let r = run(&["check", "--scenario", "nope"]);
+    assert_refused(&r, |l| l.contains("unknown scenario"), DEADLINE);
+}
+
+#[test]
+fn malformed_replay_exits_2() {
+    let r = run(&["replay", "garbage"]);
+    assert_refused(&r, |l| l.contains("malformed replay line"), DEADLINE);
+}
+
+#[test]
+fn unknown_command_exits_2() {
+    let r = run(&["frobnicate"]);
+    assert_eq!(r.code, 2, "{}", r.both());
+    assert_eq!(r.out, "");
+    assert!(
+        r.first_err().starts_with("error: unrecognized subcommand"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn replay_of_a_fault_exits_1_and_names_the_rule() {
+    let line = found_line("when-idle-waiters", "sim", "M12");
+    let r = run(&["replay", &line]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert_eq!(r.first_out(), format!("replaying {line}"), "{}", r.out);
+    assert!(
+        r.out.contains("C7 violated in when-idle-waiters"),
+        "{}",
+        r.out
+    );
+    assert!(r.out.contains("violating step:"), "{}", r.out);
+    assert!(
+        r.out.trim_end().ends_with(&format!("replay '{line}'")),
+        "{}",
+        r.out
+    );
+}
+
+#[test]
+fn check_json_lines() {
+    let r = run(&[
+        "check",
+        "--json",
+        "--scenario",
+        "cancel-before-claim",
+        "--checker",
+        "sim",
+        "--sim-seeds",
+        "50",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let v: serde_json::Value = serde_json::from_str(r.first_out()).expect("json");
+    assert_eq!(v["kind"], "row");
+    assert_eq!(v["scenario"], "cancel-before-claim");
+    assert_eq!(v["checker"], "sim");
+    assert_eq!(v["executions"], 50);
+    assert_eq!(v["status"], "pass");
+    assert!(v["violations"].as_array().expect("list").is_empty());
+}
+
+#[test]
+fn list_names_everything() {
+    let r = run(&["list"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert_eq!(r.first_out(), "scenarios:");
+    for s in [
+        "cancel-before-claim",
+        "when-idle-waiters",
+        "M12",
+        "shuttle-pct",
+    ] {
+        assert!(r.out.contains(s), "{s} missing");
+    }
+}
