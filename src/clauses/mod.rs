@@ -29,7 +29,7 @@
 //! time (`CARGO_MANIFEST_DIR`), so editing a test rebuilds only that test.
 
 mod render;
-mod sources;
+pub mod sources;
 mod table;
 
 pub use render::render;

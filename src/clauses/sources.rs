@@ -11,6 +11,18 @@
 use super::Broken;
 use std::collections::BTreeMap;
 
+/// The directory of the test sources: the crate's `tests/`, where the
+/// binary was built.
+pub fn dir() -> &'static str {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests")
+}
+
+/// Whether the test sources are there at all (not, for a binary installed
+/// or copied away from its checkout).
+pub fn available() -> bool {
+    std::path::Path::new(dir()).is_dir()
+}
+
 /// Test sources read so far, by target.
 #[derive(Default)]
 pub(super) struct Sources {
@@ -28,7 +40,7 @@ impl Sources {
             {
                 return Err("not a test target name".to_string());
             }
-            let path = format!("{}/tests/{target}.rs", env!("CARGO_MANIFEST_DIR"));
+            let path = format!("{}/{target}.rs", dir());
             std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))
         });
         match text {
