@@ -5,6 +5,7 @@
 //! the production constructors always use [`Faults::none`]. With a fault on,
 //! at least one checker must report a violation of the rule it names.
 
+use crate::rules::Rule;
 use serde::Serialize;
 use std::fmt;
 
@@ -103,34 +104,6 @@ impl Fault {
         Fault::M24,
     ];
 
-    /// The faults this build can switch on: all of SPEC §3.
-    pub const IMPLEMENTED: [Fault; 24] = [
-        Fault::M1,
-        Fault::M2,
-        Fault::M3,
-        Fault::M4,
-        Fault::M5,
-        Fault::M6,
-        Fault::M7,
-        Fault::M8,
-        Fault::M9,
-        Fault::M10,
-        Fault::M11,
-        Fault::M12,
-        Fault::M13,
-        Fault::M14,
-        Fault::M15,
-        Fault::M16,
-        Fault::M17,
-        Fault::M18,
-        Fault::M19,
-        Fault::M20,
-        Fault::M21,
-        Fault::M22,
-        Fault::M23,
-        Fault::M24,
-    ];
-
     /// What the fault does.
     pub fn about(self) -> &'static str {
         match self {
@@ -170,29 +143,29 @@ impl Fault {
     }
 
     /// The rule(s) the fault must violate.
-    pub fn must_violate(self) -> &'static [&'static str] {
+    pub fn must_violate(self) -> &'static [Rule] {
         match self {
-            Fault::M1 => &["D3"],
-            Fault::M2 => &["S5"],
-            Fault::M3 => &["C4"],
-            Fault::M4 => &["C6"],
-            Fault::M5 => &["C5"],
-            Fault::M6 => &["D1"],
-            Fault::M7 | Fault::M8 => &["A1"],
-            Fault::M9 => &["R1"],
-            Fault::M10 => &["D4"],
-            Fault::M11 => &["C1", "C2"],
-            Fault::M12 | Fault::M14 => &["C7"],
-            Fault::M13 => &["A5"],
-            Fault::M15 => &["D8", "D1"],
-            Fault::M16 | Fault::M17 => &["D9"],
-            Fault::M18 => &["D10"],
-            Fault::M19 => &["C10"],
-            Fault::M20 => &["S7"],
-            Fault::M21 => &["S6"],
-            Fault::M22 => &["R2"],
-            Fault::M23 => &["C3"],
-            Fault::M24 => &["R3"],
+            Fault::M1 => &[Rule::D3],
+            Fault::M2 => &[Rule::S5],
+            Fault::M3 => &[Rule::C4],
+            Fault::M4 => &[Rule::C6],
+            Fault::M5 => &[Rule::C5],
+            Fault::M6 => &[Rule::D1],
+            Fault::M7 | Fault::M8 => &[Rule::A1],
+            Fault::M9 => &[Rule::R1],
+            Fault::M10 => &[Rule::D4],
+            Fault::M11 => &[Rule::C1, Rule::C2],
+            Fault::M12 | Fault::M14 => &[Rule::C7],
+            Fault::M13 => &[Rule::A5],
+            Fault::M15 => &[Rule::D8, Rule::D1],
+            Fault::M16 | Fault::M17 => &[Rule::D9],
+            Fault::M18 => &[Rule::D10],
+            Fault::M19 => &[Rule::C10],
+            Fault::M20 => &[Rule::S7],
+            Fault::M21 => &[Rule::S6],
+            Fault::M22 => &[Rule::R2],
+            Fault::M23 => &[Rule::C3],
+            Fault::M24 => &[Rule::R3],
         }
     }
 

@@ -73,6 +73,7 @@ pub mod oracle_world;
 pub mod provider;
 pub mod registry;
 pub mod rt;
+pub mod rules;
 #[cfg(feature = "harness")]
 pub mod scenarios;
 pub mod scope;

@@ -7,25 +7,123 @@
 //! disposal happened).
 
 use crate::journal::{CallId, Cause, EndReason, Event, PromptId, Record, SteerId};
+use crate::rules::Rule;
 use crate::session_log::Entry;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+/// What a [`Violation`] breaks: a rule of SPEC §2, or one of the
+/// harness's own failure kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RuleId {
+    /// A rule of SPEC §2.
+    Spec(Rule),
+    /// No progress: a stall, a deadlock or a step limit.
+    Progress,
+    /// A task panicked outside any rule's check.
+    Panic,
+    /// loom itself failed (its own assertion, or a bound it enforces).
+    Loom,
+    /// The same schedule gave two different outcomes (the simulator is not
+    /// deterministic for this scenario).
+    Determinism,
+    /// A rule name read back from a file that no oracle uses.
+    Unknown,
+}
+
+impl RuleId {
+    /// Every rule ID, the SPEC rules first.
+    pub const ALL: [RuleId; 45] = {
+        let mut all = [RuleId::Progress; 45];
+        let mut i = 0;
+        while i < Rule::ALL.len() {
+            all[i] = RuleId::Spec(Rule::ALL[i]);
+            i += 1;
+        }
+        all[40] = RuleId::Progress;
+        all[41] = RuleId::Panic;
+        all[42] = RuleId::Loom;
+        all[43] = RuleId::Determinism;
+        all[44] = RuleId::Unknown;
+        all
+    };
+
+    /// Its name: `C4`, `progress`, `panic`, `loom`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleId::Spec(r) => r.name(),
+            RuleId::Progress => "progress",
+            RuleId::Panic => "panic",
+            RuleId::Loom => "loom",
+            RuleId::Determinism => "determinism",
+            RuleId::Unknown => "unknown",
+        }
+    }
+
+    /// The rule ID with this name, if there is one.
+    pub fn parse(name: &str) -> Option<RuleId> {
+        RuleId::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// The rule ID with this name (one read back from a file), or
+    /// [`RuleId::Unknown`].
+    pub fn read(name: &str) -> RuleId {
+        RuleId::parse(name).unwrap_or(RuleId::Unknown)
+    }
+
+    /// Whether this is one of `rules`.
+    pub fn is_in(self, rules: &[Rule]) -> bool {
+        self.spec().is_some_and(|r| rules.contains(&r))
+    }
+
+    /// The SPEC rule, if this is one.
+    pub fn spec(self) -> Option<Rule> {
+        match self {
+            RuleId::Spec(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+impl From<Rule> for RuleId {
+    fn from(r: Rule) -> RuleId {
+        RuleId::Spec(r)
+    }
+}
+
+impl PartialEq<Rule> for RuleId {
+    fn eq(&self, other: &Rule) -> bool {
+        *self == RuleId::Spec(*other)
+    }
+}
+
+impl fmt::Display for RuleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for RuleId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// A broken rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    /// Rule ID (`C4`, `D3`, ...).
-    pub rule: &'static str,
+    /// What it breaks (`C4`, `D3`, ..., or `progress`).
+    pub rule: RuleId,
     /// What happened.
     pub message: String,
 }
 
 impl Violation {
     /// A violation of `rule`.
-    pub fn new(rule: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(rule: impl Into<RuleId>, message: impl Into<String>) -> Self {
         Violation {
-            rule,
+            rule: rule.into(),
             message: message.into(),
         }
     }
@@ -58,7 +156,7 @@ struct Replay {
     open_calls: BTreeSet<CallId>,
     calls: BTreeMap<CallId, Call>,
     /// Prompts that must never start, and the rule that says so.
-    doomed: BTreeMap<PromptId, (&'static str, CallId)>,
+    doomed: BTreeMap<PromptId, (Rule, CallId)>,
     /// Steering inputs that must never be absorbed (C8).
     dropped_steering: BTreeSet<SteerId>,
     started: BTreeMap<PromptId, u32>,
@@ -86,18 +184,21 @@ impl Replay {
     }
 }
 
-/// Every rule ID of SPEC §2, and the harness's own failure kinds
-/// (`progress`: a stall or deadlock; `panic`; `loom`: loom itself failed).
-pub const RULE_IDS: [&str; 43] = [
-    "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "D1", "D2", "D3", "D4", "D5",
-    "D6", "D7", "D8", "D9", "D10", "R1", "R2", "R3", "S1", "S2", "S3", "S4", "S5", "S6", "S7",
-    "A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "A9", "A10", "progress", "panic", "loom",
-];
-
 /// The rules [`check_journal`] and [`check_durable`] evaluate on every
 /// execution.
-pub const ORACLE_RULES: [&str; 12] = [
-    "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "D3", "D6", "D10",
+pub const ORACLE_RULES: [Rule; 12] = [
+    Rule::C1,
+    Rule::C2,
+    Rule::C3,
+    Rule::C4,
+    Rule::C5,
+    Rule::C6,
+    Rule::C7,
+    Rule::C8,
+    Rule::C9,
+    Rule::D3,
+    Rule::D6,
+    Rule::D10,
 ];
 
 /// Check C1–C9 (and D6) over one agent's journal.
@@ -124,7 +225,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 let effective = s.has_work() && !s.disposed;
                 if effective {
                     for p in s.queued.iter().chain(s.in_hand.iter()) {
-                        s.doomed.entry(*p).or_insert(("C4", *call));
+                        s.doomed.entry(*p).or_insert((Rule::C4, *call));
                     }
                     s.dropped_steering.extend(s.steering.iter().copied());
                     if let Some(p) = s.active {
@@ -147,19 +248,19 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 c.requested.push(seq);
                 if !c.effective {
                     v.push(Violation::new(
-                        "C6",
+                        Rule::C6,
                         format!("idle cancel #{call} emitted agent/cancel-requested {{{cause:?}}}"),
                     ));
                 }
                 if c.cleared.is_some() {
                     v.push(Violation::new(
-                        "C1",
+                        Rule::C1,
                         format!("cancel #{call} emitted agent/cancel-requested after it had cleared the inbox"),
                     ));
                 }
                 if c.requested.len() > 1 {
                     v.push(Violation::new(
-                        "C1",
+                        Rule::C1,
                         format!(
                             "cancel #{call} emitted agent/cancel-requested {} times",
                             c.requested.len()
@@ -178,7 +279,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 let left: Vec<_> = s.queued.difference(&cleared).collect();
                 if !left.is_empty() {
                     v.push(Violation::new(
-                        "C2",
+                        Rule::C2,
                         format!("cancel #{call} left queued prompts {left:?}"),
                     ));
                 }
@@ -189,13 +290,13 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                     .collect();
                 if !stray.is_empty() {
                     v.push(Violation::new(
-                        "C2",
+                        Rule::C2,
                         format!("cancel #{call} left steering inputs {stray:?}"),
                     ));
                 }
                 // Work queued during the notification is cleared too (C2).
                 for p in &cleared {
-                    s.doomed.entry(*p).or_insert(("C2", *call));
+                    s.doomed.entry(*p).or_insert((Rule::C2, *call));
                 }
                 s.dropped_steering.extend(steering.iter().copied());
                 for p in prompts {
@@ -208,7 +309,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 c.cleared = Some(seq);
                 if c.requested.is_empty() && c.effective {
                     v.push(Violation::new(
-                        "C1",
+                        Rule::C1,
                         format!("cancel #{call} cleared the inbox before emitting agent/cancel-requested"),
                     ));
                 }
@@ -234,8 +335,8 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 s.marker = false;
                 if !s.doomed.contains_key(prompt) {
                     let rule = match s.last_call_before.get(prompt).copied().flatten() {
-                        Some((_, false)) => "C6",
-                        _ => "C5",
+                        Some((_, false)) => Rule::C6,
+                        _ => Rule::C5,
                     };
                     v.push(Violation::new(
                         rule,
@@ -249,13 +350,13 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 *s.started.entry(*prompt).or_default() += 1;
                 if let Some((rule, call)) = s.doomed.get(prompt) {
                     v.push(Violation::new(
-                        rule,
+                        *rule,
                         format!("prompt p{prompt}, accepted before effective cancel #{call}, started a turn"),
                     ));
                 }
                 if s.disposed {
                     v.push(Violation::new(
-                        "D6",
+                        Rule::D6,
                         format!("prompt p{prompt} started after dispose began"),
                     ));
                 }
@@ -263,7 +364,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
             Event::SteeringAbsorbed { prompt, input } => {
                 if s.dropped_steering.contains(input) || s.stop_of_turn.contains_key(prompt) {
                     v.push(Violation::new(
-                        "C8",
+                        Rule::C8,
                         format!("steering input s{input} of cancelled turn p{prompt} was absorbed"),
                     ));
                 }
@@ -275,7 +376,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                     *n += 1;
                     if *n == 2 {
                         v.push(Violation::new(
-                            "C3",
+                            Rule::C3,
                             format!("turn p{prompt} ran a new step after its token was requested"),
                         ));
                     }
@@ -294,7 +395,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 if s.failed.contains(prompt) || *reason == EndReason::Failed {
                     if !s.failed.contains(prompt) || *reason != EndReason::Failed {
                         v.push(Violation::new(
-                            "D10",
+                            Rule::D10,
                             format!(
                                 "turn p{prompt} ended {reason:?}, but {}",
                                 if s.failed.contains(prompt) {
@@ -309,7 +410,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 }
                 if let (Some(call), EndReason::Completed) = (s.must_abort.get(prompt), reason) {
                     v.push(Violation::new(
-                        "C3",
+                        Rule::C3,
                         format!("turn p{prompt}, active when effective cancel #{call} entered, ended completed"),
                     ));
                 }
@@ -323,7 +424,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                             format!(" (after a cancel with cause {first:?})")
                         });
                     v.push(Violation::new(
-                        "C3",
+                        Rule::C3,
                         format!(
                             "turn p{prompt} ended {reason:?}{after} after its disposal began; disposal overrides, it must end disposed"
                         ),
@@ -333,7 +434,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                         EndReason::Disposed => {}
                         EndReason::Aborted if *cause == Some(*first) => {}
                         _ => v.push(Violation::new(
-                            "C3",
+                            Rule::C3,
                             format!("turn p{prompt} cancelled first with cause {first:?} ended {reason:?} (cause {cause:?})"),
                         )),
                     }
@@ -352,7 +453,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 s.waiting.remove(waiter);
                 if *done && !s.disposed {
                     v.push(Violation::new(
-                        "C7",
+                        Rule::C7,
                         format!("when_idle #{waiter} resolved `done` before disposal"),
                     ));
                 }
@@ -378,7 +479,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                     }
                     if !busy.is_empty() {
                         v.push(Violation::new(
-                            "C7",
+                            Rule::C7,
                             format!(
                                 "when_idle #{waiter} resolved before quiescence: {}",
                                 busy.join(", ")
@@ -403,7 +504,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
     for (call, c) in &s.calls {
         if c.effective && (c.cleared.is_none() || !c.returned) {
             v.push(Violation::new(
-                "C9",
+                Rule::C9,
                 format!(
                     "effective cancel #{call} did not complete (cleared: {}, returned: {})",
                     c.cleared.is_some(),
@@ -413,7 +514,7 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
         }
         if c.effective && c.requested.is_empty() {
             v.push(Violation::new(
-                "C1",
+                Rule::C1,
                 format!("effective cancel #{call} never emitted agent/cancel-requested"),
             ));
         }
@@ -421,13 +522,13 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
     for (p, n) in &s.started {
         if *n > 1 {
             v.push(Violation::new(
-                "C5",
+                Rule::C5,
                 format!("prompt p{p} started {n} times"),
             ));
         }
         if !s.ended.contains_key(p) {
             v.push(Violation::new(
-                "D3",
+                Rule::D3,
                 format!("turn p{p} started but has no turn/end"),
             ));
         }
@@ -462,7 +563,7 @@ pub fn check_durable(journal: &[Record], durable: &[Entry]) -> Vec<Violation> {
             .any(|e| matches!(e, Entry::TurnEnd { prompt, .. } if prompt == p));
         if !has_end {
             v.push(Violation::new(
-                "D3",
+                Rule::D3,
                 format!("turn p{p}: turn/end is not durable"),
             ));
         }
@@ -471,7 +572,7 @@ pub fn check_durable(journal: &[Record], durable: &[Entry]) -> Vec<Violation> {
         if let Entry::UserMessage { prompt, .. } = e {
             if !started.contains(prompt) {
                 v.push(Violation::new(
-                    "C4",
+                    Rule::C4,
                     format!("user/message of p{prompt} logged without a turn"),
                 ));
             }

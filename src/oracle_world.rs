@@ -9,6 +9,7 @@
 //! the scenarios.
 
 use crate::oracle::Violation;
+use crate::rules::Rule;
 use crate::world::WorldEvent;
 use std::collections::BTreeMap;
 
@@ -40,7 +41,7 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
                 serial,
                 live_with_id,
             } if *live_with_id > 1 => v.push(Violation::new(
-                "R1",
+                Rule::R1,
                 format!(
                     "session {id}#{serial} entered while {} live sessions had id {id:?}",
                     live_with_id - 1
@@ -51,7 +52,7 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
                 serial,
                 registered_with_id,
             } if *registered_with_id > 1 => v.push(Violation::new(
-                "R1",
+                Rule::R1,
                 format!(
                     "agent {id}#{serial} registered beside {} other live agent(s) with its id",
                     registered_with_id - 1
@@ -105,7 +106,7 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
                 at_step,
             } => teardowns.entry((id.clone(), *serial)).or_default().aborted = Some(*at_step),
             WorldEvent::AppendDropped { id, serial, entry } => v.push(Violation::new(
-                "D3",
+                Rule::D3,
                 format!(
                     "session {id}#{serial} lost an append after its hooks were removed: {entry}"
                 ),
@@ -115,7 +116,7 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
     }
     for (attempt, id) in refused {
         v.push(Violation::new(
-            "R3",
+            Rule::R3,
             format!("creation #{attempt} of {id:?} saw its owner unloading and did not fail"),
         ));
     }
@@ -123,13 +124,13 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
         let who = format!("{id}#{serial}");
         if t.began.len() > 1 {
             v.push(Violation::new(
-                "D1",
+                Rule::D1,
                 format!("teardown of {who} ran {} times", t.began.len()),
             ));
         }
         if t.calls > 0 && t.began.is_empty() {
             v.push(Violation::new(
-                "D1",
+                Rule::D1,
                 format!("dispose of {who} was called but no teardown ran"),
             ));
         }
@@ -137,14 +138,14 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
         for (at, by) in &t.returned {
             if done_at.is_none_or(|d| *at < d) {
                 v.push(Violation::new(
-                    "D1",
+                    Rule::D1,
                     format!("dispose of {who} by {by} resolved before its teardown finished"),
                 ));
             }
         }
         if let Some(step) = t.aborted {
             v.push(Violation::new(
-                "D4",
+                Rule::D4,
                 format!("teardown of {who} was aborted at step {step}; later steps skipped"),
             ));
         } else if !t.began.is_empty() && !t.done.is_empty() {
@@ -152,19 +153,19 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
             sorted.sort_unstable();
             if sorted != [1, 2, 3, 4, 5] {
                 v.push(Violation::new(
-                    "D4",
+                    Rule::D4,
                     format!("teardown of {who} ran steps {:?}, not 1–5", t.steps),
                 ));
             } else if t.steps != [1, 2, 3, 4, 5] {
                 v.push(Violation::new(
-                    "D2",
+                    Rule::D2,
                     format!("teardown of {who} ran steps in order {:?}", t.steps),
                 ));
             }
         }
         if t.drains.len() > 1 {
             v.push(Violation::new(
-                "D1",
+                Rule::D1,
                 format!("the drain of {who} ran {} times", t.drains.len()),
             ));
         }
@@ -172,7 +173,7 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
             let at = |n: u8| t.step_at.iter().find(|(s, _)| *s == n).map(|(_, i)| *i);
             if at(2).is_none_or(|i| i > d) || at(3).is_some_and(|i| i < d) {
                 v.push(Violation::new(
-                    "D2",
+                    Rule::D2,
                     format!(
                         "the drain of {who} ran outside the window after step 2 and before step 3 (steps {:?})",
                         t.steps

@@ -5,6 +5,7 @@ mod common;
 
 use agent_lifecycle::check::{self, Budget, Checker, ReplayLine};
 use agent_lifecycle::faults::{Fault, Faults};
+use agent_lifecycle::rules::Rule;
 use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
 use lifecycle_sim::Sim;
@@ -221,7 +222,7 @@ fn replay_round_trip_sim() {
     assert_eq!(a.trace_hash, b.trace_hash);
     let rules: Vec<_> = a.outcome.violations.iter().map(|v| v.rule).collect();
     assert!(
-        rules.contains(&"C4"),
+        rules.contains(&Rule::C4.into()),
         "replay did not reproduce C4: {rules:?}"
     );
 }
@@ -241,7 +242,11 @@ fn replay_round_trip_loom_and_shuttle() {
             .replay()
             .expect("replay");
         assert!(
-            replayed.outcome.violations.iter().any(|v| v.rule == "C4"),
+            replayed
+                .outcome
+                .violations
+                .iter()
+                .any(|v| v.rule == Rule::C4),
             "{checker}: {line} did not reproduce: {:?}",
             replayed.outcome.violations
         );

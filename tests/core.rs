@@ -8,6 +8,7 @@ use agent_lifecycle::agent::core::{
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::journal::{Cause, EndReason, Event};
 use agent_lifecycle::oracle::check_journal;
+use agent_lifecycle::rules::Rule;
 
 fn spec(text: &str) -> PromptSpec {
     PromptSpec::from(text)
@@ -35,7 +36,7 @@ fn c4_marker_skips_the_prompt_in_hand() {
     assert!(matches!(core.claim(0), Claim::Run(p) if p.id == 1));
     // A history that stops mid-turn breaks D3 (no turn/end) ...
     let v = check_journal(core.journal().records());
-    assert_eq!(v.first().map(|v| v.rule), Some("D3"), "{v:?}");
+    assert_eq!(v.first().map(|v| v.rule), Some(Rule::D3.into()), "{v:?}");
     // ... and is clean once the turn ends.
     assert_eq!(core.end_turn(0), (1, EndReason::Completed));
     core.close_turn(0);
@@ -62,7 +63,7 @@ fn m5_marker_swallows_the_next_prompt_and_the_oracle_says_c5() {
     let _ = core.try_wake(0);
     assert_eq!(core.claim(0), Claim::Skip(1));
     let v = check_journal(core.journal().records());
-    assert_eq!(v.first().map(|v| v.rule), Some("C5"), "{v:?}");
+    assert_eq!(v.first().map(|v| v.rule), Some(Rule::C5.into()), "{v:?}");
 }
 
 #[test]
@@ -126,7 +127,7 @@ fn c7_idle_only_at_quiescence_m12_on_the_flip() {
     let w = m12.idle_waiter(0);
     assert_eq!(m12.idle_ready(0, w), Some(false));
     let v = check_journal(m12.journal().records());
-    assert_eq!(v.first().map(|v| v.rule), Some("C7"), "{v:?}");
+    assert_eq!(v.first().map(|v| v.rule), Some(Rule::C7.into()), "{v:?}");
 }
 
 #[test]
@@ -138,5 +139,5 @@ fn m11_order_is_caught_as_c1() {
     core.cancel_requested(0, call, Cause::User);
     core.cancel_returned(0, call);
     let v = check_journal(core.journal().records());
-    assert!(v.iter().any(|v| v.rule == "C1"), "{v:?}");
+    assert!(v.iter().any(|v| v.rule == Rule::C1), "{v:?}");
 }

@@ -6,6 +6,7 @@ mod common;
 
 use agent_lifecycle::check::Checker;
 use agent_lifecycle::faults::Fault;
+use agent_lifecycle::rules::Rule;
 use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
 
@@ -41,7 +42,7 @@ fn d2_teardown_runs_its_five_steps_in_order() {
     assert!(
         r.violations
             .iter()
-            .any(|v| v.rule == "D2" || v.rule == "D3"),
+            .any(|v| v.rule == Rule::D2 || v.rule == Rule::D3),
         "a sibling session effect must break the order or lose the closing turn/end: {:?}",
         r.violations
     );

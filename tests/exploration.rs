@@ -8,6 +8,7 @@ use agent_lifecycle::check::shrink;
 use agent_lifecycle::check::sim_check::{explore_dfs, outcome_key, run_plan, run_scheduled};
 use agent_lifecycle::check::{self, Budget, Checker, DfsOptions, ReplayLine};
 use agent_lifecycle::faults::{Fault, Faults};
+use agent_lifecycle::rules::Rule;
 use agent_lifecycle::scenarios::{self, Scenario};
 use lifecycle_sim::{Dfs, DfsConfig, ExecKind, Shard};
 use std::collections::BTreeSet;
@@ -198,7 +199,7 @@ fn checkpoint_and_resume() {
 #[test]
 fn every_fault_is_found_shrunk_and_reproduced() {
     check::quiet_panics();
-    for fault in Fault::IMPLEMENTED {
+    for fault in Fault::ALL {
         let scenario = *scenarios::ALL
             .iter()
             .find(|s| s.targets.contains(&fault))
@@ -213,7 +214,7 @@ fn every_fault_is_found_shrunk_and_reproduced() {
         let v = report
             .violations
             .iter()
-            .find(|v| fault.must_violate().contains(&v.rule))
+            .find(|v| v.rule.is_in(fault.must_violate()))
             .unwrap_or_else(|| panic!("{fault} not found: {:?}", report.violations));
         let line = ReplayLine::parse(&v.replay).expect("parse");
         assert_eq!(line.to_string(), v.replay, "round trip");
@@ -271,7 +272,11 @@ fn portfolio_failures_replay() {
         .expect("parse")
         .replay()
         .expect("replay");
-    assert!(replayed.outcome.violations.iter().any(|x| x.rule == "C4"));
+    assert!(replayed
+        .outcome
+        .violations
+        .iter()
+        .any(|x| x.rule == Rule::C4));
     assert_eq!(replayed.diverged_at, None);
     let (before, after) = v.preemptions.expect("shrunk");
     assert!(after <= before);

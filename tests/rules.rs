@@ -6,6 +6,7 @@ mod common;
 
 use agent_lifecycle::check::Checker;
 use agent_lifecycle::faults::Fault;
+use agent_lifecycle::rules::Rule;
 use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
 
@@ -22,7 +23,7 @@ fn c1_cancel_requested_emitted_once_before_clearing() {
         Some(Fault::M11),
     );
     assert!(
-        r.violations.iter().any(|v| v.rule == "C1"),
+        r.violations.iter().any(|v| v.rule == Rule::C1),
         "{:?}",
         r.violations
     );
@@ -36,7 +37,7 @@ fn c2_observer_queued_work_is_cleared_too() {
         Some(Fault::M11),
     );
     assert!(
-        r.violations.iter().any(|v| v.rule == "C2"),
+        r.violations.iter().any(|v| v.rule == Rule::C2),
         "M11 lets the observer's prompt survive: {:?}",
         r.violations
     );

@@ -218,7 +218,7 @@ impl RaceTest {
             Some(v) => Err(Failure {
                 test: self.name,
                 checker: parsed.checker.name(),
-                rule: v.rule,
+                rule: v.rule.name(),
                 message: v.message.clone(),
                 replay: line.to_string(),
             }),
@@ -264,7 +264,7 @@ impl RaceTest {
                     return Err(Failure {
                         test: self.name,
                         checker: checker.name(),
-                        rule: v.rule,
+                        rule: v.rule.name(),
                         message: v.message.clone(),
                         replay: line,
                     });
@@ -280,7 +280,7 @@ impl RaceTest {
             return Err(Failure {
                 test: self.name,
                 checker: checker.name(),
-                rule: found.rule,
+                rule: found.rule.name(),
                 message: found.message.clone(),
                 replay: found.shrunk.clone().unwrap_or_else(|| found.replay.clone()),
             });

@@ -366,17 +366,10 @@ fn run_worker(
     Ok(Some(lines))
 }
 
-fn rule_id(rule: &str) -> &'static str {
-    crate::oracle::RULE_IDS
-        .into_iter()
-        .find(|k| *k == rule)
-        .unwrap_or("unknown")
-}
-
 fn violations(pairs: Vec<(String, String)>) -> Vec<Violation> {
     pairs
         .into_iter()
-        .map(|(r, m)| Violation::new(rule_id(&r), m))
+        .map(|(r, m)| Violation::new(crate::oracle::RuleId::read(&r), m))
         .collect()
 }
 
@@ -448,7 +441,7 @@ pub fn explore(
                 let rule = if message.contains("deadlock") {
                     scenarios::deadlock_rule(&message)
                 } else {
-                    "loom"
+                    crate::oracle::RuleId::Loom
                 };
                 let outcome = Outcome {
                     violations: vec![Violation::new(rule, format!("loom: {message}"))],
@@ -521,7 +514,7 @@ pub fn replay(
                 let rule = if message.contains("deadlock") {
                     scenarios::deadlock_rule(&message)
                 } else {
-                    "loom"
+                    crate::oracle::RuleId::Loom
                 };
                 let outcome = Outcome {
                     violations: vec![Violation::new(rule, format!("loom: {message}"))],

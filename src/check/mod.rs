@@ -23,7 +23,7 @@ pub mod tokio_check;
 pub mod view;
 
 use crate::faults::{Fault, Faults};
-use crate::oracle::Violation;
+use crate::oracle::{RuleId, Violation};
 use crate::scenarios::{Outcome, Scenario};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -131,7 +131,7 @@ pub struct Budget {
     pub shrink: bool,
     /// Only failures breaking one of these rules stop a search (empty: any
     /// failure); `mutants` sets the fault's rules.
-    pub stop_on: &'static [&'static str],
+    pub stop_on: &'static [crate::rules::Rule],
 }
 
 impl Budget {
@@ -202,8 +202,8 @@ pub fn loom_bound(scenario: &'static Scenario, base: usize) -> usize {
 /// One violation found, with the line that replays it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Found {
-    /// Rule ID.
-    pub rule: &'static str,
+    /// What it breaks.
+    pub rule: RuleId,
     /// What happened.
     pub message: String,
     /// The self-contained replay line.
@@ -287,17 +287,6 @@ pub fn interrupted() -> bool {
     crate::cli::interrupt::requested()
 }
 
-/// The rule ID `rule` names, as the `&'static str` reports carry (a rule
-/// read back from a file, see `lifecycle merge`); a name no oracle uses
-/// is kept as read.
-pub fn rule_id(rule: &str) -> &'static str {
-    crate::oracle::RULE_IDS
-        .into_iter()
-        .chain(["determinism", "unknown"])
-        .find(|k| *k == rule)
-        .unwrap_or_else(|| Box::leak(rule.to_string().into_boxed_str()))
-}
-
 impl Report {
     /// Judge the run from its counts: a run that explored nothing fails,
     /// and so does an exploring checker that never hit one of its goals
@@ -357,7 +346,7 @@ pub(crate) struct Tally {
     outcomes: BTreeMap<String, u64>,
     pub first_failure: Option<(Vec<Violation>, String)>,
     other_failure: Option<(Vec<Violation>, String)>,
-    want: &'static [&'static str],
+    want: &'static [crate::rules::Rule],
     shrunk: Option<(String, u32, u32)>,
     exhausted: bool,
     bound: Option<String>,
@@ -425,11 +414,7 @@ impl Tally {
         if outcome.violations.is_empty() {
             return false;
         }
-        let wanted = self.want.is_empty()
-            || outcome
-                .violations
-                .iter()
-                .any(|v| self.want.contains(&v.rule));
+        let wanted = self.want.is_empty() || outcome.violations.iter().any(|v| self.wants(v.rule));
         if !wanted {
             if self.other_failure.is_none() {
                 self.other_failure = Some((outcome.violations.clone(), line_of()));
@@ -443,18 +428,22 @@ impl Tally {
     }
 
     /// The rule of `outcome` a search was after: the first wanted one.
-    pub fn wanted_rule(&self, outcome: &Outcome) -> &'static str {
+    pub fn wanted_rule(&self, outcome: &Outcome) -> Option<RuleId> {
         outcome
             .violations
             .iter()
-            .find(|v| self.want.contains(&v.rule))
+            .find(|v| self.wants(v.rule))
             .or(outcome.violations.first())
-            .map_or("none", |v| v.rule)
+            .map(|v| v.rule)
+    }
+
+    fn wants(&self, rule: RuleId) -> bool {
+        rule.is_in(self.want)
     }
 
     /// Only failures breaking one of `rules` count as *the* failure (and
     /// stop a `stop_at_first` run); others are kept in case none does.
-    pub fn want(&mut self, rules: &'static [&'static str]) {
+    pub fn want(&mut self, rules: &'static [crate::rules::Rule]) {
         self.want = rules;
     }
 
@@ -523,7 +512,7 @@ impl Tally {
         self.first_failure = saved.failure.map(|(vs, line)| {
             let vs = vs
                 .into_iter()
-                .map(|(rule, message)| Violation::new(rule_id(&rule), message))
+                .map(|(rule, message)| Violation::new(crate::oracle::RuleId::read(&rule), message))
                 .collect();
             (vs, line)
         });

@@ -15,6 +15,7 @@
 
 use super::sim_check::{run_plan, run_scheduled};
 use crate::faults::Faults;
+use crate::oracle::RuleId;
 use crate::scenarios::Scenario;
 use lifecycle_sim::{GuidedScheduler, NonPreemptiveScheduler, TaskId, TraceEntry};
 
@@ -66,7 +67,7 @@ fn attempt(
     seed: u64,
     untimed: bool,
     plan: &[TaskId],
-    rule: &str,
+    rule: RuleId,
 ) -> Option<(Candidate, Vec<Option<TaskId>>)> {
     let guided = GuidedScheduler::new(
         plan.to_vec(),
@@ -102,7 +103,7 @@ pub fn shrink(
     seed: u64,
     untimed: bool,
     plan: &[TaskId],
-    rule: &str,
+    rule: RuleId,
 ) -> Shrunk {
     let original = run_plan(scenario, faults, seed, untimed, plan, true);
     let original_c = Candidate {

@@ -270,7 +270,7 @@ pub fn explore_seeded(
     scenario: &'static Scenario,
     faults: Faults,
     (iterations, pct_depth, seed): (usize, usize, u64),
-    want: &'static [&'static str],
+    want: &'static [crate::rules::Rule],
     stop_at_first: bool,
 ) -> Report {
     let current = Arc::new(Mutex::new(Schedule::new(0)));

@@ -15,7 +15,7 @@
 
 use super::{shrink, Checker, ReplayLine, Report, Tally};
 use crate::faults::Faults;
-use crate::oracle::Violation;
+use crate::oracle::{RuleId, Violation};
 use crate::rt::SimRt;
 use crate::scenarios::{self, Ctx, Outcome, Scenario, Tasks};
 use lifecycle_sim::{
@@ -105,8 +105,8 @@ pub fn run_plan(
 pub fn sim_error_outcome(e: &SimError) -> Outcome {
     let rule = match e {
         SimError::Stalled(report) => crate::scenarios::deadlock_rule(&report.to_string()),
-        SimError::StepLimit { .. } | SimError::Abandoned { .. } => "progress",
-        SimError::TaskPanicked { .. } => "panic",
+        SimError::StepLimit { .. } | SimError::Abandoned { .. } => RuleId::Progress,
+        SimError::TaskPanicked { .. } => RuleId::Panic,
     };
     Outcome {
         violations: vec![Violation::new(rule, e.to_string())],
@@ -167,11 +167,15 @@ pub fn outcome_key(outcome: &Outcome) -> String {
     outcome.journal.hash(&mut fnv);
     outcome.world.hash(&mut fnv);
     let h = fnv.finish();
-    let rules: BTreeSet<&str> = outcome.violations.iter().map(|v| v.rule).collect();
+    let rules: BTreeSet<RuleId> = outcome.violations.iter().map(|v| v.rule).collect();
     format!(
         "{}|{}|{h:016x}",
         outcome.label,
-        rules.into_iter().collect::<Vec<_>>().join(",")
+        rules
+            .into_iter()
+            .map(RuleId::name)
+            .collect::<Vec<_>>()
+            .join(",")
     )
 }
 
@@ -185,12 +189,12 @@ fn report_failure(tally: &mut Tally, line: ReplayLine, run: &SimRun, shrink_it: 
     {
         outcome
             .violations
-            .insert(0, Violation::new("determinism", m));
+            .insert(0, Violation::new(RuleId::Determinism, m));
     }
     tally.replace_failure(&outcome, line.to_string());
     if shrink_it {
         let rule = tally.wanted_rule(&outcome);
-        if rule != "determinism" {
+        if let Some(rule) = rule.filter(|r| *r != RuleId::Determinism) {
             let s = shrink::shrink(scenario, faults, seed, untimed, &plan, rule);
             let minimal =
                 ReplayLine::sim(scenario, checker, faults, seed, untimed, &s.minimal.plan);
@@ -232,7 +236,7 @@ pub struct PortfolioOptions {
     /// Shrink the first failure.
     pub shrink: bool,
     /// Only failures of these rules count (empty: any).
-    pub stop_on: &'static [&'static str],
+    pub stop_on: &'static [crate::rules::Rule],
 }
 
 /// The `sim` checker: the random + PCT portfolio over this shard's seeds.
@@ -294,7 +298,7 @@ pub struct DfsOptions {
     /// Shrink the first failure.
     pub shrink: bool,
     /// Only failures of these rules count (empty: any).
-    pub stop_on: &'static [&'static str],
+    pub stop_on: &'static [crate::rules::Rule],
 }
 
 impl DfsOptions {
@@ -543,7 +547,7 @@ pub fn explore_dfs(
         tally.record_failure(
             &Outcome {
                 violations: vec![Violation::new(
-                    "determinism",
+                    RuleId::Determinism,
                     format!("the scenario did not repeat itself under the same schedule: {m}"),
                 )],
                 ..Outcome::default()

@@ -5,7 +5,7 @@
 use super::journal_tap::{AgentJournal, JournalTap};
 use super::{Checker, ReplayLine, Report, Tally};
 use crate::faults::Faults;
-use crate::oracle::Violation;
+use crate::oracle::{RuleId, Violation};
 use crate::rt::TokioRt;
 use crate::scenarios::{self, Outcome, Scenario};
 use lifecycle_sim::Shard;
@@ -35,7 +35,7 @@ pub fn run_once(
         Ok(Ok(outcome)) => outcome,
         Ok(Err(join)) => Outcome {
             violations: vec![Violation::new(
-                "panic",
+                RuleId::Panic,
                 format!("scenario task failed: {join}"),
             )],
             label: "error".into(),
@@ -45,7 +45,7 @@ pub fn run_once(
         },
         Err(_) => Outcome {
             violations: vec![Violation::new(
-                "progress",
+                RuleId::Progress,
                 format!("no progress within {TIMEOUT_S} s"),
             )],
             label: "error".into(),

@@ -117,11 +117,16 @@ pub fn view_key(scenario: &'static Scenario, outcome: &Outcome) -> String {
         }
         normalized(ev, &mut serials, &mut attempts).hash(&mut fnv);
     }
-    let rules: BTreeSet<&str> = outcome.violations.iter().map(|v| v.rule).collect();
+    let rules: BTreeSet<crate::oracle::RuleId> =
+        outcome.violations.iter().map(|v| v.rule).collect();
     format!(
         "{}|{}|{:016x}",
         outcome.label,
-        rules.into_iter().collect::<Vec<_>>().join(","),
+        rules
+            .into_iter()
+            .map(crate::oracle::RuleId::name)
+            .collect::<Vec<_>>()
+            .join(","),
         fnv.finish()
     )
 }

@@ -282,7 +282,7 @@ pub(super) fn run_check(json: bool, progress: bool, tier: &str, sel: &Selection)
 struct Kill {
     fault: Fault,
     killed: bool,
-    rule: Option<&'static str>,
+    rule: Option<crate::oracle::RuleId>,
     checker: Option<&'static str>,
     scenario: Option<&'static str>,
     executions_to_kill: Option<u64>,
@@ -298,7 +298,7 @@ fn kill_with(
     checker: Checker,
     budget: &Budget,
     scenarios: &[&'static Scenario],
-) -> Option<(Report, &'static str)> {
+) -> Option<(Report, crate::oracle::RuleId)> {
     // A fault is hunted on the scenarios that target it; only a fault no
     // selected scenario targets is hunted on all of them. (Falling back to
     // every scenario when a checker skips the targets ran loom and tokio
@@ -324,7 +324,7 @@ fn kill_with(
         if let Some(v) = report
             .violations
             .iter()
-            .find(|v| fault.must_violate().contains(&v.rule))
+            .find(|v| v.rule.is_in(fault.must_violate()))
         {
             let rule = v.rule;
             return Some((report, rule));
@@ -353,7 +353,7 @@ pub(super) fn run_mutants(json: bool, sel: &Selection) -> ExitCode {
     }
     let mut kills = Vec::new();
     let mut interrupted = false;
-    for fault in Fault::IMPLEMENTED {
+    for fault in Fault::ALL {
         let mut kill = Kill {
             fault,
             killed: false,
@@ -415,7 +415,7 @@ pub(super) fn run_mutants(json: bool, sel: &Selection) -> ExitCode {
                 "{:<5} {:<6} {:<6}{cells}",
                 fault.to_string(),
                 if kill.killed { "yes" } else { "NO" },
-                kill.rule.unwrap_or("-"),
+                kill.rule.map_or("-", |r| r.name()),
             );
         }
         kills.push(kill);
@@ -444,7 +444,7 @@ pub(super) fn run_mutants(json: bool, sel: &Selection) -> ExitCode {
             }
         }
         let killed = kills.iter().filter(|k| k.killed).count();
-        let total = Fault::IMPLEMENTED.len();
+        let total = Fault::ALL.len();
         if interrupted {
             println!(
                 "\ninterrupted (Ctrl-C) after {} of {total} faults: {killed} killed, {} not",

@@ -644,7 +644,7 @@ fn union(scenario: &'static Scenario, checker: Checker, parts: Vec<RowIn>) -> Re
                 .violations
                 .into_iter()
                 .map(|v| Found {
-                    rule: check::rule_id(&v.rule),
+                    rule: crate::oracle::RuleId::read(&v.rule),
                     message: v.message,
                     replay: v.replay,
                     shrunk: v.shrunk,

@@ -188,7 +188,7 @@ fn main_agent<'a>(journals: &[(&'a str, Vec<&Seen>)], replayed: &Replayed) -> Op
 /// it was found.
 struct Anchor {
     index: usize,
-    rule: &'static str,
+    rule: crate::oracle::RuleId,
     why: String,
 }
 
@@ -221,7 +221,7 @@ fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<Anchor> {
         world_steps.push(step);
     }
     let mut best: Option<Anchor> = None;
-    let mut consider = |index: Option<usize>, rule: &'static str, why: String| {
+    let mut consider = |index: Option<usize>, rule: crate::oracle::RuleId, why: String| {
         if let Some(index) = index {
             if best.as_ref().is_none_or(|b| index < b.index) {
                 best = Some(Anchor { index, rule, why });
@@ -231,7 +231,9 @@ fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<Anchor> {
     for v in &replayed.outcome.violations {
         let same = |w: &crate::oracle::Violation| w.rule == v.rule && w.message == v.message;
         if let Some(s) = seen.iter().find(|s| {
-            s.target == "check" && s.rule.as_deref() == Some(v.rule) && s.message == v.message
+            s.target == "check"
+                && s.rule.as_deref() == Some(v.rule.name())
+                && s.message == v.message
         }) {
             consider(
                 index_of(s.step),

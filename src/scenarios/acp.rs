@@ -9,6 +9,7 @@ use crate::acp::{AcpError, Bridge, StopReason};
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
+use crate::rules::Rule;
 use crate::world::WorldEvent;
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ fn a1(rig: &Rig<impl Rt>, owned: impl Fn(&str) -> bool) -> (bool, Violation) {
     (
         left.is_empty(),
         Violation::new(
-            "A1",
+            Rule::A1,
             format!("after close, bridge-owned sessions remain: {left:?}"),
         ),
     )
@@ -54,7 +55,7 @@ pub static DISCONNECT_RACING_NEW: Scenario = Scenario::new(
     "the client disconnects while session/new awaits creation; then disconnect races unload",
     bodies!(disconnect_racing_new),
 )
-.rules(&["A1", "A6", "A7"])
+.rules(&[Rule::A1, Rule::A6, Rule::A7])
 .goals(DISCONNECT_RACING_NEW_GOALS)
 .targets(&[Fault::M7])
 // sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
@@ -86,7 +87,10 @@ pub async fn disconnect_racing_new<R: Rt>(ctx: Ctx) -> Outcome {
             after,
             Err(AcpError::Disposed) | Err(AcpError::ClosedDuringNew)
         ),
-        Violation::new("A7", format!("session/new after close answered {after:?}")),
+        Violation::new(
+            Rule::A7,
+            format!("session/new after close answered {after:?}"),
+        ),
     ));
     b.unload().await;
     let other = bridge(&rig);
@@ -94,7 +98,10 @@ pub async fn disconnect_racing_new<R: Rt>(ctx: Ctx) -> Outcome {
     futures::future::join(other.disconnect(), other.unload()).await;
     own.push((
         other.quiesce_runs() == 1,
-        Violation::new("A6", format!("quiesce ran {} times", other.quiesce_runs())),
+        Violation::new(
+            Rule::A6,
+            format!("quiesce ran {} times", other.quiesce_runs()),
+        ),
     ));
     own.push(a1(&rig, |id| id.starts_with("sess-")));
     let label = match &created {
@@ -131,7 +138,7 @@ pub static DISCONNECT_DURING_LOAD: Scenario = Scenario::new(
     "a session/load whose resume finishes after the disconnect",
     bodies!(disconnect_during_load),
 )
-.rules(&["A1"])
+.rules(&[Rule::A1])
 .goals(DISCONNECT_DURING_LOAD_GOALS)
 .targets(&[Fault::M8]);
 
@@ -192,7 +199,7 @@ pub static DISCONNECT_MID_PROMPT: Scenario = Scenario::new(
     "a disconnect while a prompt runs; a second prompt meanwhile",
     bodies!(disconnect_mid_prompt),
 )
-.rules(&["A4", "A8", "D3"])
+.rules(&[Rule::A4, Rule::A8, Rule::D3])
 .goals(DISCONNECT_MID_PROMPT_GOALS)
 // loom at bound 1: 280,631 executions (23 s), then 1,903,278 (445 s)
 // once each turn flushes ahead of its first step; the PR tier stops at
@@ -240,7 +247,7 @@ pub async fn disconnect_mid_prompt<R: Rt>(ctx: Ctx) -> Outcome {
             completed
                 || matches!(&second, Err(e @ AcpError::PromptInFlight(_)) if e.to_string().contains("in flight")),
             Violation::new(
-                "A8",
+                Rule::A8,
                 format!("a second prompt in flight answered {second:?}"),
             ),
         ),
@@ -252,7 +259,7 @@ pub async fn disconnect_mid_prompt<R: Rt>(ctx: Ctx) -> Outcome {
                     StopReason::Cancelled
                 }),
             Violation::new(
-                "A4",
+                Rule::A4,
                 format!("the prompt cut by the disconnect answered {first:?}"),
             ),
         ),
@@ -292,7 +299,7 @@ pub static SESSION_CANCEL_BEFORE_START: Scenario = Scenario::new(
     "session/cancel races a queued prompt; a later prompt runs",
     bodies!(session_cancel_before_start),
 )
-.rules(&["A2", "A3"])
+.rules(&[Rule::A2, Rule::A3])
 .goals(SESSION_CANCEL_BEFORE_START_GOALS)
 // loom at bound 1: 64,578 executions (5.4 s), then 1,092,312 (301 s) once
 // each turn flushes ahead of its first step; the PR tier stops at 50,000.
@@ -334,15 +341,15 @@ pub async fn session_cancel_before_start<R: Rt>(ctx: Ctx) -> Outcome {
     let own = vec![
         (
             a == Ok(StopReason::EndTurn) || a == Ok(StopReason::Cancelled),
-            Violation::new("A2", format!("prompt A answered {a:?}")),
+            Violation::new(Rule::A2, format!("prompt A answered {a:?}")),
         ),
         (
             a != Ok(StopReason::EndTurn) || a_started,
-            Violation::new("A2", "prompt A answered end_turn without running"),
+            Violation::new(Rule::A2, "prompt A answered end_turn without running"),
         ),
         (
             b_stop == Ok(StopReason::EndTurn),
-            Violation::new("A2", format!("the later prompt B answered {b_stop:?}")),
+            Violation::new(Rule::A2, format!("the later prompt B answered {b_stop:?}")),
         ),
     ];
     b.unload().await;
@@ -370,7 +377,7 @@ pub static DUPLICATE_LOAD: Scenario = Scenario::new(
     "two concurrent loads of one id, and a load of a live id",
     bodies!(duplicate_load),
 )
-.rules(&["A5"])
+.rules(&[Rule::A5])
 .goals(DUPLICATE_LOAD_GOALS)
 .targets(&[Fault::M13])
 // sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
@@ -413,18 +420,21 @@ pub async fn duplicate_load<R: Rt>(ctx: Ctx) -> Outcome {
         (
             oks == 1 && loser_ok,
             Violation::new(
-                "A5",
+                Rule::A5,
                 format!("two concurrent loads answered {first:?} and {second:?}"),
             ),
         ),
         (
             matches!(&of_live, Err(e) if e.to_string().contains("already loaded")),
-            Violation::new("A5", format!("load of a live session answered {of_live:?}")),
+            Violation::new(
+                Rule::A5,
+                format!("load of a live session answered {of_live:?}"),
+            ),
         ),
         (
             overlap < 2,
             Violation::new(
-                "A5",
+                Rule::A5,
                 format!(
                     "a load of `old` reached the provider while another was being loaded \
                      ({overlap} resumes in flight at once)"
@@ -439,7 +449,7 @@ pub async fn duplicate_load<R: Rt>(ctx: Ctx) -> Outcome {
     let left = rig.leftovers(|id| id == "old" || id.starts_with("sess-"));
     if !left.is_empty() {
         out.violations.push(Violation::new(
-            "A1",
+            Rule::A1,
             format!("after unload, sessions remain: {left:?}"),
         ));
     }

@@ -10,6 +10,7 @@ use crate::faults::Fault;
 use crate::journal::{Cause, EndReason, Event, PromptId, Record};
 use crate::oracle::Violation;
 use crate::rt::{Mutex, Rt};
+use crate::rules::Rule;
 use std::sync::Arc;
 
 /// What became of prompt `p`: `started`, `ended(reason)`, `skipped`,
@@ -102,7 +103,7 @@ pub static CANCEL_BEFORE_CLAIM: Scenario = Scenario::new(
     "send A; cancel(user) races the loop's wake and claim; then send B; a bystander agent runs meanwhile",
     bodies!(cancel_before_claim),
 )
-.rules(&["C1", "C2", "C4", "C5", "C7"])
+.rules(&[Rule::C1, Rule::C2, Rule::C4, Rule::C5, Rule::C7])
 .goals(CANCEL_BEFORE_CLAIM_GOALS)
 .targets(&[Fault::M3, Fault::M5])
 .coverage_gap(
@@ -148,27 +149,27 @@ pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
         (
             b_fate == "completed",
             Violation::new(
-                "C5",
+                Rule::C5,
                 format!("prompt B accepted after cancel returned ended `{b_fate}`, not completed"),
             ),
         ),
         (
             x_fate == "completed",
             Violation::new(
-                "C5",
+                Rule::C5,
                 format!("the bystander's prompt, never cancelled, ended `{x_fate}`"),
             ),
         ),
         (
             a_ran_first || !a_fate.starts_with("completed"),
             Violation::new(
-                "C4",
+                Rule::C4,
                 format!("prompt A cancelled before its claim ended `{a_fate}`"),
             ),
         ),
         (
             cancelled == CancelOutcome::Effective || a_fate == "completed",
-            Violation::new("C1", "cancel with A pending was not effective"),
+            Violation::new(Rule::C1, "cancel with A pending was not effective"),
         ),
     ];
     let label = if a_ran_first {
@@ -212,7 +213,7 @@ pub static CANCEL_MID_TURN: Scenario = Scenario::new(
     "running turn + queued tail + steering; cancel(parent) then cancel(user)",
     bodies!(cancel_mid_turn),
 )
-.rules(&["C3", "C8"])
+.rules(&[Rule::C3, Rule::C8])
 .goals(CANCEL_MID_TURN_GOALS)
 .targets(&[Fault::M14])
 .coverage_gap(
@@ -253,15 +254,15 @@ pub async fn cancel_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
     let own = vec![
         (
             !active || first == CancelOutcome::Effective,
-            Violation::new("C1", "cancel(parent) during a running turn was not effective"),
+            Violation::new(Rule::C1, "cancel(parent) during a running turn was not effective"),
         ),
         (
             !active || a_end == Some((EndReason::Aborted, Some(Cause::Parent))),
-            Violation::new("C3", format!("turn A cancelled mid-turn ended {a_end:?}, expected aborted by the first cause (parent)")),
+            Violation::new(Rule::C3, format!("turn A cancelled mid-turn ended {a_end:?}, expected aborted by the first cause (parent)")),
         ),
         (
             !active || fate(&journal, tail) == "cleared-in-queue",
-            Violation::new("C2", format!("queued tail ended `{}`, expected cleared", fate(&journal, tail))),
+            Violation::new(Rule::C2, format!("queued tail ended `{}`, expected cleared", fate(&journal, tail))),
         ),
     ];
     let label = format!("A:{a_fate} second-cancel:{second:?}");
@@ -280,7 +281,7 @@ pub static OBSERVER_QUEUES_DURING_CANCEL: Scenario = Scenario::new(
     "a cancel-requested observer sends a prompt, another panics",
     bodies!(observer_queues_during_cancel),
 )
-.rules(&["C2", "C9"])
+.rules(&[Rule::C2, Rule::C9])
 .goals(OBSERVER_QUEUES_DURING_CANCEL_GOALS)
 .targets(&[Fault::M11])
 .coverage_gap(
@@ -323,15 +324,15 @@ pub async fn observer_queues_during_cancel<R: Rt>(ctx: Ctx) -> Outcome {
     let own = vec![
         (
             !effective || obs.is_some(),
-            Violation::new("C1", "the cancel-requested observer never ran"),
+            Violation::new(Rule::C1, "the cancel-requested observer never ran"),
         ),
         (
             obs.is_none() || obs_fate == "cleared-in-queue",
-            Violation::new("C2", format!("prompt queued by a cancel-requested observer ended `{obs_fate}`, expected cleared")),
+            Violation::new(Rule::C2, format!("prompt queued by a cancel-requested observer ended `{obs_fate}`, expected cleared")),
         ),
         (
             !effective || panicked,
-            Violation::new("C9", "the panicking observer was not contained and journaled"),
+            Violation::new(Rule::C9, "the panicking observer was not contained and journaled"),
         ),
     ];
     let label = if effective {
@@ -354,7 +355,7 @@ pub static CANCEL_DROPS_STEERING: Scenario = Scenario::new(
     "a turn with steering queued is cancelled; then a new prompt runs without that steering",
     bodies!(cancel_drops_steering),
 )
-.rules(&["C5", "C8"])
+.rules(&[Rule::C5, Rule::C8])
 .goals(CANCEL_DROPS_STEERING_GOALS)
 // loom: 602,437 executions in 59 s at bound 3.
 .bounds(Bounds { loom_cap: 2, ..Bounds::PR })

@@ -38,6 +38,7 @@ use crate::faults::{Fault, Faults};
 use crate::journal::{Cause, EndReason};
 use crate::oracle::Violation;
 use crate::rt::{self, BoxFuture, Mutex, Rt, TokioRt};
+use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::durable::{CrashImage, Durable, DurableRecord, MemoryDurable, Tear};
 use crate::store::{open_turns, SessionStore};
@@ -86,7 +87,7 @@ pub static CRASH_MID_TURN: Scenario = Scenario::new(
     "a two-step turn raced by a cancel; a crash at every disk operation (torn or lost unsynced bytes), restart and load",
     bodies!(crash_mid_turn),
 )
-.rules(&["D9", "D3"])
+.rules(&[Rule::D9, Rule::D3])
 .goals(GOALS)
 .bounds(Bounds {
     loom_cap: 1,
@@ -262,7 +263,10 @@ fn restart_checks_uncached(
     let mut check = |ok: bool, what: String| {
         own.push((
             ok,
-            Violation::new("D9", format!("restart after a crash ({tear:?}): {what}")),
+            Violation::new(
+                Rule::D9,
+                format!("restart after a crash ({tear:?}): {what}"),
+            ),
         ))
     };
     for id in image.ids() {
@@ -354,7 +358,7 @@ fn resume_after_crash(faults: Faults, image: &CrashImage, tear: Tear) -> Checks 
             Ok(rt) => rt.block_on(resume_uncached::<TokioRt>(*faults, image, *tear)),
             Err(e) => vec![(
                 false,
-                Violation::new("D9", format!("no runtime to resume on: {e}")),
+                Violation::new(Rule::D9, format!("no runtime to resume on: {e}")),
             )],
         },
     )
@@ -368,7 +372,7 @@ async fn resume_uncached<R: Rt>(faults: Faults, image: &CrashImage, tear: Tear) 
     let fail = |what: String| {
         vec![(
             false,
-            Violation::new("D9", format!("resume after a crash ({tear:?}): {what}")),
+            Violation::new(Rule::D9, format!("resume after a crash ({tear:?}): {what}")),
         )]
     };
     let h = match rig.provider.resume("a", &owner).await {
@@ -399,7 +403,7 @@ async fn resume_uncached<R: Rt>(faults: Faults, image: &CrashImage, tear: Tear) 
             vec![(
                 closed && older && error.is_none() && reason == Some(EndReason::Completed),
                 Violation::new(
-                    "D9",
+                    Rule::D9,
                     format!(
                         "resume after a crash ({tear:?}): the new turn (serial {serial}) ended {reason:?} / {error:?}, durable and closed: {closed}, serial above the old ones: {older}"
                     ),

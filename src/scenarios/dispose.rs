@@ -13,6 +13,7 @@ use crate::faults::Fault;
 use crate::journal::{Cause, EndReason, Event};
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
+use crate::rules::Rule;
 use crate::session_log::Entry;
 use std::sync::Arc;
 
@@ -47,7 +48,7 @@ pub static CONCURRENT_DISPOSE: Scenario = Scenario::new(
     "two dispose() calls and the owner scope's unload while a flush is open; a bystander agent runs meanwhile",
     bodies!(concurrent_dispose),
 )
-.rules(&["D1", "D2"])
+.rules(&[Rule::D1, Rule::D2])
 .goals(CONCURRENT_DISPOSE_GOALS)
 .targets(&[Fault::M6])
 // loom: 627,308 executions in 98 s at bound 2 once loom interleaves
@@ -104,7 +105,7 @@ pub async fn concurrent_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     let own = vec![(
         x_fate == "completed" && by_idle == Idle::Quiescent,
         Violation::new(
-            "D5",
+            Rule::D5,
             format!("disposing a left the bystander b's turn `{x_fate}`, idle {by_idle:?}"),
         ),
     )];
@@ -132,7 +133,7 @@ pub static DISPOSE_MID_TURN: Scenario = Scenario::new(
     "dispose while a turn awaits a step; reload the durable log",
     bodies!(dispose_mid_turn),
 )
-.rules(&["D2", "D3", "D6"])
+.rules(&[Rule::D2, Rule::D3, Rule::D6])
 .goals(DISPOSE_MID_TURN_GOALS)
 .targets(&[Fault::M1])
 // sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
@@ -179,16 +180,16 @@ pub async fn dispose_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
     let own = vec![
         (
             refused,
-            Violation::new("D6", "send after dispose was accepted"),
+            Violation::new(Rule::D6, "send after dispose was accepted"),
         ),
         (
             !started || matches!(end, Some(EndReason::Disposed) | Some(EndReason::Completed)),
-            Violation::new("D3", format!("reloaded log of a: turn A ends {end:?}")),
+            Violation::new(Rule::D3, format!("reloaded log of a: turn A ends {end:?}")),
         ),
         (
             fate(&journal, a) != "disposed" || end == Some(EndReason::Disposed),
             Violation::new(
-                "D3",
+                Rule::D3,
                 "turn A stopped by disposal has no durable turn/end {disposed}",
             ),
         ),
@@ -209,7 +210,7 @@ pub static OWNER_UNLOAD_VS_HANDLE_DISPOSE: Scenario = Scenario::new(
     "the handle's dispose races the owner scope's unload",
     bodies!(owner_unload_vs_handle_dispose),
 )
-.rules(&["D1", "D3"])
+.rules(&[Rule::D1, Rule::D3])
 .goals(OWNER_UNLOAD_VS_HANDLE_DISPOSE_GOALS)
 .targets(&[Fault::M1, Fault::M6])
 .coverage_gap(
@@ -248,7 +249,7 @@ pub static PROVIDER_UNLOAD: Scenario = Scenario::new(
     "the provider unloads with config-created and handle-owned agents",
     bodies!(provider_unload),
 )
-.rules(&["D1", "D5", "D7"])
+.rules(&[Rule::D1, Rule::D5, Rule::D7])
 .goals(PROVIDER_UNLOAD_GOALS)
 // sim-dfs: 10,286 schedules (1.5 s) at bound 2; bound 3 takes 222,015 (38 s).
 .bounds(Bounds { dfs: Some(2), ..Bounds::PR })
@@ -286,18 +287,18 @@ pub async fn provider_unload<R: Rt>(ctx: Ctx) -> Outcome {
         (
             left == 0,
             Violation::new(
-                "D7",
+                Rule::D7,
                 format!("{left} registry entries/sessions left after provider unload"),
             ),
         ),
         (
             all_disposed,
-            Violation::new("D7", "an agent survived its provider's unload"),
+            Violation::new(Rule::D7, "an agent survived its provider's unload"),
         ),
         (
             owner.is_active(),
             Violation::new(
-                "D5",
+                Rule::D5,
                 "the provider's unload unloaded an unrelated owner scope",
             ),
         ),
@@ -318,7 +319,7 @@ pub static DISPOSED_LISTENER_PANICS: Scenario = Scenario::new(
     "agent/disposed and session/disposed listeners panic",
     bodies!(disposed_listener_panics),
 )
-.rules(&["D4", "D5"])
+.rules(&[Rule::D4, Rule::D5])
 .goals(DISPOSED_LISTENER_PANICS_GOALS)
 .targets(&[Fault::M10])
 // loom: 143,802 executions (39 s) at bound 2 since the write-ahead flush.
@@ -355,18 +356,18 @@ pub async fn disposed_listener_panics<R: Rt>(ctx: Ctx) -> Outcome {
         (
             b_registered,
             Violation::new(
-                "D5",
+                Rule::D5,
                 "disposing a changed b's registry entry (or a's is left)",
             ),
         ),
         (
             b_session,
-            Violation::new("D5", "disposing a changed b's session (or a's is left)"),
+            Violation::new(Rule::D5, "disposing a changed b's session (or a's is left)"),
         ),
         (
             b_idle == Idle::Quiescent && b_fate == "completed",
             Violation::new(
-                "D5",
+                Rule::D5,
                 format!("b's prompt after a's disposal ended `{b_fate}`"),
             ),
         ),
@@ -394,7 +395,7 @@ pub static CANCEL_THEN_DISPOSE: Scenario = Scenario::new(
     "a running turn is cancelled, then its agent disposed, before or after the turn's step boundary",
     bodies!(cancel_then_dispose),
 )
-.rules(&["C3", "D3"])
+.rules(&[Rule::C3, Rule::D3])
 .goals(CANCEL_THEN_DISPOSE_GOALS)
 .targets(&[Fault::M23]);
 

@@ -16,6 +16,7 @@ use super::{spec, Outcome};
 use crate::acp::{AcpError, Bridge, StopReason};
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
+use crate::rules::Rule;
 use crate::world::WorldEvent;
 
 /// The load's resume began while the old agent's teardown was still
@@ -92,7 +93,7 @@ pub static DISPOSE_DURING_LOAD: Scenario = Scenario::new(
     "a handle's dispose races a session/load of the same session id",
     bodies!(dispose_during_load),
 )
-.rules(&["D1", "R1", "R2", "A5"])
+.rules(&[Rule::D1, Rule::R1, Rule::R2, Rule::A5])
 .goals(GOALS)
 // loom: 12,935 executions in 2.8 s at bound 1; 415,340 in 95 s at bound 2.
 .bounds(Bounds {
@@ -125,7 +126,7 @@ pub async fn dispose_during_load<R: Rt>(ctx: Ctx) -> Outcome {
             own.push((
                 served == Ok(StopReason::EndTurn),
                 Violation::new(
-                    "A5",
+                    Rule::A5,
                     format!("the session loaded while its old agent was disposed answered its prompt {served:?}"),
                 ),
             ));
@@ -145,7 +146,7 @@ pub async fn dispose_during_load<R: Rt>(ctx: Ctx) -> Outcome {
             own.push((
                 false,
                 Violation::new(
-                    "A5",
+                    Rule::A5,
                     format!("a load racing a dispose of the same id failed otherwise: {e}"),
                 ),
             ));
@@ -165,7 +166,11 @@ pub async fn dispose_during_load<R: Rt>(ctx: Ctx) -> Outcome {
     own.push((
         holders.len() == want && !holders.contains(&old.serial()),
         Violation::new(
-            if holders.len() > want { "R1" } else { "R2" },
+            if holders.len() > want {
+                Rule::R1
+            } else {
+                Rule::R2
+            },
             format!(
                 "after the dispose, registry entries with id s: {holders:?} (the load {})",
                 if loaded.is_ok() {
@@ -182,7 +187,7 @@ pub async fn dispose_during_load<R: Rt>(ctx: Ctx) -> Outcome {
     own.push((
         left.is_empty(),
         Violation::new(
-            "D1",
+            Rule::D1,
             format!("after every unload, sessions remain: {left:?}"),
         ),
     ));

@@ -21,6 +21,7 @@ use super::Outcome;
 use crate::oracle::Violation;
 use crate::provider::{AgentHandle, CreateError};
 use crate::rt::Rt;
+use crate::rules::Rule;
 use crate::scope::Scope;
 use futures::future::Either;
 
@@ -53,7 +54,7 @@ pub static DROPPED_CREATE: Scenario = Scenario::new(
     "a create() and then a resume() are dropped by their callers' timeouts during setup; a second call of the same id follows each",
     bodies!(dropped_create),
 )
-.rules(&["D8", "R1", "R3"])
+.rules(&[Rule::D8, Rule::R1, Rule::R3])
 .goals(GOALS);
 
 /// The call a phase drops, then makes again.
@@ -130,7 +131,7 @@ async fn phase<R: Rt>(
         own.push((
             left.is_empty(),
             Violation::new(
-                "D8",
+                Rule::D8,
                 format!("a {name} dropped during setup left {left:?} published"),
             ),
         ));
@@ -143,7 +144,7 @@ async fn phase<R: Rt>(
     own.push((
         again.is_ok() || first == "completed",
         Violation::new(
-            "D8",
+            Rule::D8,
             format!(
                 "after a dropped {name}, a second {name} of the same id failed: {:?}",
                 again.as_ref().err()
@@ -155,7 +156,7 @@ async fn phase<R: Rt>(
     own.push((
         left.is_empty(),
         Violation::new(
-            "D8",
+            Rule::D8,
             format!("after the {name} callers unloaded, {left:?} of a is left"),
         ),
     ));

@@ -18,6 +18,7 @@ use super::{spec, Outcome};
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::Rt;
+use crate::rules::Rule;
 use crate::world::WorldEvent;
 
 const GOALS: &[Goal] = &[
@@ -45,7 +46,7 @@ pub static DROPPED_DISPOSE: Scenario = Scenario::new(
     "the first dispose() caller drops its future mid-teardown; a second dispose and the owner's unload follow",
     bodies!(dropped_dispose),
 )
-.rules(&["D8", "D1", "D2"])
+.rules(&[Rule::D8, Rule::D1, Rule::D2])
 .goals(GOALS)
 .targets(&[Fault::M15]);
 
@@ -76,7 +77,7 @@ pub async fn dropped_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     let own = vec![(
         left.is_empty(),
         Violation::new(
-            "D8",
+            Rule::D8,
             format!(
                 "after a dropped dispose, a second dispose and the owner's unload left {left:?}"
             ),

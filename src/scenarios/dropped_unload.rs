@@ -22,6 +22,7 @@ use crate::acp::{Bridge, StopReason};
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
+use crate::rules::Rule;
 use crate::world::WorldEvent;
 
 const GOALS: &[Goal] = &[
@@ -49,7 +50,7 @@ pub static DROPPED_UNLOAD: Scenario = Scenario::new(
     "the ACP bridge's unload is dropped by its caller mid-quiesce; a disconnect, a second unload and the provider's unload follow",
     bodies!(dropped_unload),
 )
-.rules(&["D8", "A1", "A4", "A6"])
+.rules(&[Rule::D8, Rule::A1, Rule::A4, Rule::A6])
 .goals(GOALS)
 .targets(&[Fault::M15])
 // loom at bound 1 (4 threads) ran more than 5 minutes; 20,000 executions
@@ -97,18 +98,18 @@ pub async fn dropped_unload<R: Rt>(ctx: Ctx) -> Outcome {
         (
             left.is_empty(),
             Violation::new(
-                "D8",
+                Rule::D8,
                 format!("after a dropped unload, a disconnect, an unload and the provider's unload left {left:?}"),
             ),
         ),
         (
             b.quiesce_runs() == 1,
-            Violation::new("A6", format!("quiesce ran {} times", b.quiesce_runs())),
+            Violation::new(Rule::A6, format!("quiesce ran {} times", b.quiesce_runs())),
         ),
         (
             matches!(answer, Ok(StopReason::Cancelled | StopReason::EndTurn)),
             Violation::new(
-                "A4",
+                Rule::A4,
                 format!("the prompt cut by the unload answered {answer:?}"),
             ),
         ),

@@ -21,6 +21,7 @@ use crate::faults::Fault;
 use crate::journal::{Cause, EndReason};
 use crate::oracle::Violation;
 use crate::rt::{self, BoxFuture, Monitor, Rt};
+use crate::rules::Rule;
 use std::sync::Arc;
 
 const GOALS: &[Goal] = &[
@@ -42,7 +43,7 @@ pub static HUNG_STEP: Scenario = Scenario::new(
     "a step that ends only when signalled; a user's cancel and the owner's dispose race it",
     bodies!(hung_step),
 )
-.rules(&["C10", "C3"])
+.rules(&[Rule::C10, Rule::C3])
 .goals(GOALS)
 .bounds(Bounds {
     loom_cap: 1,
@@ -99,7 +100,7 @@ pub async fn hung_step<R: Rt>(ctx: Ctx) -> Outcome {
     let own = vec![(
         matches!(end, Some(EndReason::Aborted | EndReason::Disposed)),
         Violation::new(
-            "C10",
+            Rule::C10,
             format!("the hung step's turn ended {end:?}, not aborted or disposed"),
         ),
     )];

@@ -11,6 +11,7 @@ use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::provider::CreateError;
 use crate::rt::{self, Rt};
+use crate::rules::Rule;
 use crate::world::WorldEvent;
 
 const SAME_ID_CREATE_RACE_GOALS: &[Goal] = &[
@@ -32,7 +33,7 @@ pub static SAME_ID_CREATE_RACE: Scenario = Scenario::new(
     "three concurrent creates with one id",
     bodies!(same_id_create_race),
 )
-.rules(&["R1"])
+.rules(&[Rule::R1])
 .goals(SAME_ID_CREATE_RACE_GOALS)
 .targets(&[Fault::M9])
 .coverage_gap(
@@ -70,18 +71,18 @@ pub async fn same_id_create_race<R: Rt>(ctx: Ctx) -> Outcome {
         (
             winners.len() == 1,
             Violation::new(
-                "R1",
+                Rule::R1,
                 format!("{} of {n} same-id creates published", winners.len()),
             ),
         ),
         (
             losers_ok,
-            Violation::new("R1", "a loser did not fail with `already exists`"),
+            Violation::new(Rule::R1, "a loser did not fail with `already exists`"),
         ),
         (
             registered == 1 && sessions == 1,
             Violation::new(
-                "R1",
+                Rule::R1,
                 format!("{registered} agents / {sessions} sessions with id x after the race"),
             ),
         ),
@@ -109,7 +110,7 @@ pub static CREATE_DURING_OWNER_UNLOAD: Scenario = Scenario::new(
     "the owner unloads while a creation awaits setup",
     bodies!(create_during_owner_unload),
 )
-.rules(&["R3"])
+.rules(&[Rule::R3])
 .goals(CREATE_DURING_OWNER_UNLOAD_GOALS)
 .targets(&[Fault::M24])
 // sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
@@ -158,21 +159,21 @@ pub async fn create_during_owner_unload<R: Rt>(ctx: Ctx) -> Outcome {
         (
             !entered_after,
             Violation::new(
-                "R3",
+                Rule::R3,
                 "a session of x was entered after its owner began unloading",
             ),
         ),
         (
             left == 0,
             Violation::new(
-                "R3",
+                Rule::R3,
                 format!("{left} registry entries/sessions of x left after the owner unloaded"),
             ),
         ),
         (
             reusable,
             Violation::new(
-                "R3",
+                Rule::R3,
                 format!("id x not released: {:?}", again.as_ref().err()),
             ),
         ),
@@ -180,7 +181,7 @@ pub async fn create_during_owner_unload<R: Rt>(ctx: Ctx) -> Outcome {
             result
                 .as_ref()
                 .map_or(true, |h| h.agent.status() == Status::Disposed),
-            Violation::new("R3", "an agent whose owner unloaded is still running"),
+            Violation::new(Rule::R3, "an agent whose owner unloaded is still running"),
         ),
     ];
     other.unload().await;
@@ -210,7 +211,7 @@ pub static ID_REUSE_AFTER_DETACH: Scenario = Scenario::new(
     "a new agent takes the id of one being disposed; the stale detach must not remove it",
     bodies!(id_reuse_after_detach),
 )
-.rules(&["R2"])
+.rules(&[Rule::R2])
 .goals(ID_REUSE_AFTER_DETACH_GOALS)
 .coverage_gap(
     "sim-dfs at bound 3 misses 469 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
@@ -236,7 +237,7 @@ pub async fn id_reuse_after_detach<R: Rt>(ctx: Ctx) -> Outcome {
     let mut own = vec![(
         b.is_ok(),
         Violation::new(
-            "R2",
+            Rule::R2,
             format!(
                 "id x not reusable once A's entry detached: {:?}",
                 b.as_ref().err()
@@ -256,11 +257,11 @@ pub async fn id_reuse_after_detach<R: Rt>(ctx: Ctx) -> Outcome {
             .contains(&("x".to_string(), b.serial()));
         own.push((
             b_entry,
-            Violation::new("R2", "A's stale detach removed B's registry entry"),
+            Violation::new(Rule::R2, "A's stale detach removed B's registry entry"),
         ));
         own.push((
             b_session,
-            Violation::new("R2", "A's stale detach removed B's session"),
+            Violation::new(Rule::R2, "A's stale detach removed B's session"),
         ));
         let p = b.agent.send(spec("B", 1)).expect("send B");
         b.agent.when_idle().await;
@@ -274,7 +275,7 @@ pub async fn id_reuse_after_detach<R: Rt>(ctx: Ctx) -> Outcome {
         .any(|e| matches!(e, WorldEvent::TeardownDone { serial, .. } if *serial == a.serial()));
     own.push((
         a_done_before_b,
-        Violation::new("D1", "A's teardown never finished"),
+        Violation::new(Rule::D1, "A's teardown never finished"),
     ));
     owner.unload().await;
     rig.finish(label, own)
@@ -332,7 +333,7 @@ pub static SAME_ID_VS_TEARDOWN: Scenario = Scenario::new(
     "a same-id create retrying on `already exists` races every step of a teardown; then a repeated detach",
     bodies!(same_id_vs_teardown),
 )
-.rules(&["R1", "R2"])
+.rules(&[Rule::R1, Rule::R2])
 .goals(SAME_ID_VS_TEARDOWN_GOALS)
 .targets(&[Fault::M22])
 // loom: 1,417,716 executions in 294 s at bound 3.
@@ -368,7 +369,7 @@ pub async fn same_id_vs_teardown<R: Rt>(ctx: Ctx) -> Outcome {
             Err(CreateError::AlreadyExists(_)) => R::yield_now().await,
             Err(e) => own.push((
                 false,
-                Violation::new("R2", format!("B's create failed: {e}")),
+                Violation::new(Rule::R2, format!("B's create failed: {e}")),
             )),
         }
     }
@@ -379,7 +380,7 @@ pub async fn same_id_vs_teardown<R: Rt>(ctx: Ctx) -> Outcome {
     }
     own.push((
         b.is_some(),
-        Violation::new("R2", "id x not reusable after A's teardown finished"),
+        Violation::new(Rule::R2, "id x not reusable after A's teardown finished"),
     ));
     let mut label = "B:not-created".to_string();
     if let Some(b) = &b {
@@ -391,7 +392,7 @@ pub async fn same_id_vs_teardown<R: Rt>(ctx: Ctx) -> Outcome {
         own.push((
             before == after,
             Violation::new(
-                "R2",
+                Rule::R2,
                 format!(
                     "a repeated detach of x#{} changed the registry: {before:?} -> {after:?}",
                     a.serial()

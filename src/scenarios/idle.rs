@@ -10,6 +10,7 @@ use crate::faults::Fault;
 use crate::journal::{Cause, Event};
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
+use crate::rules::Rule;
 
 const IDLE_CANCEL_THEN_PROMPT_GOALS: &[Goal] = &[
     pred(
@@ -30,7 +31,7 @@ pub static IDLE_CANCEL_THEN_PROMPT: Scenario = Scenario::new(
     "a turn completes; an idle cancel; the next prompt runs",
     bodies!(idle_cancel_then_prompt),
 )
-.rules(&["C6"])
+.rules(&[Rule::C6])
 .goals(IDLE_CANCEL_THEN_PROMPT_GOALS)
 .targets(&[Fault::M4])
 // loom: 462,468 executions (52 s) at bound 3 since the write-ahead flush.
@@ -62,12 +63,12 @@ pub async fn idle_cancel_then_prompt<R: Rt>(ctx: Ctx) -> Outcome {
     let own = vec![
         (
             cancelled == CancelOutcome::Idle && !emitted,
-            Violation::new("C6", "an idle cancel emitted or cleared something"),
+            Violation::new(Rule::C6, "an idle cancel emitted or cleared something"),
         ),
         (
             b_fate == "completed",
             Violation::new(
-                "C6",
+                Rule::C6,
                 format!("the prompt after an idle cancel ended `{b_fate}`, not completed"),
             ),
         ),
@@ -95,7 +96,7 @@ pub static WHEN_IDLE_WAITERS: Scenario = Scenario::new(
     "waiters before a cancel resolve; none resolves while a later prompt is pending",
     bodies!(when_idle_waiters),
 )
-.rules(&["C7"])
+.rules(&[Rule::C7])
 .goals(WHEN_IDLE_WAITERS_GOALS)
 .targets(&[Fault::M12, Fault::M14])
 // loom: 3 threads since the late waiter waits in its own task: bound 2
@@ -133,14 +134,14 @@ pub async fn when_idle_waiters<R: Rt>(ctx: Ctx) -> Outcome {
         (
             late == Idle::Quiescent && b_done_at_late == "completed",
             Violation::new(
-                "C7",
+                Rule::C7,
                 format!("when_idle registered after B resolved while B was `{b_done_at_late}`"),
             ),
         ),
         (
             early_result == Idle::Quiescent,
             Violation::new(
-                "C7",
+                Rule::C7,
                 "a waiter registered before the cancel resolved `done` before disposal",
             ),
         ),
@@ -180,7 +181,7 @@ pub static DROPPED_WHEN_IDLE: Scenario = Scenario::new(
     "a when_idle() caller gives up mid-turn; a later waiter follows",
     bodies!(dropped_when_idle),
 )
-.rules(&["C7", "D8"])
+.rules(&[Rule::C7, Rule::D8])
 .goals(DROPPED_WHEN_IDLE_GOALS)
 .bounds(Bounds {
     loom_cap: 1,
@@ -207,7 +208,7 @@ pub async fn dropped_when_idle<R: Rt>(ctx: Ctx) -> Outcome {
     let own = vec![(
         late == Idle::Quiescent && a_fate == "completed",
         Violation::new(
-            "C7",
+            Rule::C7,
             format!("after a dropped when_idle, the next one resolved {late:?} with A {a_fate}"),
         ),
     )];

@@ -22,8 +22,9 @@ pub mod storage_error;
 
 use crate::faults::Faults;
 use crate::journal::Record;
-use crate::oracle::{check_durable, check_journal, Violation, ORACLE_RULES};
+use crate::oracle::{check_durable, check_journal, RuleId, Violation, ORACLE_RULES};
 use crate::rt::Rt;
+use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::durable::Durable;
 use std::sync::Arc;
@@ -59,20 +60,20 @@ pub const EXPECTED_PANICS: [&str; 2] = [OBSERVER_PANIC, rig::LISTENER_PANIC];
 /// never finishes for its waiters breaks D8; a `when_idle` that never
 /// resolves breaks C7; any other wait that never ends is a `progress`
 /// failure.
-pub fn deadlock_rule(message: &str) -> &'static str {
+pub fn deadlock_rule(message: &str) -> RuleId {
     if message.contains("step signal") {
         // A step still waiting for a signal that never reached it (C10).
-        "C10"
+        Rule::C10.into()
     } else if ["teardown (memoized)", "acp quiesce", "scope unload"]
         .iter()
         .any(|w| message.contains(w))
     {
         // Shared work that never finishes for its waiters: wedged (D8).
-        "D8"
+        Rule::D8.into()
     } else if message.contains("when_idle") {
-        "C7"
+        Rule::C7.into()
     } else {
-        "progress"
+        RuleId::Progress
     }
 }
 

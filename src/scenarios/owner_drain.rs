@@ -26,6 +26,7 @@ use super::Outcome;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
+use crate::rules::Rule;
 use crate::shell::sim::{JobFate, Script, SimShell};
 use crate::shell::{ExecResult, ShellExecutor};
 use crate::tool_bash::ToolBash;
@@ -69,7 +70,7 @@ pub static DISPOSE_WITH_OWNED_JOB: Scenario = Scenario::new(
     "dispose an agent while its background job exits and a caller reads and kills it; a new agent with its id",
     bodies!(dispose_with_owned_job),
 )
-.rules(&["S7", "D5"])
+.rules(&[Rule::S7, Rule::D5])
 .goals(GOALS)
 .targets(&[Fault::M20])
 // sim-dfs: 8 tasks. Bound 1: 6,979 schedules (1.1 s), every goal; bound 2:
@@ -205,7 +206,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
         (
             drained(&ja_at_return),
             Violation::new(
-                "S7",
+                Rule::S7,
                 format!(
                     "when a's dispose returned, its job {ja} was not settled and forgotten: the shell's history of it is {ja_at_return:?}"
                 ),
@@ -214,7 +215,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
         (
             out_w != "refused" && kill_w != "refused",
             Violation::new(
-                "S7",
+                Rule::S7,
                 format!(
                     "a caller with a's token racing the dispose got bash_output {out:?}, bash_kill {kill:?}"
                 ),
@@ -223,7 +224,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
         (
             out2 == unknown && kill2.clone().map(drop) == unknown.clone().map(drop),
             Violation::new(
-                "S7",
+                Rule::S7,
                 format!(
                     "the new agent a could reach the old a's job {ja}: bash_output {out2:?}, bash_kill {kill2:?}"
                 ),
@@ -232,7 +233,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
         (
             a2_notices.is_empty(),
             Violation::new(
-                "S7",
+                Rule::S7,
                 format!("the new agent a received the old a's job notice: {a2_notices:?}"),
             ),
         ),
@@ -244,7 +245,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
                 && shell.owner_of(&jb).as_deref() == Some("b")
                 && rig.registry.get("b").is_some(),
             Violation::new(
-                "D5",
+                Rule::D5,
                 format!(
                     "a's dispose touched b: {jb}'s history {jb_at_return:?}, status {jb_status:?}, b's read {jb_read:?}"
                 ),
@@ -259,7 +260,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
     own.push((
         drained(&jb_after),
         Violation::new(
-            "S7",
+            Rule::S7,
             format!(
                 "the owner's unload disposed b, and its job {jb} was not settled and forgotten: {jb_after:?}"
             ),

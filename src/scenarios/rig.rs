@@ -10,6 +10,7 @@ use crate::oracle_world::{check_world, WORLD_RULES};
 use crate::provider::{scope_journaled, Provider};
 use crate::registry::Registry;
 use crate::rt::{self, Monitor, Mutex, Rt};
+use crate::rules::Rule;
 use crate::scope::Scope;
 use crate::shell::ShellExecutor;
 use crate::store::durable::{Durable, MemoryDurable};
@@ -152,13 +153,13 @@ impl<R: Rt> Rig<R> {
             if let WorldEvent::TeardownDone { id, serial } = ev {
                 if entries.iter().any(|(i, s)| i == id && s == serial) {
                     violations.push(Violation::new(
-                        "D4",
+                        Rule::D4,
                         format!("agent {id}#{serial} still registered after its teardown"),
                     ));
                 }
                 if sessions.iter().any(|(i, s)| i == id && s == serial) {
                     violations.push(Violation::new(
-                        "D4",
+                        Rule::D4,
                         format!("session {id}#{serial} still in the store after its teardown"),
                     ));
                 }
@@ -213,7 +214,7 @@ fn check_notices<R: Rt>(
             let at = format!("{}#{serial}", agent.id());
             if owner.as_deref() != Some(agent.id()) {
                 out.push(Violation::new(
-                    "S6",
+                    Rule::S6,
                     format!(
                         "the completion notice of {job} (started by {owner:?}) ran in agent {at}, whose id is not the owner"
                     ),
@@ -221,7 +222,7 @@ fn check_notices<R: Rt>(
             }
             if let Some((_, first)) = seen.iter().find(|(j, _)| j == job) {
                 out.push(Violation::new(
-                    "S6",
+                    Rule::S6,
                     format!("the completion notice of {job} ran twice: in {first} and in {at}"),
                 ));
             }

@@ -8,7 +8,7 @@
 //!     "what races, in one line",
 //!     bodies!(my_race),          // the async body, once, generic over Rt
 //! )
-//! .rules(&["D1"])
+//! .rules(&[Rule::D1])
 //! .goals(GOALS)                  // the windows it must reach
 //! .targets(&[Fault::M6])
 //! .bounds(Bounds { loom_cap: 1, ..Bounds::PR });
@@ -21,6 +21,7 @@ use super::goals::Goal;
 use super::Outcome;
 use crate::faults::{Fault, Faults};
 use crate::rt::{Backend, BoxFuture, Rt};
+use crate::rules::Rule;
 use crate::store::durable::Durable;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -133,7 +134,7 @@ pub struct Scenario {
     /// One line on what it does.
     pub about: &'static str,
     /// The rules it checks (beyond the oracles', which run everywhere).
-    pub rules: &'static [&'static str],
+    pub rules: &'static [Rule],
     /// The windows it exists to reach ("sometimes" goals).
     pub goals: &'static [Goal],
     /// The faults it is meant to kill (`mutants` looks here first; every
@@ -169,7 +170,7 @@ impl Scenario {
     }
 
     /// With these rules.
-    pub const fn rules(mut self, rules: &'static [&'static str]) -> Scenario {
+    pub const fn rules(mut self, rules: &'static [Rule]) -> Scenario {
         self.rules = rules;
         self
     }

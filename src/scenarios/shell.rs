@@ -7,6 +7,7 @@ use super::Outcome;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Mutex, Rt};
+use crate::rules::Rule;
 use crate::shell::sim::{Script, SimShell};
 use crate::shell::{ExecResult, ShellExecutor};
 use crate::tool_bash::ToolBash;
@@ -100,7 +101,7 @@ pub static TOOL_BASH_RELOAD: Scenario = Scenario::new(
     "tool-bash reloads while two sessions race bash_output/bash_kill on each other's jobs",
     bodies!(tool_bash_reload),
 )
-.rules(&["S1", "S2", "S3", "S4", "S5"])
+.rules(&[Rule::S1, Rule::S2, Rule::S3, Rule::S4, Rule::S5])
 .goals(TOOL_BASH_RELOAD_GOALS)
 .targets(&[Fault::M2, Fault::M21])
 // sim-dfs: 8 tasks: bound 2 does not finish 100,000 (most sleep-blocked).
@@ -144,12 +145,12 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
         t2.reload(&r2);
     });
     let mut own = Vec::new();
-    let mut check = |ok: bool, rule_before: &'static str, gen: u32, what: String| {
+    let mut check = |ok: bool, rule_before: Rule, gen: u32, what: String| {
         // A fence broken by an instance other than the one that started the
         // job is a reload breaking ownership (S5).
-        let rule = if gen > 1 { "S5" } else { rule_before };
+        let rule = if gen > 1 { Rule::S5 } else { rule_before };
         if !ok {
-            tracing::info!(target: "check", rule, "{what}");
+            tracing::info!(target: "check", rule = rule.name(), "{what}");
         }
         own.push((ok, Violation::new(rule, what)));
     };
@@ -158,7 +159,7 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
     let first_gen = gen;
     check(
         belongs(&tb.bash_output(Some("b"), &ja), &ja),
-        "S2",
+        Rule::S2,
         gen,
         format!("b read a's job {ja} (gen {gen})"),
     );
@@ -167,7 +168,7 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
     let second_gen = gen;
     check(
         tb.bash_output(Some("a"), &ja).is_ok(),
-        "S2",
+        Rule::S2,
         gen,
         format!("a could not read its own job {ja} (gen {gen})"),
     );
@@ -175,7 +176,7 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
     let still = shell.job(&ja).is_some_and(|s| s.exit != Some(137));
     check(
         matches!(&killed, Err(e) if *e == format!("task {ja} belongs to another session")) && still,
-        "S2",
+        Rule::S2,
         gen,
         format!("b's bash_kill of a's job {ja} answered {killed:?} (gen {gen})"),
     );
@@ -183,38 +184,38 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
     let (tb, gen) = tools.get();
     check(
         belongs(&tb.bash_output(None, &jb), &jb),
-        "S2",
+        Rule::S2,
         gen,
         format!("a caller with no agent read owned job {jb} (gen {gen})"),
     );
     let unknown = tb.bash_output(Some("a"), "job-99");
     check(
         unknown == Err("unknown bash task \"job-99\"".to_string()),
-        "S2",
+        Rule::S2,
         gen,
         format!("unknown job answered {unknown:?}"),
     );
     check(
         tb.bash_output(Some("b"), &ju).is_ok(),
-        "S3",
+        Rule::S3,
         gen,
         format!("unowned job {ju} was not open to b"),
     );
     check(
         belongs(&tb.bash_output(Some("a"), &je), &je),
-        "S3",
+        Rule::S3,
         gen,
         format!("a read job {je} owned by the empty string (gen {gen})"),
     );
     check(
         tb.bash_output(Some(""), &je).is_ok(),
-        "S3",
+        Rule::S3,
         gen,
         format!("the empty-string owner could not read {je}"),
     );
     check(
         shell.owner_of(&ja) == Some("a".into()),
-        "S1",
+        Rule::S1,
         1,
         format!("owner_of({ja}) is {:?}", shell.owner_of(&ja)),
     );
@@ -223,13 +224,13 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
     let (tb, gen) = tools.get();
     check(
         tb.bash_output(Some("a"), &ja).is_ok(),
-        "S4",
+        Rule::S4,
         gen,
         format!("a lost access to its finished job {ja}"),
     );
     check(
         belongs(&tb.bash_output(Some("b"), &ja), &ja),
-        "S4",
+        Rule::S4,
         gen,
         format!("b read a's finished job {ja} (gen {gen})"),
     );
@@ -265,7 +266,7 @@ pub static COMPLETION_NOTICE_ROUTING: Scenario = Scenario::new(
     "owner disposed, id reused, a completion in the reload gap",
     bodies!(completion_notice_routing),
 )
-.rules(&["S6"])
+.rules(&[Rule::S6])
 .goals(COMPLETION_NOTICE_ROUTING_GOALS)
 .targets(&[Fault::M21])
 // sim-dfs: 6,598 schedules at bound 2 (0.8 s; 5,040 before the owner drain).
@@ -359,14 +360,14 @@ pub async fn completion_notice_routing<R: Rt>(ctx: Ctx) -> Outcome {
         (
             j1_ok,
             Violation::new(
-                "S6",
+                Rule::S6,
                 format!("{j1} of the first x was routed {:?}", to(&j1)),
             ),
         ),
         (
             to(&j2) == Some(Some("x".into())) && mentions(&second_texts, &j2),
             Violation::new(
-                "S6",
+                Rule::S6,
                 format!(
                     "{j2} of the live x was routed {:?}; x's log holds {second_texts:?}",
                     to(&j2)
@@ -375,12 +376,12 @@ pub async fn completion_notice_routing<R: Rt>(ctx: Ctx) -> Outcome {
         ),
         (
             !mentions(&first_texts, &j2),
-            Violation::new("S6", format!("{j2} reached the disposed x")),
+            Violation::new(Rule::S6, format!("{j2} reached the disposed x")),
         ),
         (
             to(&j3) == Some(None),
             Violation::new(
-                "S6",
+                Rule::S6,
                 format!("{j3} of an absent owner was routed {:?}", to(&j3)),
             ),
         ),

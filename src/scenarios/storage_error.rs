@@ -26,6 +26,7 @@ use crate::faults::Fault;
 use crate::journal::EndReason;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
+use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::durable::{DiskFault, DiskOp, MemoryDurable, Tear};
 use std::sync::Arc;
@@ -77,7 +78,7 @@ pub static STORAGE_ERROR_MID_TURN: Scenario = Scenario::new(
     "a write (ENOSPC) or fsync (EIO) of the session log fails during a turn; a second prompt follows",
     bodies!(storage_error_mid_turn),
 )
-.rules(&["D10", "D9"])
+.rules(&[Rule::D10, Rule::D9])
 .goals(GOALS)
 .bounds(Bounds {
     loom_cap: 1,
@@ -129,7 +130,7 @@ pub async fn storage_error_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
             .count()
     };
     let mut own = Vec::new();
-    let mut check = |ok: bool, what: String| own.push((ok, Violation::new("D10", what)));
+    let mut check = |ok: bool, what: String| own.push((ok, Violation::new(Rule::D10, what)));
     let where_ = match failed_at {
         None => "none".to_string(),
         Some(at) => {

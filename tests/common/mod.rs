@@ -64,7 +64,7 @@ pub fn assert_killed(r: &Report, fault: Fault) {
     assert!(
         r.violations
             .iter()
-            .any(|v| fault.must_violate().contains(&v.rule)),
+            .any(|v| v.rule.is_in(fault.must_violate())),
         "{fault} not killed on {} by {}: {:?}",
         r.scenario,
         r.checker,
