@@ -1,6 +1,7 @@
 //! Scenarios about `cancel`: `cancel-before-claim`, `cancel-mid-turn`,
 //! `observer-queues-during-cancel`, `cancel-drops-steering`.
 
+use super::fate::PromptFate;
 use super::goals::*;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
@@ -13,27 +14,14 @@ use crate::rt::{Mutex, Rt};
 use crate::rules::Rule;
 use std::sync::Arc;
 
-/// What became of prompt `p`: `started`, `ended(reason)`, `skipped`,
-/// `cleared` or `pending`.
-pub(crate) fn fate(journal: &[Record], p: PromptId) -> String {
-    let mut fate = "pending".to_string();
-    for r in journal {
-        match &r.event {
-            Event::TurnStart { prompt } if *prompt == p => fate = "started".into(),
-            Event::TurnEnd { prompt, reason, .. } if *prompt == p => {
-                fate = format!("{reason:?}").to_lowercase()
-            }
-            Event::Skipped { prompt } if *prompt == p => fate = "skipped-at-claim".into(),
-            Event::Cleared { prompts, .. } if prompts.contains(&p) => {
-                fate = "cleared-in-queue".into()
-            }
-            Event::DisposeBegan { prompts } if prompts.contains(&p) => {
-                fate = "cleared-by-dispose".into()
-            }
-            _ => {}
-        }
-    }
-    fate
+/// A fate that may not exist, printed (`none`).
+fn shown(fate: Option<PromptFate>) -> String {
+    fate.map_or_else(|| "none".into(), |f| f.to_string())
+}
+
+/// What became of prompt `p` (see [`PromptFate`]).
+pub(crate) fn fate(journal: &[Record], p: PromptId) -> PromptFate {
+    PromptFate::of(journal, p)
 }
 
 /// Whether `p`'s turn was active (started, not ended) when cancel call
@@ -133,7 +121,7 @@ pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
     let b = agent.send(spec("B", 1)).expect("send B");
     agent.when_idle().await;
     h.stop().await;
-    let mut x_fate = "completed".to_string();
+    let mut x_fate = PromptFate::COMPLETED;
     let mut bystander = None;
     if let (Some(by), Some(x)) = (by, x) {
         by.agent.when_idle().await;
@@ -147,28 +135,28 @@ pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
     let a_ran_first = started_before_cancel(&journal, a, 0);
     let own = vec![
         (
-            b_fate == "completed",
+            b_fate == PromptFate::COMPLETED,
             Violation::new(
                 Rule::C5,
                 format!("prompt B accepted after cancel returned ended `{b_fate}`, not completed"),
             ),
         ),
         (
-            x_fate == "completed",
+            x_fate == PromptFate::COMPLETED,
             Violation::new(
                 Rule::C5,
                 format!("the bystander's prompt, never cancelled, ended `{x_fate}`"),
             ),
         ),
         (
-            a_ran_first || !a_fate.starts_with("completed"),
+            a_ran_first || a_fate != PromptFate::COMPLETED,
             Violation::new(
                 Rule::C4,
                 format!("prompt A cancelled before its claim ended `{a_fate}`"),
             ),
         ),
         (
-            cancelled == CancelOutcome::Effective || a_fate == "completed",
+            cancelled == CancelOutcome::Effective || a_fate == PromptFate::COMPLETED,
             Violation::new(Rule::C1, "cancel with A pending was not effective"),
         ),
     ];
@@ -261,7 +249,7 @@ pub async fn cancel_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
             Violation::new(Rule::C3, format!("turn A cancelled mid-turn ended {a_end:?}, expected aborted by the first cause (parent)")),
         ),
         (
-            !active || fate(&journal, tail) == "cleared-in-queue",
+            !active || fate(&journal, tail) == PromptFate::ClearedInQueue,
             Violation::new(Rule::C2, format!("queued tail ended `{}`, expected cleared", fate(&journal, tail))),
         ),
     ];
@@ -312,9 +300,7 @@ pub async fn observer_queues_during_cancel<R: Rt>(ctx: Ctx) -> Outcome {
     h.stop().await;
     let journal = agent.journal();
     let obs = queued_by_observer.with(|s| *s);
-    let obs_fate = obs
-        .map(|p| fate(&journal, p))
-        .unwrap_or_else(|| "none".into());
+    let obs_fate = obs.map(|p| fate(&journal, p));
     let panicked = journal
         .iter()
         .any(|r| matches!(&r.event, Event::ObserverPanicked { message, .. } if message == super::OBSERVER_PANIC));
@@ -327,16 +313,29 @@ pub async fn observer_queues_during_cancel<R: Rt>(ctx: Ctx) -> Outcome {
             Violation::new(Rule::C1, "the cancel-requested observer never ran"),
         ),
         (
-            obs.is_none() || obs_fate == "cleared-in-queue",
-            Violation::new(Rule::C2, format!("prompt queued by a cancel-requested observer ended `{obs_fate}`, expected cleared")),
+            obs_fate.is_none_or(|f| f == PromptFate::ClearedInQueue),
+            Violation::new(
+                Rule::C2,
+                format!(
+                    "prompt queued by a cancel-requested observer ended `{}`, expected cleared",
+                    shown(obs_fate)
+                ),
+            ),
         ),
         (
             !effective || panicked,
-            Violation::new(Rule::C9, "the panicking observer was not contained and journaled"),
+            Violation::new(
+                Rule::C9,
+                "the panicking observer was not contained and journaled",
+            ),
         ),
     ];
     let label = if effective {
-        format!("A:{} observer-prompt:{obs_fate}", fate(&journal, a))
+        format!(
+            "A:{} observer-prompt:{}",
+            fate(&journal, a),
+            shown(obs_fate)
+        )
     } else {
         "vacuous:all-done-before-cancel".to_string()
     };

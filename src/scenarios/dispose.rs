@@ -3,6 +3,7 @@
 //! `disposed-listener-panics`, `cancel-then-dispose`.
 
 use super::cancel::fate;
+use super::fate::PromptFate;
 use super::goals::*;
 use super::rig::{Rig, LISTENER_PANIC};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
@@ -97,13 +98,13 @@ pub async fn concurrent_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     for other in others {
         other.join().await;
     }
-    let (mut by_idle, mut x_fate) = (Idle::Quiescent, "completed".to_string());
+    let (mut by_idle, mut x_fate) = (Idle::Quiescent, PromptFate::COMPLETED);
     if let Some(by) = &by {
         by_idle = by.agent.when_idle().await;
         x_fate = fate(&by.agent.journal(), 0);
     }
     let own = vec![(
-        x_fate == "completed" && by_idle == Idle::Quiescent,
+        x_fate == PromptFate::COMPLETED && by_idle == Idle::Quiescent,
         Violation::new(
             Rule::D5,
             format!("disposing a left the bystander b's turn `{x_fate}`, idle {by_idle:?}"),
@@ -187,7 +188,8 @@ pub async fn dispose_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
             Violation::new(Rule::D3, format!("reloaded log of a: turn A ends {end:?}")),
         ),
         (
-            fate(&journal, a) != "disposed" || end == Some(EndReason::Disposed),
+            fate(&journal, a) != PromptFate::Ended(EndReason::Disposed)
+                || end == Some(EndReason::Disposed),
             Violation::new(
                 Rule::D3,
                 "turn A stopped by disposal has no durable turn/end {disposed}",
@@ -365,7 +367,7 @@ pub async fn disposed_listener_panics<R: Rt>(ctx: Ctx) -> Outcome {
             Violation::new(Rule::D5, "disposing a changed b's session (or a's is left)"),
         ),
         (
-            b_idle == Idle::Quiescent && b_fate == "completed",
+            b_idle == Idle::Quiescent && b_fate == PromptFate::COMPLETED,
             Violation::new(
                 Rule::D5,
                 format!("b's prompt after a's disposal ended `{b_fate}`"),

@@ -2,6 +2,7 @@
 //! `dropped-when-idle`.
 
 use super::cancel::fate;
+use super::fate::PromptFate;
 use super::goals::*;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
@@ -66,7 +67,7 @@ pub async fn idle_cancel_then_prompt<R: Rt>(ctx: Ctx) -> Outcome {
             Violation::new(Rule::C6, "an idle cancel emitted or cleared something"),
         ),
         (
-            b_fate == "completed",
+            b_fate == PromptFate::COMPLETED,
             Violation::new(
                 Rule::C6,
                 format!("the prompt after an idle cancel ended `{b_fate}`, not completed"),
@@ -132,7 +133,7 @@ pub async fn when_idle_waiters<R: Rt>(ctx: Ctx) -> Outcome {
     let journal = agent.journal();
     let own = vec![
         (
-            late == Idle::Quiescent && b_done_at_late == "completed",
+            late == Idle::Quiescent && b_done_at_late == PromptFate::COMPLETED,
             Violation::new(
                 Rule::C7,
                 format!("when_idle registered after B resolved while B was `{b_done_at_late}`"),
@@ -206,7 +207,7 @@ pub async fn dropped_when_idle<R: Rt>(ctx: Ctx) -> Outcome {
     h.stop().await;
     let journal = agent.journal();
     let own = vec![(
-        late == Idle::Quiescent && a_fate == "completed",
+        late == Idle::Quiescent && a_fate == PromptFate::COMPLETED,
         Violation::new(
             Rule::C7,
             format!("after a dropped when_idle, the next one resolved {late:?} with A {a_fate}"),

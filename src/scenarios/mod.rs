@@ -10,6 +10,7 @@ pub mod dispose_during_load;
 pub mod dropped_create;
 pub mod dropped_dispose;
 pub mod dropped_unload;
+pub mod fate;
 mod goals;
 pub mod hung_step;
 pub mod identity;
