@@ -22,7 +22,7 @@
 
 pub mod core;
 
-use self::core::{Accept, AgentCore, Boundary, CancelStart, Claim, PromptSpec, Status, Wake};
+use self::core::{AgentCore, Boundary, CancelStart, Claim, Wake};
 use crate::bus::{Bus, Observer, PublicEvent};
 use crate::faults::{Fault, Faults};
 use crate::journal::{Cause, Event, Record};
@@ -30,7 +30,7 @@ use crate::rt::{self, JoinHandle, Monitor, Rt};
 use crate::session_log::{Entry, SessionLog, SessionSink, StorageError};
 use std::sync::Arc;
 
-pub use self::core::{Prompt, Steer};
+pub use self::core::{Accept, Prompt, PromptSpec, Status, Steer};
 
 /// Errors of the Agent verbs.
 #[derive(Clone, Debug, PartialEq, Eq)]

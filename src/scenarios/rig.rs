@@ -1,8 +1,19 @@
-//! The world a dispose/identity scenario runs in: a session store over a
-//! durable backend, a registry, a provider, journaled scopes, and the
-//! end-of-execution checks every such scenario shares.
+//! The world a scenario or a race test runs in: a session store over a
+//! durable backend, a registry, a provider, journaled scopes, optionally
+//! an ACP bridge and tool-bash over a shell, and the end-of-execution
+//! checks every such execution shares.
+//!
+//! [`Rig::builder`] makes one on any backend:
+//!
+//! ```no_run
+//! # use agent_lifecycle::scenarios::rig::Rig;
+//! # use agent_lifecycle::rt::SimRt;
+//! let rig = Rig::<SimRt>::builder().bridge().tool_bash().build();
+//! let bridge = rig.bridge.clone().expect("asked for");
+//! ```
 
 use super::Outcome;
+use crate::acp::Bridge;
 use crate::agent::Agent;
 use crate::faults::Faults;
 use crate::oracle::{check_durable, check_journal, Violation, ORACLE_RULES};
@@ -12,9 +23,11 @@ use crate::registry::Registry;
 use crate::rt::{self, Monitor, Mutex, Rt};
 use crate::rules::Rule;
 use crate::scope::Scope;
+use crate::shell::sim::SimShell;
 use crate::shell::ShellExecutor;
 use crate::store::durable::{Durable, MemoryDurable};
 use crate::store::SessionStore;
+use crate::tool_bash::ToolBash;
 use crate::world::{World, WorldEvent};
 use std::sync::Arc;
 
@@ -54,17 +67,68 @@ pub struct Rig<R: Rt> {
     pub provider: Arc<Provider<R>>,
     /// The faults switched on.
     pub faults: Faults,
+    /// The ACP bridge over the provider, owned by scope `acp`, if the
+    /// builder asked for one.
+    pub bridge: Option<Arc<Bridge<R>>>,
+    /// tool-bash over the rig's shell, if the builder asked for it.
+    pub tool_bash: Option<Arc<ToolBash<R>>>,
     tracked: Mutex<R, Vec<(Agent<R>, u64)>>,
     /// Background jobs the scenario started, with the caller that started
     /// each: the owners as the scenario knows them, not as tool-bash says.
     jobs: Mutex<R, Vec<(String, Option<String>)>>,
 }
 
-impl<R: Rt> Rig<R> {
-    /// A rig over `durable`, or over an in-memory disk.
-    pub fn new(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Self {
+/// Builds a [`Rig`]: faults, a durable backend, a shell, a bridge and
+/// tool-bash, each optional (none, in-memory, none, none, none).
+pub struct RigBuilder<R: Rt> {
+    faults: Faults,
+    durable: Option<Arc<dyn Durable>>,
+    shell: Option<Arc<dyn ShellExecutor>>,
+    bridge: bool,
+    tool_bash: bool,
+    _rt: std::marker::PhantomData<R>,
+}
+
+impl<R: Rt> RigBuilder<R> {
+    /// With these faults switched on.
+    pub fn faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
+        self
+    }
+
+    /// Over this durable backend instead of an in-memory disk.
+    pub fn durable(mut self, durable: Arc<dyn Durable>) -> Self {
+        self.durable = Some(durable);
+        self
+    }
+
+    /// With this shell beside the provider: every agent drains its
+    /// background jobs on it in its teardown (S7), and tool-bash runs on it.
+    pub fn shell(mut self, shell: Arc<dyn ShellExecutor>) -> Self {
+        self.shell = Some(shell);
+        self
+    }
+
+    /// With an ACP bridge over the provider (owner scope `acp`).
+    pub fn bridge(mut self) -> Self {
+        self.bridge = true;
+        self
+    }
+
+    /// With tool-bash loaded over the shell (a simulated shell if none was
+    /// given).
+    pub fn tool_bash(mut self) -> Self {
+        self.tool_bash = true;
+        self
+    }
+
+    /// The rig.
+    pub fn build(self) -> Rig<R> {
+        let faults = self.faults;
         let world = World::<R>::new();
-        let durable = durable.unwrap_or_else(|| Arc::new(MemoryDurable::<R>::default()));
+        let durable = self
+            .durable
+            .unwrap_or_else(|| Arc::new(MemoryDurable::<R>::default()));
         let store = SessionStore::new(durable, world.clone(), faults);
         let registry = Registry::with_faults(world.clone(), faults);
         let provider = Provider::new(
@@ -74,15 +138,62 @@ impl<R: Rt> Rig<R> {
             world.clone(),
             faults,
         );
-        Rig {
+        let shell = match (self.shell, self.tool_bash) {
+            (Some(shell), _) => Some(shell),
+            (None, true) => Some(Arc::new(SimShell::<R>::default()) as Arc<dyn ShellExecutor>),
+            (None, false) => None,
+        };
+        let mut rig = Rig {
             world,
             store,
             registry,
             provider,
             faults,
+            bridge: None,
+            tool_bash: None,
             tracked: Mutex::new(Vec::new()),
             jobs: Mutex::new(Vec::new()),
+        };
+        if let Some(shell) = shell {
+            rig.set_shell(shell.clone());
+            if self.tool_bash {
+                rig.tool_bash = Some(ToolBash::load(
+                    shell,
+                    rig.registry.clone(),
+                    rig.world.clone(),
+                    faults,
+                ));
+            }
         }
+        if self.bridge {
+            rig.bridge = Some(Bridge::new(rig.provider.clone(), rig.owner("acp"), faults));
+        }
+        rig
+    }
+}
+
+impl<R: Rt> Rig<R> {
+    /// A builder: no faults, an in-memory disk, no shell, bridge or
+    /// tool-bash until asked for.
+    pub fn builder() -> RigBuilder<R> {
+        RigBuilder {
+            faults: Faults::none(),
+            durable: None,
+            shell: None,
+            bridge: false,
+            tool_bash: false,
+            _rt: std::marker::PhantomData,
+        }
+    }
+
+    /// A rig over `durable`, or over an in-memory disk.
+    pub fn new(faults: Faults, durable: Option<Arc<dyn Durable>>) -> Self {
+        let b = Self::builder().faults(faults);
+        match durable {
+            Some(d) => b.durable(d),
+            None => b,
+        }
+        .build()
     }
 
     /// A second view of the same world (shares the store, registry,
@@ -94,6 +205,8 @@ impl<R: Rt> Rig<R> {
             registry: self.registry.clone(),
             provider: self.provider.clone(),
             faults: self.faults,
+            bridge: self.bridge.clone(),
+            tool_bash: self.tool_bash.clone(),
             tracked: Mutex::new(Vec::new()),
             jobs: Mutex::new(Vec::new()),
         }

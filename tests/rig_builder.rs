@@ -1,0 +1,63 @@
+//! A plain test on the production runtime, set up with `Rig::builder()`:
+//! a provider with its registry, store and in-memory disk, an ACP bridge
+//! and tool-bash over a simulated shell, in one line. The rig's shared
+//! checks (R1–R3, D1–D4, S6, the journal rules of tracked agents) then run
+//! over what happened.
+
+use agent_lifecycle::acp::StopReason;
+use agent_lifecycle::rt::TokioRt;
+use agent_lifecycle::scenarios::rig::Rig;
+use agent_lifecycle::shell::ExecResult;
+use std::sync::Arc;
+
+#[test]
+fn a_bridge_and_tool_bash_from_one_builder() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let outcome = rt.block_on(async {
+        let rig = Arc::new(Rig::<TokioRt>::builder().bridge().tool_bash().build());
+        let bridge = rig.bridge.clone().expect("the builder made a bridge");
+        let tools = rig.tool_bash.clone().expect("the builder loaded tool-bash");
+
+        let id = bridge.new_session().await.expect("session/new");
+        assert_eq!(bridge.sessions(), vec![id.clone()]);
+        let answer = bridge.prompt(&id, "hello").await.expect("session/prompt");
+        assert_eq!(answer, StopReason::EndTurn);
+
+        // A background job started as the session's agent belongs to it (S1,
+        // S2): its owner reads it, another agent is refused.
+        let job = match tools.bash(Some(&id), "sleep", true).await {
+            Ok(ExecResult::Started { job }) => job,
+            other => panic!("background bash answered {other:?}"),
+        };
+        rig.job_started(&job, Some(&id));
+        assert!(tools.bash_output(Some(&id), &job).is_ok());
+        assert!(tools.bash_output(Some("someone-else"), &job).is_err());
+
+        bridge.unload().await;
+        assert!(
+            bridge.sessions().is_empty(),
+            "A6: unload closes every session"
+        );
+        rig.finish("done".into(), Vec::new())
+    });
+    assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
+    assert!(
+        outcome.invariants > 0,
+        "the rig's checks ran ({} invariants)",
+        outcome.invariants
+    );
+}
+
+#[test]
+fn the_builder_wires_faults_through() {
+    use agent_lifecycle::faults::{Fault, Faults};
+    let rig = Rig::<TokioRt>::builder()
+        .faults(Faults::none().with(Fault::M9))
+        .build();
+    assert!(rig.faults.has(Fault::M9));
+    assert!(rig.bridge.is_none() && rig.tool_bash.is_none());
+}
