@@ -1,9 +1,11 @@
 //! Switchable faults: the rejected designs and known bugs of SPEC §3.
 //!
 //! A [`Faults`] value is built only by the harness (`mutants`, `replay`,
-//! tests) and passed to [`Agent::spawn_with_faults`](crate::agent::Agent::spawn_with_faults);
-//! the production constructors always use [`Faults::none`]. With a fault on,
-//! at least one checker must report a violation of the rule it names.
+//! tests) and reaches the lifecycle types inside a
+//! [`Hooks`](crate::hooks::Hooks) value (or, for a bare agent, through
+//! [`Agent::spawn_with_faults`](crate::agent::Agent::spawn_with_faults));
+//! production uses [`Hooks::none`](crate::hooks::Hooks::none). With a fault
+//! on, at least one checker must report a violation of the rule it names.
 
 use crate::rules::Rule;
 use serde::Serialize;

@@ -67,6 +67,7 @@ pub mod check;
 pub mod clauses;
 pub mod cli;
 pub mod faults;
+pub mod hooks;
 pub mod journal;
 pub mod oracle;
 pub mod oracle_world;

@@ -24,7 +24,8 @@
 
 use crate::agent::core::AgentCore;
 use crate::agent::{Agent, AgentLoop, StepRunner};
-use crate::faults::{Fault, Faults};
+use crate::faults::Fault;
+use crate::hooks::Hooks;
 use crate::registry::Registry;
 use crate::rt::{BoxFuture, Mutex, Rt};
 use crate::scope::{Admission, Disposer, Effect, EffectObserver, Scope};
@@ -114,7 +115,7 @@ pub const DRAIN_STEP: u8 = 25;
 
 /// Journals an agent effect's teardown.
 struct Journaled<R: Rt> {
-    world: Arc<World<R>>,
+    hooks: Hooks<R>,
     id: String,
     serial: u64,
     main: bool,
@@ -123,7 +124,7 @@ struct Journaled<R: Rt> {
 impl<R: Rt> EffectObserver for Journaled<R> {
     fn called(&self, by: &str) {
         if self.main {
-            self.world.record(WorldEvent::DisposeCalled {
+            self.hooks.record(WorldEvent::DisposeCalled {
                 id: self.id.clone(),
                 serial: self.serial,
                 by: by.to_string(),
@@ -132,7 +133,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn returned(&self, by: &str) {
         if self.main {
-            self.world.record(WorldEvent::DisposeReturned {
+            self.hooks.record(WorldEvent::DisposeReturned {
                 id: self.id.clone(),
                 serial: self.serial,
                 by: by.to_string(),
@@ -141,7 +142,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn began(&self) {
         if self.main {
-            self.world.record(WorldEvent::TeardownBegan {
+            self.hooks.record(WorldEvent::TeardownBegan {
                 id: self.id.clone(),
                 serial: self.serial,
             });
@@ -149,13 +150,13 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn step(&self, step: u8, error: Option<&str>) {
         if step == DRAIN_STEP {
-            self.world.record(WorldEvent::TeardownDrain {
+            self.hooks.record(WorldEvent::TeardownDrain {
                 id: self.id.clone(),
                 serial: self.serial,
             });
             return;
         }
-        self.world.record(WorldEvent::TeardownStep {
+        self.hooks.record(WorldEvent::TeardownStep {
             id: self.id.clone(),
             serial: self.serial,
             step,
@@ -163,7 +164,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
         });
     }
     fn aborted(&self, step: u8) {
-        self.world.record(WorldEvent::TeardownAborted {
+        self.hooks.record(WorldEvent::TeardownAborted {
             id: self.id.clone(),
             serial: self.serial,
             at_step: step,
@@ -171,7 +172,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn done(&self) {
         if self.main {
-            self.world.record(WorldEvent::TeardownDone {
+            self.hooks.record(WorldEvent::TeardownDone {
                 id: self.id.clone(),
                 serial: self.serial,
             });
@@ -184,8 +185,7 @@ pub struct Provider<R: Rt> {
     scope: Scope<R>,
     registry: Arc<Registry<R>>,
     store: Arc<SessionStore<R>>,
-    world: Arc<World<R>>,
-    faults: Faults,
+    hooks: Hooks<R>,
     attempts: Mutex<R, u64>,
     runner: Mutex<R, Option<Arc<dyn StepRunner>>>,
     drain: Mutex<R, Option<DrainHook>>,
@@ -200,15 +200,13 @@ impl<R: Rt> Provider<R> {
         name: &str,
         registry: Arc<Registry<R>>,
         store: Arc<SessionStore<R>>,
-        world: Arc<World<R>>,
-        faults: Faults,
+        hooks: Hooks<R>,
     ) -> Arc<Self> {
         Arc::new(Provider {
-            scope: scope_journaled(name, &world),
+            scope: hooks.scope(name),
             registry,
             store,
-            world,
-            faults,
+            hooks,
             attempts: Mutex::new(0),
             runner: Mutex::new(None),
             drain: Mutex::new(None),
@@ -297,7 +295,7 @@ impl<R: Rt> Provider<R> {
             *a += 1;
             *a
         });
-        self.world.record(WorldEvent::CreateBegan {
+        self.hooks.record(WorldEvent::CreateBegan {
             id: id.to_string(),
             attempt,
         });
@@ -309,7 +307,7 @@ impl<R: Rt> Provider<R> {
         };
         let serial = prepared.serial();
         let runner = self.runner.with(|r| r.clone());
-        let mut core = AgentCore::new(self.faults);
+        let mut core = AgentCore::new(self.hooks.faults());
         core.continue_prompts_from(first_prompt);
         if let Some(cap) = self.journal_cap.get().copied() {
             core.bound_journal(cap);
@@ -323,7 +321,7 @@ impl<R: Rt> Provider<R> {
         let private = Scope::new(&format!("agent {id}#{serial}"), None);
         // M24: the owner is checked before the setup await.
         let early = self
-            .faults
+            .hooks
             .has(Fault::M24)
             .then(|| owner.is_active() && self.scope.is_active());
         // Setup awaits (plugins, config): the window for races (R1, R3).
@@ -359,7 +357,7 @@ impl<R: Rt> Provider<R> {
                 self.scope.admit(&handle.effects, publish)
             })
         };
-        self.world.record(WorldEvent::CreateChecked {
+        self.hooks.record(WorldEvent::CreateChecked {
             id: id.to_string(),
             attempt,
             owner_active: admission != Admission::Refused,
@@ -384,7 +382,7 @@ impl<R: Rt> Provider<R> {
         attempt: u64,
         e: CreateError,
     ) -> Result<AgentHandle<R>, CreateError> {
-        self.world.record(WorldEvent::CreateFailed {
+        self.hooks.record(WorldEvent::CreateFailed {
             id: id.to_string(),
             attempt,
             reason: e.to_string(),
@@ -405,7 +403,7 @@ impl<R: Rt> Provider<R> {
         owner_active: bool,
     ) -> Result<AgentHandle<R>, CreateError> {
         let fail = |e: CreateError| self.create_failed(id, attempt, e);
-        self.world.record(WorldEvent::CreateChecked {
+        self.hooks.record(WorldEvent::CreateChecked {
             id: id.to_string(),
             attempt,
             owner_active,
@@ -467,7 +465,7 @@ impl<R: Rt> Provider<R> {
         );
         // M20: the teardown has no drain; the agent's jobs outlive it.
         let drain = match self.drain.with(|d| d.clone()) {
-            Some(hook) if !self.faults.has(Fault::M20) => {
+            Some(hook) if !self.hooks.has(Fault::M20) => {
                 let owner = id.to_string();
                 vec![step(
                     DRAIN_STEP,
@@ -495,25 +493,25 @@ impl<R: Rt> Provider<R> {
         );
         let observer = |main| {
             Arc::new(Journaled {
-                world: self.world.clone(),
+                hooks: self.hooks.clone(),
                 id: id.to_string(),
                 serial,
                 main,
             }) as Arc<dyn EffectObserver>
         };
         let name = format!("agent {id}#{serial}");
-        if self.faults.has(Fault::M1) {
+        if self.hooks.has(Fault::M1) {
             // M1: the session lifecycle is a SIBLING effect, disposed
             // concurrently with the loop's.
             let mut main = vec![unwind, agent];
             main.extend(drain);
             main.extend([await_loop, stop]);
             vec![
-                Effect::new(&name, main, self.faults, observer(true)),
+                Effect::new(&name, main, self.hooks.faults(), observer(true)),
                 Effect::new(
                     &format!("session {id}#{serial}"),
                     vec![session],
-                    self.faults,
+                    self.hooks.faults(),
                     observer(false),
                 ),
             ]
@@ -523,23 +521,17 @@ impl<R: Rt> Provider<R> {
             let mut list = vec![unwind, session, agent];
             list.extend(drain);
             list.extend([await_loop, stop]);
-            vec![Effect::new(&name, list, self.faults, observer(true))]
+            vec![Effect::new(
+                &name,
+                list,
+                self.hooks.faults(),
+                observer(true),
+            )]
         }
     }
 }
 
-/// A root scope whose unloads are journaled.
+/// A root scope whose unloads are journaled into `world`.
 pub fn scope_journaled<R: Rt>(name: &str, world: &Arc<World<R>>) -> Scope<R> {
-    let w = world.clone();
-    Scope::new(
-        name,
-        Some(Arc::new(move |scope: &str, done: bool| {
-            let scope = scope.to_string();
-            w.record(if done {
-                WorldEvent::ScopeUnloaded { scope }
-            } else {
-                WorldEvent::ScopeUnloading { scope }
-            });
-        })),
-    )
+    Hooks::observed(world.clone()).scope(name)
 }

@@ -5,11 +5,12 @@
 //! the same id (R2).
 
 use crate::agent::Agent;
-use crate::faults::{Fault, Faults};
+use crate::faults::Fault;
+use crate::hooks::Hooks;
 use crate::rt::{Monitor, Mutex, Rt};
 use crate::store::emit;
 pub use crate::store::Listener;
-use crate::world::{World, WorldEvent};
+use crate::world::WorldEvent;
 use std::sync::Arc;
 
 struct RegEntry<R: Rt> {
@@ -21,23 +22,17 @@ struct RegEntry<R: Rt> {
 /// Live agents by id.
 pub struct Registry<R: Rt> {
     entries: Monitor<R, Vec<RegEntry<R>>>,
-    world: Arc<World<R>>,
-    faults: Faults,
+    hooks: Hooks<R>,
     listeners: Mutex<R, Vec<Listener>>,
 }
 
 impl<R: Rt> Registry<R> {
-    /// An empty registry journaling to `world`.
-    pub fn new(world: Arc<World<R>>) -> Arc<Self> {
-        Self::with_faults(world, Faults::none())
-    }
-
-    /// An empty registry with `faults` switched on (the harness).
-    pub fn with_faults(world: Arc<World<R>>, faults: Faults) -> Arc<Self> {
+    /// An empty registry; `hooks` observe it and switch faults on (the
+    /// harness; production passes [`Hooks::none`]).
+    pub fn new(hooks: Hooks<R>) -> Arc<Self> {
         Arc::new(Registry {
             entries: Monitor::new(Vec::new()),
-            world,
-            faults,
+            hooks,
             listeners: Mutex::new(Vec::new()),
         })
     }
@@ -57,7 +52,7 @@ impl<R: Rt> Registry<R> {
                 agent,
             });
             let registered_with_id = e.iter().filter(|x| x.id == id).count();
-            self.world.record(WorldEvent::AgentRegistered {
+            self.hooks.record(WorldEvent::AgentRegistered {
                 id,
                 serial,
                 registered_with_id,
@@ -78,13 +73,13 @@ impl<R: Rt> Registry<R> {
     /// becomes reusable exactly when the entry detaches (R2). Lock order:
     /// registry, then store.
     pub fn detach_then(&self, id: &str, serial: u64, release: impl FnOnce()) -> Result<(), String> {
-        let by_id_only = self.faults.has(Fault::M22);
+        let by_id_only = self.hooks.has(Fault::M22);
         self.entries.update(|e| {
             e.retain(|x| !(x.id == id && (by_id_only || x.serial == serial)));
             release();
         });
         emit(
-            &self.world,
+            &self.hooks,
             "agent/disposed",
             id,
             &self.listeners.with(|l| l.clone()),

@@ -20,11 +20,12 @@
 //! task`. tool-bash takes no part: it keeps no state to clean up.
 
 use crate::agent::core::PromptSpec;
-use crate::faults::{Fault, Faults};
+use crate::faults::Fault;
+use crate::hooks::Hooks;
 use crate::registry::Registry;
 use crate::rt::{Mutex, Rt};
 use crate::shell::{ExecResult, JobId, ShellExecRequest, ShellExecutor};
-use crate::world::{World, WorldEvent};
+use crate::world::WorldEvent;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -33,7 +34,7 @@ use std::sync::Arc;
 pub struct ToolBash<R: Rt> {
     shell: Arc<dyn ShellExecutor>,
     listener: Mutex<R, Option<u64>>,
-    faults: Faults,
+    hooks: Hooks<R>,
     /// Fault M2 only: the rejected design, ownership in a plugin-local map.
     local_owners: Mutex<R, BTreeMap<JobId, String>>,
 }
@@ -44,17 +45,17 @@ impl<R: Rt> ToolBash<R> {
     pub fn load(
         shell: Arc<dyn ShellExecutor>,
         registry: Arc<Registry<R>>,
-        world: Arc<World<R>>,
-        faults: Faults,
+        hooks: Hooks<R>,
     ) -> Arc<Self> {
         let s = shell.clone();
+        let h = hooks.clone();
         let key = shell.on_done(Arc::new(move |job: &str| {
-            deliver(&*s, &registry, &world, job, faults);
+            deliver(&*s, &registry, &h, job);
         }));
         Arc::new(ToolBash {
             shell,
             listener: Mutex::new(Some(key)),
-            faults,
+            hooks,
             local_owners: Mutex::new(BTreeMap::new()),
         })
     }
@@ -96,7 +97,7 @@ impl<R: Rt> ToolBash<R> {
         };
         let result = self.shell.exec(request.into()).await?;
         if let (ExecResult::Started { job }, Some(c), true) =
-            (&result, caller, self.faults.has(Fault::M2))
+            (&result, caller, self.hooks.has(Fault::M2))
         {
             self.local_owners
                 .with(|m| m.insert(job.clone(), c.to_string()));
@@ -108,7 +109,7 @@ impl<R: Rt> ToolBash<R> {
         if self.shell.job(job).is_none() {
             return Err(format!("unknown bash task \"{job}\""));
         }
-        let owner = if self.faults.has(Fault::M2) {
+        let owner = if self.hooks.has(Fault::M2) {
             // M2: this instance's map; empty again after a reload.
             self.local_owners.with(|m| m.get(job).cloned())
         } else {
@@ -136,13 +137,7 @@ impl<R: Rt> ToolBash<R> {
 
 /// Deliver the completion notice of `job` into the live agent whose id
 /// equals its owner; drop it if there is none (S6).
-fn deliver<R: Rt>(
-    shell: &dyn ShellExecutor,
-    registry: &Registry<R>,
-    world: &World<R>,
-    job: &str,
-    faults: Faults,
-) {
+fn deliver<R: Rt>(shell: &dyn ShellExecutor, registry: &Registry<R>, hooks: &Hooks<R>, job: &str) {
     let owner = shell.owner_of(job);
     let exit = shell.job(job).and_then(|s| s.exit).unwrap_or(-1);
     // Every registered agent with the owner's id, in publication order: one
@@ -151,7 +146,7 @@ fn deliver<R: Rt>(
         registry
             .list()
             .into_iter()
-            .filter(|a| match faults.has(Fault::M21) {
+            .filter(|a| match hooks.has(Fault::M21) {
                 true => a.id().starts_with(o),
                 false => a.id() == o,
             })
@@ -164,7 +159,7 @@ fn deliver<R: Rt>(
                 agent.send(notice).ok().map(|_| o.to_string())
             })
     });
-    world.record(WorldEvent::Notice {
+    hooks.record(WorldEvent::Notice {
         job: job.to_string(),
         owner,
         delivered_to,

@@ -166,8 +166,6 @@ pub enum WorldEvent {
 /// The shared, ordered world journal.
 pub struct World<R: Rt> {
     events: Monitor<R, Vec<WorldEvent>>,
-    /// Keep about this many events (`None`: all of them).
-    cap: Option<usize>,
 }
 
 impl<R: Rt> World<R> {
@@ -176,18 +174,6 @@ impl<R: Rt> World<R> {
     pub fn new() -> Arc<Self> {
         Arc::new(World {
             events: Monitor::new(Vec::new()),
-            cap: None,
-        })
-    }
-
-    /// An empty journal that keeps at least the last `cap` events and at
-    /// most `2 * cap` (A10: a server's journal does not grow without
-    /// limit). Nothing in production reads the world journal; it is for
-    /// tracing and for tests.
-    pub fn bounded(cap: usize) -> Arc<Self> {
-        Arc::new(World {
-            events: Monitor::new(Vec::new()),
-            cap: Some(cap.max(1)),
         })
     }
 
@@ -197,13 +183,7 @@ impl<R: Rt> World<R> {
             let json = serde_json::to_string(&event).unwrap_or_default();
             tracing::debug!(target: "world", "{json}");
         }
-        let cap = self.cap;
-        self.events.update(|e| {
-            e.push(event);
-            if let Some(cap) = cap.filter(|cap| e.len() >= 2 * cap) {
-                e.drain(..e.len() - cap);
-            }
-        });
+        self.events.update(|e| e.push(event));
     }
 
     /// A copy of every event so far.

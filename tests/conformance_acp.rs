@@ -330,7 +330,12 @@ fn give_up<T: 'static>(d: &mut Driver, m: conformance::Manual<T>) {
 fn side_bridge(sut: &mut Sut) -> Arc<Bridge<SimRt>> {
     let (rig, faults) = (sut.rig.clone(), sut.faults);
     sut.d.run(move || {
-        Bridge::with_prefix(rig.provider.clone(), rig.owner("acp-side"), faults, "side-")
+        Bridge::with_prefix(
+            rig.provider.clone(),
+            rig.owner("acp-side"),
+            rig.hooks().with_faults(faults),
+            "side-",
+        )
     })
 }
 
@@ -378,7 +383,13 @@ impl<const FAULT: u8> StateMachineTest for AcpConformance<FAULT> {
         let mut d = Driver::new();
         let rig = Rc::new(d.run(move || Rig::<SimRt>::new(faults, None)));
         let r = rig.clone();
-        let bridge = d.run(move || Bridge::new(r.provider.clone(), r.owner("acp"), faults));
+        let bridge = d.run(move || {
+            Bridge::new(
+                r.provider.clone(),
+                r.owner("acp"),
+                r.hooks().with_faults(faults),
+            )
+        });
         Sut {
             d,
             rig,
@@ -464,7 +475,11 @@ impl<const FAULT: u8> StateMachineTest for AcpConformance<FAULT> {
                 let (rig, side) = sut.d.run(move || {
                     let disk = Arc::new(MemoryDurable::<SimRt>::default());
                     let rig = Rig::<SimRt>::new(faults, Some(disk.clone() as Arc<dyn Durable>));
-                    let side = Bridge::new(rig.provider.clone(), rig.owner("acp"), faults);
+                    let side = Bridge::new(
+                        rig.provider.clone(),
+                        rig.owner("acp"),
+                        rig.hooks().with_faults(faults),
+                    );
                     (Rc::new((rig, disk)), side)
                 });
                 let s2 = side.clone();

@@ -42,6 +42,7 @@
 mod conformance;
 
 use agent_lifecycle::faults::{Fault, Faults};
+use agent_lifecycle::hooks::Hooks;
 use agent_lifecycle::journal::EndReason as IEnd;
 use agent_lifecycle::rt::SimRt;
 use agent_lifecycle::session_log::{Entry, StorageError};
@@ -49,7 +50,6 @@ use agent_lifecycle::store::durable::{
     DiskFault, Durable, DurableRecord, Loaded, MemoryDurable, Tear,
 };
 use agent_lifecycle::store::SessionStore;
-use agent_lifecycle::world::World;
 use conformance::{manual, Driver, Manual};
 use lifecycle_models::durability::{
     read, Answer, DurabilityAction as A, DurabilityModel, DurabilityState, EndReason, Pos, Proc,
@@ -313,7 +313,7 @@ impl<const FAULT: u8> StateMachineTest for DurabilityConformance<FAULT> {
         let disk = Arc::new(MemoryDurable::<SimRt>::default());
         let dk = disk.clone();
         let store = d.run(move || {
-            let store = SessionStore::<SimRt>::new(dk, World::new(), faults);
+            let store = SessionStore::<SimRt>::new(dk, Hooks::none().with_faults(faults));
             let p = store.prepare(ID).expect("prepare");
             let serial = p.serial();
             store.enter(p).expect("enter");
@@ -417,7 +417,7 @@ impl<const FAULT: u8> StateMachineTest for DurabilityConformance<FAULT> {
                 }
                 let (disk, faults) = (sut.disk.clone(), sut.faults);
                 let (loaded, store) = sut.d.run(move || {
-                    let store = SessionStore::<SimRt>::new(disk, World::new(), faults);
+                    let store = SessionStore::<SimRt>::new(disk, Hooks::none().with_faults(faults));
                     let loaded = store.recover(ID).map(|l| records(&l));
                     let session = loaded.is_ok().then(|| {
                         let p = store.prepare(ID).expect("prepare after the load");

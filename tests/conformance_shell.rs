@@ -208,7 +208,8 @@ impl<const M2: bool> StateMachineTest for ShellConformance<M2> {
             })
             .expect("agents created");
         let (r, sh) = (rig.clone(), shell.clone());
-        let tool = d.run(move || ToolBash::load(sh, r.registry.clone(), r.world.clone(), faults));
+        let tool =
+            d.run(move || ToolBash::load(sh, r.registry.clone(), r.hooks().with_faults(faults)));
         Sut {
             d,
             rig,
@@ -253,7 +254,7 @@ impl<const M2: bool> StateMachineTest for ShellConformance<M2> {
             Op::Load => {
                 let (sh, rig, faults) = (sut.shell.clone(), sut.rig.clone(), sut.faults);
                 let tb = sut.d.run(move || {
-                    ToolBash::load(sh, rig.registry.clone(), rig.world.clone(), faults)
+                    ToolBash::load(sh, rig.registry.clone(), rig.hooks().with_faults(faults))
                 });
                 *sut.tool.borrow_mut() = tb;
                 Answer::None

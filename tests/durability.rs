@@ -3,6 +3,7 @@
 //! the dispose scenarios with sessions in real files.
 
 use agent_lifecycle::faults::Faults;
+use agent_lifecycle::hooks::Hooks;
 use agent_lifecycle::journal::EndReason;
 use agent_lifecycle::rt::{SimRt, TokioRt};
 use agent_lifecycle::scenarios::{self, run_with};
@@ -11,7 +12,6 @@ use agent_lifecycle::store::durable::{
     DiskFault, Durable, DurableRecord, FileDurable, MemoryDurable, Tear,
 };
 use agent_lifecycle::store::SessionStore;
-use agent_lifecycle::world::World;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -86,7 +86,7 @@ fn memory_disk_keeps_flushed_and_loses_pending_on_crash() {
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
-        let store = SessionStore::<SimRt>::new(d.clone(), World::new(), Faults::none());
+        let store = SessionStore::<SimRt>::new(d.clone(), Hooks::none());
         let p = store.prepare("s").expect("prepare");
         let serial = p.serial();
         store.enter(p).expect("enter");
@@ -100,7 +100,7 @@ fn memory_disk_keeps_flushed_and_loses_pending_on_crash() {
         // Crash: the store (and its pending buffer) is gone.
     })
     .expect("sim");
-    let after = SessionStore::<SimRt>::new(disk, World::new(), Faults::none());
+    let after = SessionStore::<SimRt>::new(disk, Hooks::none());
     let loaded = after.load("s").expect("load");
     let entries: Vec<Entry> = loaded.records.into_iter().map(|r| r.entry).collect();
     assert_eq!(entries, vec![Entry::TurnStart { prompt: 0 }]);
@@ -188,7 +188,7 @@ fn recover_cuts_a_torn_tail_and_closes_the_open_turn() {
             .expect("open")
             .set_len(len - 9)
             .expect("tear");
-        let store = SessionStore::<TokioRt>::new(d.clone(), World::new(), faults);
+        let store = SessionStore::<TokioRt>::new(d.clone(), Hooks::none().with_faults(faults));
         let loaded = store.recover("s").expect("a torn tail is not an error");
         let interrupted = DurableRecord {
             serial: 1,
@@ -255,7 +255,7 @@ fn a_failed_write_fails_the_session() {
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
-        let store = SessionStore::<SimRt>::new(d.clone(), World::new(), Faults::none());
+        let store = SessionStore::<SimRt>::new(d.clone(), Hooks::none());
         let p = store.prepare("s").expect("prepare");
         let serial = p.serial();
         store.enter(p).expect("enter");
@@ -291,7 +291,7 @@ fn a_failed_truncate_fails_the_load_and_appends_nothing() {
     disk.write("s", &[rec(1, 1)]).expect("write");
     let torn = disk.crash_image().restore::<TokioRt>(Tear::TearRecord(1));
     let d = Arc::new(torn);
-    let store = SessionStore::<TokioRt>::new(d.clone(), World::new(), Faults::none());
+    let store = SessionStore::<TokioRt>::new(d.clone(), Hooks::none());
     d.fail_next(DiskFault::TruncateEio);
     let err = store
         .recover("s")

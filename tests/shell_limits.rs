@@ -8,13 +8,12 @@
 //! Run it alone to see the figures:
 //! `cargo test --test shell_limits a10_output_cap_bounds_memory -- --nocapture`.
 
-use agent_lifecycle::faults::Faults;
+use agent_lifecycle::hooks::Hooks;
 use agent_lifecycle::registry::Registry;
 use agent_lifecycle::rt::TokioRt;
 use agent_lifecycle::shell::real::{RealShell, OUTPUT_CAP_BYTES};
 use agent_lifecycle::shell::{ExecResult, JobStatus, ShellExecRequest, ShellExecutor};
 use agent_lifecycle::tool_bash::ToolBash;
-use agent_lifecycle::world::World;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -118,9 +117,8 @@ async fn a10_missing_cwd_fails_naming_the_dir() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a10_tool_bash_in_runs_in_the_session_cwd() {
     let shell = Arc::new(RealShell::new());
-    let world = World::<TokioRt>::new();
-    let registry = Registry::new(world.clone());
-    let tools = ToolBash::load(shell.clone(), registry, world, Faults::none());
+    let registry = Registry::<TokioRt>::new(Hooks::none());
+    let tools = ToolBash::load(shell.clone(), registry, Hooks::none());
     let (_dir, path) = canonical_dir();
     let r = tools.bash_in(None, "pwd -P", false, Some(&path)).await;
     assert_eq!(

@@ -16,7 +16,8 @@
 pub mod framing;
 pub mod server;
 
-use crate::faults::{Fault, Faults};
+use crate::faults::Fault;
+use crate::hooks::Hooks;
 use crate::journal::{Cause, EndReason};
 use crate::provider::{AgentHandle, CreateError, Provider};
 use crate::rt::{Monitor, Relay, Rt};
@@ -115,7 +116,7 @@ pub struct Bridge<R: Rt> {
     provider: Arc<Provider<R>>,
     scope: Scope<R>,
     state: Monitor<R, State<R>>,
-    faults: Faults,
+    hooks: Hooks<R>,
     /// Session ids are this prefix and a counter.
     prefix: String,
 }
@@ -124,8 +125,8 @@ impl<R: Rt> Bridge<R> {
     /// A bridge creating agents through `provider`, owned by `scope` (the
     /// bridge plugin's scope; it outlives a disconnect). Session ids are
     /// `sess-1`, `sess-2`, ...: deterministic, for the checkers.
-    pub fn new(provider: Arc<Provider<R>>, scope: Scope<R>, faults: Faults) -> Arc<Self> {
-        Self::with_prefix(provider, scope, faults, "sess-")
+    pub fn new(provider: Arc<Provider<R>>, scope: Scope<R>, hooks: Hooks<R>) -> Arc<Self> {
+        Self::with_prefix(provider, scope, hooks, "sess-")
     }
 
     /// [`new`](Self::new), with session ids `<prefix>1`, `<prefix>2`, ...
@@ -134,7 +135,7 @@ impl<R: Rt> Bridge<R> {
     pub fn with_prefix(
         provider: Arc<Provider<R>>,
         scope: Scope<R>,
-        faults: Faults,
+        hooks: Hooks<R>,
         prefix: &str,
     ) -> Arc<Self> {
         Arc::new(Bridge {
@@ -149,7 +150,7 @@ impl<R: Rt> Bridge<R> {
                 loading: BTreeSet::new(),
                 next: 0,
             }),
-            faults,
+            hooks,
         })
     }
 
@@ -181,7 +182,7 @@ impl<R: Rt> Bridge<R> {
         self.publish(
             id,
             handle,
-            self.faults.has(Fault::M7),
+            self.hooks.has(Fault::M7),
             AcpError::ClosedDuringNew,
         )
         .await
@@ -199,7 +200,7 @@ impl<R: Rt> Bridge<R> {
             }
             Ok(())
         };
-        let claimed = if self.faults.has(Fault::M13) {
+        let claimed = if self.hooks.has(Fault::M13) {
             // M13: check, then mark, in two lock sections.
             self.state.read(check).map(|()| {
                 self.state.update(|s| s.loading.insert(id.to_string()));
@@ -233,7 +234,7 @@ impl<R: Rt> Bridge<R> {
         self.publish(
             id.to_string(),
             handle,
-            self.faults.has(Fault::M8),
+            self.hooks.has(Fault::M8),
             AcpError::ClosedDuringLoad,
         )
         .await
@@ -353,7 +354,7 @@ impl<R: Rt> Bridge<R> {
                 }
             }
         });
-        if self.faults.has(Fault::M15) {
+        if self.hooks.has(Fault::M15) {
             relay.drive_unguarded("acp quiesce").await;
         } else {
             relay.drive("acp quiesce").await;

@@ -29,8 +29,8 @@ use super::framing::{self, LineOut};
 use super::{AcpError, Bridge, StopReason as BridgeStop};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
-use crate::faults::Faults;
-use crate::provider::{scope_journaled, Provider};
+use crate::hooks::Hooks;
+use crate::provider::Provider;
 use crate::registry::Registry;
 use crate::rt::{BoxFuture, TokioRt};
 use crate::session_log::Entry;
@@ -39,7 +39,6 @@ use crate::shell::{max_job_number, ExecResult};
 use crate::store::durable::{Durable, DurableRecord, FileDurable, LockError, MemoryDurable};
 use crate::store::SessionStore;
 use crate::tool_bash::ToolBash;
-use crate::world::World;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, ContentBlock,
     ContentChunk, EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
@@ -58,9 +57,6 @@ use std::sync::{Arc, Mutex};
 /// every session's teardown before it gives up on what is still hung, kills
 /// every command's process group and exits anyway (A10).
 pub const DISCONNECT_GRACE_MS: u64 = 5_000;
-
-/// The server's world journal keeps about this many events (A10).
-pub const WORLD_JOURNAL_CAP: usize = 4_096;
 
 /// Each session's agent journal keeps about this many transitions and the
 /// fates of this many prompts (A10).
@@ -388,7 +384,8 @@ fn prompt_text(req: &PromptRequest) -> Result<String, Error> {
 /// are kept in `sessions` (JSON-lines files) or in memory.
 pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     // A10: the journals of a long-lived server are bounded.
-    let world = World::<TokioRt>::bounded(WORLD_JOURNAL_CAP);
+    // No faults and no observer: the server keeps no world journal.
+    let hooks = Hooks::<TokioRt>::none();
     let files = match sessions {
         Some(dir) => Some(Arc::new(FileDurable::new(dir).map_err(|e| {
             Error::internal_error().data(serde_json::json!(e.to_string()))
@@ -403,22 +400,11 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         durable: durable.clone(),
         files,
     });
-    let store = SessionStore::new(durable.clone(), world.clone(), Faults::none());
-    let registry = Registry::new(world.clone());
-    let provider = Provider::new(
-        "agent-loop",
-        registry.clone(),
-        store.clone(),
-        world.clone(),
-        Faults::none(),
-    );
+    let store = SessionStore::new(durable.clone(), hooks.clone());
+    let registry = Registry::new(hooks.clone());
+    let provider = Provider::new("agent-loop", registry.clone(), store.clone(), hooks.clone());
     let shell = Arc::new(RealShell::new());
-    let tools = ToolBash::load(
-        shell.clone(),
-        registry.clone(),
-        world.clone(),
-        Faults::none(),
-    );
+    let tools = ToolBash::load(shell.clone(), registry.clone(), hooks.clone());
     let responder = Arc::new(Responder {
         tools: tools.clone(),
         conn: Mutex::new(None),
@@ -431,12 +417,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     provider.set_drain(crate::shell::drain_hook(shell.clone()));
     // Session ids unique across processes: `sess-<uuid v4>-N`.
     let prefix = format!("sess-{}-", uuid::Uuid::new_v4().simple());
-    let bridge = Bridge::with_prefix(
-        provider.clone(),
-        scope_journaled("acp", &world),
-        Faults::none(),
-        &prefix,
-    );
+    let bridge = Bridge::with_prefix(provider.clone(), hooks.scope("acp"), hooks.clone(), &prefix);
 
     let (b_new, b_load, b_prompt, b_cancel) = (
         bridge.clone(),

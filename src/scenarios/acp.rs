@@ -14,7 +14,7 @@ use crate::world::WorldEvent;
 use std::sync::Arc;
 
 fn bridge<R: Rt>(rig: &Rig<R>) -> Arc<Bridge<R>> {
-    Bridge::new(rig.provider.clone(), rig.owner("acp"), rig.faults)
+    Bridge::new(rig.provider.clone(), rig.owner("acp"), rig.hooks())
 }
 
 fn a1(rig: &Rig<impl Rt>, owned: impl Fn(&str) -> bool) -> (bool, Violation) {

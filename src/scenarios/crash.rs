@@ -35,6 +35,7 @@ use super::{spec, Outcome};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
 use crate::faults::{Fault, Faults};
+use crate::hooks::Hooks;
 use crate::journal::{Cause, EndReason};
 use crate::oracle::Violation;
 use crate::rt::{self, BoxFuture, Mutex, Rt, TokioRt};
@@ -258,7 +259,10 @@ fn restart_checks_uncached(
     seen: &[String],
 ) -> Checks {
     let disk = Arc::new(image.restore::<TokioRt>(tear));
-    let store = SessionStore::new(disk.clone(), World::<TokioRt>::new(), faults);
+    let store = SessionStore::new(
+        disk.clone(),
+        Hooks::observed(World::<TokioRt>::new()).with_faults(faults),
+    );
     let mut own = Vec::new();
     let mut check = |ok: bool, what: String| {
         own.push((

@@ -78,7 +78,7 @@ fn drop_point<R: Rt>(rig: &Rig<R>) -> &'static str {
 /// The body: see the module docs.
 pub async fn dropped_unload<R: Rt>(ctx: Ctx) -> Outcome {
     let rig = Rig::<R>::new(ctx.faults, ctx.durable);
-    let b = Bridge::new(rig.provider.clone(), rig.owner("acp"), rig.faults);
+    let b = Bridge::new(rig.provider.clone(), rig.owner("acp"), rig.hooks());
     let sid = b.new_session().await.expect("session/new");
     let agent = rig.registry.get(&sid).expect("registered");
     rig.track(&agent, rig.registry.entries()[0].1);

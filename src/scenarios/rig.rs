@@ -16,6 +16,7 @@ use super::Outcome;
 use crate::acp::Bridge;
 use crate::agent::Agent;
 use crate::faults::Faults;
+use crate::hooks::Hooks;
 use crate::oracle::{check_durable, check_journal, Violation, ORACLE_RULES};
 use crate::oracle_world::{check_world, WORLD_RULES};
 use crate::provider::{scope_journaled, Provider};
@@ -129,15 +130,10 @@ impl<R: Rt> RigBuilder<R> {
         let durable = self
             .durable
             .unwrap_or_else(|| Arc::new(MemoryDurable::<R>::default()));
-        let store = SessionStore::new(durable, world.clone(), faults);
-        let registry = Registry::with_faults(world.clone(), faults);
-        let provider = Provider::new(
-            "provider",
-            registry.clone(),
-            store.clone(),
-            world.clone(),
-            faults,
-        );
+        let hooks = Hooks::observed(world.clone()).with_faults(faults);
+        let store = SessionStore::new(durable, hooks.clone());
+        let registry = Registry::new(hooks.clone());
+        let provider = Provider::new("provider", registry.clone(), store.clone(), hooks.clone());
         let shell = match (self.shell, self.tool_bash) {
             (Some(shell), _) => Some(shell),
             (None, true) => Some(Arc::new(SimShell::<R>::default()) as Arc<dyn ShellExecutor>),
@@ -157,16 +153,11 @@ impl<R: Rt> RigBuilder<R> {
         if let Some(shell) = shell {
             rig.set_shell(shell.clone());
             if self.tool_bash {
-                rig.tool_bash = Some(ToolBash::load(
-                    shell,
-                    rig.registry.clone(),
-                    rig.world.clone(),
-                    faults,
-                ));
+                rig.tool_bash = Some(ToolBash::load(shell, rig.registry.clone(), hooks.clone()));
             }
         }
         if self.bridge {
-            rig.bridge = Some(Bridge::new(rig.provider.clone(), rig.owner("acp"), faults));
+            rig.bridge = Some(Bridge::new(rig.provider.clone(), rig.owner("acp"), hooks));
         }
         rig
     }
@@ -210,6 +201,12 @@ impl<R: Rt> Rig<R> {
             tracked: Mutex::new(Vec::new()),
             jobs: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The hooks its parts were built with: its faults, observed by its
+    /// world journal.
+    pub fn hooks(&self) -> Hooks<R> {
+        Hooks::observed(self.world.clone()).with_faults(self.faults)
     }
 
     /// A journaled owner scope.

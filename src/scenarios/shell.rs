@@ -22,12 +22,7 @@ struct Loaded<R: Rt> {
 
 impl<R: Rt> Loaded<R> {
     fn load(rig: &Rig<R>, shell: Arc<SimShell<R>>) -> Arc<Self> {
-        let tb = ToolBash::load(
-            shell.clone(),
-            rig.registry.clone(),
-            rig.world.clone(),
-            rig.faults,
-        );
+        let tb = ToolBash::load(shell.clone(), rig.registry.clone(), rig.hooks());
         Arc::new(Loaded {
             current: Mutex::new((tb, 1)),
             shell,
@@ -43,12 +38,7 @@ impl<R: Rt> Loaded<R> {
     }
 
     fn reload(&self, rig: &Rig<R>) {
-        let tb = ToolBash::load(
-            self.shell.clone(),
-            rig.registry.clone(),
-            rig.world.clone(),
-            rig.faults,
-        );
+        let tb = ToolBash::load(self.shell.clone(), rig.registry.clone(), rig.hooks());
         self.current.with(|c| *c = (tb, c.1 + 1));
     }
 }

@@ -21,11 +21,12 @@
 pub mod durable;
 
 use crate::bus::panic_message;
-use crate::faults::{Fault, Faults};
+use crate::faults::Fault;
+use crate::hooks::Hooks;
 use crate::journal::EndReason;
 use crate::rt::{BoxFuture, Monitor, Mutex, Rt};
 use crate::session_log::{Entry, SessionSink, StorageError};
-use crate::world::{World, WorldEvent};
+use crate::world::WorldEvent;
 use durable::{Durable, DurableRecord, Loaded};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -95,19 +96,17 @@ pub type Listener = Arc<dyn Fn(&str) + Send + Sync>;
 pub struct SessionStore<R: Rt> {
     state: Monitor<R, State>,
     durable: Arc<dyn Durable>,
-    world: Arc<World<R>>,
-    faults: Faults,
+    hooks: Hooks<R>,
     listeners: Mutex<R, Vec<Listener>>,
 }
 
 impl<R: Rt> SessionStore<R> {
     /// A store over `durable`, journaling to `world`.
-    pub fn new(durable: Arc<dyn Durable>, world: Arc<World<R>>, faults: Faults) -> Arc<Self> {
+    pub fn new(durable: Arc<dyn Durable>, hooks: Hooks<R>) -> Arc<Self> {
         Arc::new(SessionStore {
             state: Monitor::new(State::default()),
             durable,
-            world,
-            faults,
+            hooks,
             listeners: Mutex::new(Vec::new()),
         })
     }
@@ -143,7 +142,7 @@ impl<R: Rt> SessionStore<R> {
     /// session has its id (R1; fault M9 skips the recheck).
     pub fn enter(&self, p: Prepared) -> Result<(), StoreError> {
         let entered = self.state.update(|st| {
-            if !self.faults.has(Fault::M9) && Self::live_with_id(st, &p.id) > 0 {
+            if !self.hooks.has(Fault::M9) && Self::live_with_id(st, &p.id) > 0 {
                 return None;
             }
             st.sessions.push(Session {
@@ -155,7 +154,7 @@ impl<R: Rt> SessionStore<R> {
             });
             let live_with_id = Self::live_with_id(st, &p.id);
             // Journaled under the store's lock: the count is exact.
-            self.world.record(WorldEvent::SessionEntered {
+            self.hooks.record(WorldEvent::SessionEntered {
                 id: p.id.clone(),
                 serial: p.serial,
                 live_with_id,
@@ -187,7 +186,7 @@ impl<R: Rt> SessionStore<R> {
                 },
             )?;
         if let Some(entry) = lost {
-            self.world.record(WorldEvent::AppendDropped {
+            self.hooks.record(WorldEvent::AppendDropped {
                 id: id.to_string(),
                 serial,
                 entry: serde_json::to_string(&entry).unwrap_or_default(),
@@ -227,7 +226,7 @@ impl<R: Rt> SessionStore<R> {
         });
         match result {
             Ok(()) => Ok(()),
-            Err(e) if self.faults.has(Fault::M18) => {
+            Err(e) if self.hooks.has(Fault::M18) => {
                 // M18: the failure is logged and otherwise ignored.
                 tracing::error!(id, serial, error = %e, "session flush failed");
                 Ok(())
@@ -240,7 +239,7 @@ impl<R: Rt> SessionStore<R> {
                         s.pending.clear();
                     }
                 });
-                self.world.record(WorldEvent::StorageFailed {
+                self.hooks.record(WorldEvent::StorageFailed {
                     id: id.to_string(),
                     serial,
                     error: error.clone(),
@@ -269,14 +268,14 @@ impl<R: Rt> SessionStore<R> {
             Some(st.sessions.remove(at).pending)
         });
         for entry in pending.unwrap_or_default() {
-            self.world.record(WorldEvent::AppendDropped {
+            self.hooks.record(WorldEvent::AppendDropped {
                 id: id.to_string(),
                 serial,
                 entry: serde_json::to_string(&entry).unwrap_or_default(),
             });
         }
         emit(
-            &self.world,
+            &self.hooks,
             "session/disposed",
             id,
             &self.listeners.with(|l| l.clone()),
@@ -296,7 +295,7 @@ impl<R: Rt> SessionStore<R> {
     pub fn recover(&self, id: &str) -> std::io::Result<Loaded> {
         let mut loaded = self.durable.load(id)?;
         if let Some(torn) = &loaded.torn {
-            if !self.faults.has(Fault::M17) {
+            if !self.hooks.has(Fault::M17) {
                 self.durable.truncate(id, torn.offset)?;
             }
         }
@@ -358,7 +357,7 @@ pub fn open_turns(records: &[DurableRecord]) -> Vec<(u64, crate::journal::Prompt
 /// Deliver a disposal notification to listeners; panics are contained and
 /// journaled, and reported as `Err`.
 pub(crate) fn emit<R: Rt>(
-    world: &World<R>,
+    hooks: &Hooks<R>,
     on: &str,
     id: &str,
     listeners: &[Listener],
@@ -367,7 +366,7 @@ pub(crate) fn emit<R: Rt>(
     for l in listeners {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| l(id))) {
             let message = panic_message(p.as_ref());
-            world.record(WorldEvent::ListenerPanicked {
+            hooks.record(WorldEvent::ListenerPanicked {
                 on: on.to_string(),
                 message: message.clone(),
             });
