@@ -44,7 +44,7 @@ pub enum Part {
 impl Part {
     /// The part a symbol belongs to, if any.
     fn of(symbol: &str) -> Option<Part> {
-        const EXECUTOR: [&str; 8] = [
+        const EXECUTOR: [&str; 10] = [
             "lifecycle_sim::",
             "corosensei::",
             "rt::sim_rt::",
@@ -52,11 +52,13 @@ impl Part {
             "shuttle_",
             "rt::shuttle_rt::",
             "check::sim_check::",
+            "check::sim_run::",
+            "check::tasks::",
             "check::shuttle_check::",
         ];
         const ORACLES: [&str; 5] = [
             "agent_lifecycle::oracle",
-            "check::Tally",
+            "check::tally::Tally",
             "check::view",
             "Outcome::checked",
             "scenarios::goals",

@@ -1,5 +1,7 @@
 //! Reachability goals: counting, per checker, how often each scenario's race
 //! windows (its "sometimes" goals, `crate::scenarios::goals`) were hit.
+//!
+//! Layer 0 (shared): imports nothing from `check`.
 
 use crate::scenarios::{Goal, Outcome, Scenario};
 use serde::Serialize;

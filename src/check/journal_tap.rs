@@ -7,6 +7,8 @@
 //! A [`JournalTap`] is a `tracing` layer. Install its [`JournalTap::dispatch`]
 //! on every thread the run polls on, [`JournalTap::clear`] it between runs,
 //! and read [`JournalTap::journals`] after the run of interest.
+//!
+//! Layer 0 (shared): imports nothing from `check`.
 
 use std::sync::{Arc, Mutex};
 

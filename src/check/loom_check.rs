@@ -9,8 +9,21 @@
 //! worker reports the execution index from its panic hook before that
 //! happens, so the parent reports the deadlock as a `progress` violation with
 //! a replay line instead of dying with it.
+//!
+//! Layer 3 (checkers): imports only layers 0 and 1.
 
-use super::{Checker, ReplayLine, Report, Tally};
+pub use super::panics::STOP;
+
+use super::checker::Checker;
+use super::goals::GoalTally;
+use super::journal_tap::{AgentJournal, JournalTap};
+use super::replay_line::{Payload, ReplayLine};
+use super::report::{
+    interrupted, Report, STOPPED_BUDGET, STOPPED_CAP, STOPPED_FAILURE, STOPPED_INTERRUPT,
+};
+use super::tally::Tally;
+use super::tasks::tasks;
+use super::view::view_key;
 use crate::bus::panic_message;
 use crate::faults::Faults;
 use crate::oracle::Violation;
@@ -25,9 +38,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-
-/// The panic that stops the exploration at a violation.
-pub const STOP: &str = "lifecycle: stop exploring";
 
 /// The execution loom is running now (for the worker's panic hook).
 static CURRENT: AtomicU64 = AtomicU64::new(0);
@@ -85,7 +95,7 @@ pub enum WorkerLine {
         /// Every agent's journal in the replayed execution, from its
         /// trace events.
         #[serde(default)]
-        journals: Vec<super::journal_tap::AgentJournal>,
+        journals: Vec<AgentJournal>,
     },
     /// The end of an exploration.
     Done {
@@ -227,7 +237,7 @@ pub fn worker_main(
         // loom runs every thread of an execution on this one, so the tap
         // sees every agent's journal; it is cleared after each execution
         // before the replayed one.
-        let tap = super::journal_tap::JournalTap::new();
+        let tap = JournalTap::new();
         let dispatch = tap.dispatch();
         tracing::dispatcher::with_default(&dispatch, || {
             each_execution(scenario, faults, preemptions, None, move |i, outcome| {
@@ -250,7 +260,7 @@ pub fn worker_main(
         0u64,
         0u64,
         std::collections::BTreeMap::<String, u64>::new(),
-        super::GoalTally::new(scenario, "loom"),
+        GoalTally::new(scenario, "loom"),
         std::collections::BTreeMap::<String, u64>::new(),
     )));
     let s = stats.clone();
@@ -260,7 +270,7 @@ pub fn worker_main(
         st.1 += outcome.invariants as u64;
         *st.2.entry(outcome.label.clone()).or_default() += 1;
         st.3.add(&outcome);
-        let view = super::view::view_key(scenario, &outcome);
+        let view = view_key(scenario, &outcome);
         st.4.entry(view).or_insert(i);
         if outcome.violations.is_empty() {
             return true;
@@ -335,7 +345,7 @@ fn run_worker(
     // Wait for the worker to close its stdout, looking at the Ctrl-C flag
     // ten times a second.
     while let Err(RecvTimeoutError::Timeout) = done_rx.recv_timeout(Duration::from_millis(100)) {
-        if interruptible && super::interrupted() {
+        if interruptible && interrupted() {
             let _ = child.kill();
             let _ = child.wait();
             let _ = reader.join();
@@ -351,7 +361,7 @@ fn run_worker(
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     if lines.is_empty() {
-        if interruptible && super::interrupted() {
+        if interruptible && interrupted() {
             // The terminal's SIGINT reached the worker too.
             return Ok(None);
         }
@@ -402,18 +412,16 @@ pub fn explore(
         extra.extend(["--max".to_string(), max.to_string()]);
     }
     let replay = |exec: u64| {
-        ReplayLine::new(
-            scenario,
-            Checker::Loom,
-            faults,
-            format!("exec={exec},pb={preemptions}"),
-        )
-        .to_string()
+        let payload = Payload::Loom {
+            exec,
+            pb: preemptions,
+        };
+        ReplayLine::new(scenario, Checker::Loom, faults, payload).to_string()
     };
     let lines = match run_worker(scenario, faults, preemptions, &extra, true) {
         Ok(Some(lines)) => lines,
         Ok(None) => {
-            tally.stopped(super::STOPPED_INTERRUPT);
+            tally.stopped(STOPPED_INTERRUPT);
             return tally.finish();
         }
         Err(e) => {
@@ -473,11 +481,11 @@ pub fn explore(
         if exhausted {
             tally.exhausted();
         } else if stop_at_first && tally.first_failure.is_some() {
-            tally.stopped(super::STOPPED_FAILURE);
+            tally.stopped(STOPPED_FAILURE);
         } else if max.is_some_and(|m| cap.is_none_or(|c| m <= c)) {
-            tally.stopped(super::STOPPED_BUDGET);
+            tally.stopped(STOPPED_BUDGET);
         } else if cap.is_some() {
-            tally.stopped(super::STOPPED_CAP);
+            tally.stopped(STOPPED_CAP);
         }
     }
     tally.finish()
@@ -490,7 +498,7 @@ pub fn replay(
     faults: Faults,
     index: u64,
     preemptions: usize,
-) -> Result<(Outcome, Vec<String>, Vec<super::journal_tap::AgentJournal>), String> {
+) -> Result<(Outcome, Vec<String>, Vec<AgentJournal>), String> {
     let extra = vec!["--replay-exec".to_string(), index.to_string()];
     let lines = run_worker(scenario, faults, preemptions, &extra, false)?.unwrap_or_default();
     for line in lines {
@@ -536,4 +544,16 @@ pub fn replay(
     Err(format!(
         "execution {index} does not exist under pb={preemptions} (recorded by another build?)"
     ))
+}
+
+/// loom's preemption bound for `scenario`: the budget's bound for two
+/// tasks, one less for each task beyond two, at most the scenario's
+/// `loom_cap`, at least 1. Loom's space grows
+/// steeply with threads: `provider-unload` (4 tasks) does not finish in two
+/// minutes at bound 2.
+pub fn loom_bound(scenario: &'static Scenario, base: usize) -> usize {
+    let threads = tasks(scenario).without_bystanders;
+    base.saturating_sub(threads.saturating_sub(2))
+        .min(scenario.bounds.loom_cap)
+        .max(1)
 }

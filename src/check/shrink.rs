@@ -12,8 +12,10 @@
 //!
 //! Every candidate is a real run, so the result always reproduces; its plan
 //! is the recorded one of that run, replayable strictly.
+//!
+//! Layer 2 (sim runs): imports only `sim_run`.
 
-use super::sim_check::{run_plan, run_scheduled};
+use super::sim_run::{run_plan, run_scheduled};
 use crate::faults::Faults;
 use crate::oracle::RuleId;
 use crate::scenarios::Scenario;

@@ -3,8 +3,13 @@
 //! shuttle's own encoding and replayed with shuttle's `ReplayScheduler`.
 //! Shuttle's panic hook is in place only while shuttle runs
 //! ([`with_shuttle_hook`]).
+//!
+//! Layer 3 (checkers): imports only layers 0 and 1.
 
-use super::{Checker, ReplayLine, Report, Tally};
+use super::checker::Checker;
+use super::replay_line::{Payload, ReplayLine};
+use super::report::{interrupted, Report, STOPPED_INTERRUPT};
+use super::tally::Tally;
 use crate::faults::Faults;
 use crate::rt::ShuttleRt;
 use crate::scenarios::{self, Outcome, Scenario};
@@ -55,7 +60,7 @@ impl<S: Scheduler> Scheduler for Recording<S> {
         // The one way a row stops early: a failure with `stop_at_first`,
         // or Ctrl-C. No further execution starts; the row reports what it
         // has.
-        if self.stop.load(Ordering::SeqCst) || super::interrupted() {
+        if self.stop.load(Ordering::SeqCst) || interrupted() {
             return None;
         }
         let schedule = self.inner.new_execution()?;
@@ -297,7 +302,8 @@ pub fn explore_seeded(
     };
     let line = move |schedule: &Schedule| {
         let hex: String = serialize_schedule(schedule).split_whitespace().collect();
-        ReplayLine::new(scenario, checker, faults, format!("schedule={hex}")).to_string()
+        let payload = Payload::Shuttle { schedule: hex };
+        ReplayLine::new(scenario, checker, faults, payload).to_string()
     };
     let recording = |inner| {
         let tally = tally.clone();
@@ -369,8 +375,8 @@ pub fn explore_seeded(
             None => tally.error(format!("shuttle: {message}")),
         }
     }
-    if super::interrupted() {
-        tally.stopped(super::STOPPED_INTERRUPT);
+    if interrupted() {
+        tally.stopped(STOPPED_INTERRUPT);
     }
     tally.finish()
 }

@@ -12,172 +12,30 @@
 //! with more than one ready task) plus the seed of its value stream; that is
 //! what the replay line carries. A failure is replayed twice before it is
 //! reported (determinism self-check) and then shrunk (`super::shrink`).
+//!
+//! Layer 3 (checkers): imports layers 0 to 2 (the simulator run helpers
+//! `sim_run` and `shrink` among them). The run helpers and the
+//! bottom layer's `tasks`, `outcome_key` and `Saved` are re-exported here,
+//! where they were first defined.
 
-use super::{shrink, Checker, ReplayLine, Report, Tally};
+pub use super::sim_run::{
+    expected_branches, portfolio_scheduler, run_plan, run_scheduled, sim_error_outcome, SimRun,
+};
+pub use super::tally::Saved;
+pub use super::tasks::tasks;
+pub use super::view::outcome_key;
+
+use super::checker::Checker;
+use super::replay_line::{fingerprint, ReplayLine};
+use super::report::{interrupted, Report, STOPPED_BUDGET, STOPPED_FAILURE, STOPPED_INTERRUPT};
+use super::shrink;
+use super::tally::Tally;
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
-use crate::rt::SimRt;
-use crate::scenarios::{self, Ctx, Outcome, Scenario, Tasks};
-use lifecycle_sim::{
-    Dfs, DfsConfig, ExecKind, GuidedScheduler, PctScheduler, RandomScheduler, Scheduler, Shard,
-    Sim, SimError, TaskId, DEFAULT_MAX_STEPS,
-};
+use crate::scenarios::{Outcome, Scenario};
+use lifecycle_sim::{Dfs, DfsConfig, ExecKind, Shard};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// One execution on the simulator.
-pub struct SimRun {
-    /// Its outcome.
-    pub outcome: Outcome,
-    /// The simulator after the run (decisions, plan, trace, hash).
-    pub sim: Sim,
-}
-
-/// Run `scenario` once under `scheduler`; with `trace`, keep the full trace
-/// and emit `tracing` spans per poll. A stall or a panic becomes a violation.
-pub fn run_scheduled(
-    scenario: &'static Scenario,
-    faults: Faults,
-    scheduler: Box<dyn Scheduler>,
-    untimed: bool,
-    trace: bool,
-) -> SimRun {
-    let mut sim = Sim::new(scheduler, DEFAULT_MAX_STEPS);
-    sim.set_trace(trace);
-    sim.set_untimed(untimed);
-    let outcome = match sim.block_on(scenarios::run::<SimRt>(scenario, faults)) {
-        Ok(outcome) => outcome,
-        Err(e) => sim_error_outcome(&e),
-    };
-    SimRun { outcome, sim }
-}
-
-/// Tasks one execution of `scenario` runs, main task included, as the
-/// simulator counts them: the most over 4 seeds, with and without the
-/// bystanders. Measured once per process (about 8 executions).
-pub fn tasks(scenario: &'static Scenario) -> Tasks {
-    static MEASURED: std::sync::Mutex<std::collections::BTreeMap<&'static str, Tasks>> =
-        std::sync::Mutex::new(std::collections::BTreeMap::new());
-    let cache = || MEASURED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(t) = cache().get(scenario.name) {
-        return *t;
-    }
-    super::quiet_panics();
-    let count = |bystanders: bool| {
-        (0..4u64)
-            .map(|seed| {
-                let mut sim = Sim::new(Box::new(RandomScheduler::new(seed)), DEFAULT_MAX_STEPS);
-                let ctx = Ctx {
-                    bystanders,
-                    ..Ctx::new(Faults::none())
-                };
-                let _ = sim.block_on(scenarios::run_ctx::<SimRt>(scenario, ctx));
-                sim.task_count()
-            })
-            .max()
-            .unwrap_or(1)
-    };
-    let t = Tasks {
-        all: count(true),
-        without_bystanders: count(false),
-    };
-    cache().insert(scenario.name, t);
-    t
-}
-
-/// Follow `plan` exactly (strict): the replay of a recorded run. After a
-/// divergence the seeded random scheduler of `seed` continues.
-pub fn run_plan(
-    scenario: &'static Scenario,
-    faults: Faults,
-    seed: u64,
-    untimed: bool,
-    plan: &[TaskId],
-    trace: bool,
-) -> SimRun {
-    let fallback = Box::new(RandomScheduler::new(seed));
-    let guided = GuidedScheduler::new(plan.to_vec(), seed, true, fallback);
-    run_scheduled(scenario, faults, Box::new(guided), untimed, trace)
-}
-
-/// A simulator error as a failed outcome.
-pub fn sim_error_outcome(e: &SimError) -> Outcome {
-    let rule = match e {
-        SimError::Stalled(report) => crate::scenarios::deadlock_rule(&report.to_string()),
-        SimError::StepLimit { .. } | SimError::Abandoned { .. } => RuleId::Progress,
-        SimError::TaskPanicked { .. } => RuleId::Panic,
-    };
-    Outcome {
-        violations: vec![Violation::new(rule, e.to_string())],
-        label: "error".into(),
-        invariants: 1,
-        journal: Vec::new(),
-        world: Vec::new(),
-    }
-}
-
-/// The portfolio's run for `seed`: even seeds random, odd seeds PCT with
-/// depth `1 + (seed / 4) % pct_depth` and change points over `expected`
-/// branching decisions; seeds `4k, 4k+1` keep virtual time, seeds
-/// `4k+2, 4k+3` run untimed (every sleep an arbitrary delay). Returns the
-/// scheduler and whether the run is untimed.
-pub fn portfolio_scheduler(
-    seed: u64,
-    pct_depth: usize,
-    expected: [u64; 2],
-) -> (Box<dyn Scheduler>, bool) {
-    let untimed = seed % 4 >= 2;
-    let scheduler: Box<dyn Scheduler> = if seed % 2 == 0 {
-        Box::new(RandomScheduler::new(seed))
-    } else {
-        let depth = 1 + (seed / 4) % pct_depth.max(1) as u64;
-        Box::new(PctScheduler::new(
-            seed,
-            depth as u32,
-            expected[usize::from(untimed)],
-        ))
-    };
-    (scheduler, untimed)
-}
-
-/// Branching decisions of one random run of `scenario` (PCT's `k`), timed
-/// and untimed.
-pub fn expected_branches(scenario: &'static Scenario, faults: Faults) -> [u64; 2] {
-    [false, true].map(|untimed| {
-        let run = run_scheduled(
-            scenario,
-            faults,
-            Box::new(RandomScheduler::new(0)),
-            untimed,
-            false,
-        );
-        run.sim.choices().len().max(1) as u64
-    })
-}
-
-/// The key two runs share when they reach the same terminal state: the
-/// label, the broken rules and a hash of both journals.
-pub fn outcome_key(outcome: &Outcome) -> String {
-    use std::hash::{Hash, Hasher};
-    // FNV-1a over the derived `Hash` of both journals: deterministic across
-    // runs and builds of one toolchain, and no rendering (the profile showed
-    // JSON rendering here at 15% of a simulator run).
-    let mut fnv = super::view::Fnv::new();
-    outcome.journal.hash(&mut fnv);
-    outcome.world.hash(&mut fnv);
-    let h = fnv.finish();
-    let rules: BTreeSet<RuleId> = outcome.violations.iter().map(|v| v.rule).collect();
-    format!(
-        "{}|{}|{h:016x}",
-        outcome.label,
-        rules
-            .into_iter()
-            .map(RuleId::name)
-            .collect::<Vec<_>>()
-            .join(",")
-    )
-}
 
 /// A failure found on the simulator (its line, its run), checked and
 /// shrunk, ready to report.
@@ -252,8 +110,8 @@ pub fn explore(
     tally.shard(opts.shard);
     let expected = expected_branches(scenario, faults);
     for seed in opts.shard.range(opts.seeds) {
-        if super::interrupted() {
-            tally.stopped(super::STOPPED_INTERRUPT);
+        if interrupted() {
+            tally.stopped(STOPPED_INTERRUPT);
             break;
         }
         let (scheduler, untimed) = portfolio_scheduler(seed, opts.pct_depth, expected);
@@ -272,7 +130,7 @@ pub fn explore(
             progress(tally.executions);
         }
         if failed && stop_at_first {
-            tally.stopped(super::STOPPED_FAILURE);
+            tally.stopped(STOPPED_FAILURE);
             break;
         }
     }
@@ -313,24 +171,6 @@ impl DfsOptions {
             stop_on: &[],
         }
     }
-}
-
-/// What a `sim-dfs` checkpoint keeps of a `Tally`, so a resumed search
-/// reports the whole search, not the part after the checkpoint.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Saved {
-    /// Outcome label counts.
-    pub outcomes: BTreeMap<String, u64>,
-    /// Views reached, with their replay lines.
-    pub views: BTreeMap<String, String>,
-    /// Invariants evaluated.
-    pub invariants: u64,
-    /// Hits per goal, by name.
-    pub goals: Vec<(String, u64)>,
-    /// The first failure: `(rule, message)` pairs and its replay line.
-    pub failure: Option<(Vec<(String, String)>, String)>,
-    /// Its shrunk line and preemptions before and after.
-    pub shrunk: Option<(String, u32, u32)>,
 }
 
 /// A saved search: what it searches, how far it got, and everything the
@@ -380,7 +220,7 @@ fn load(
             fault
         ));
     }
-    let fp = super::replay::fingerprint(scenario);
+    let fp = fingerprint(scenario);
     if cp.fingerprint != fp {
         return Err(format!(
             "checkpoint {} was recorded by another build (fingerprint {}, this build {fp})",
@@ -503,11 +343,11 @@ pub fn explore_dfs(
     let mut nondeterminism = None;
     while let Some(scheduler) = dfs.next_scheduler() {
         if dfs.stats().executions - start_executions >= opts.max_executions {
-            tally.stopped(super::STOPPED_BUDGET);
+            tally.stopped(STOPPED_BUDGET);
             break;
         }
-        if super::interrupted() {
-            tally.stopped(super::STOPPED_INTERRUPT);
+        if interrupted() {
+            tally.stopped(STOPPED_INTERRUPT);
             break;
         }
         let run = run_scheduled(scenario, faults, scheduler, true, false);
@@ -539,7 +379,7 @@ pub fn explore_dfs(
             }
         }
         if failed && stop_at_first {
-            tally.stopped(super::STOPPED_FAILURE);
+            tally.stopped(STOPPED_FAILURE);
             break;
         }
     }
@@ -591,7 +431,7 @@ fn checkpoint(scenario: &'static Scenario, faults: Faults, dfs: &Dfs, tally: &Ta
     Checkpoint {
         scenario: scenario.name.to_string(),
         fault: faults.iter().next().map(|f| f.to_string()),
-        fingerprint: super::replay::fingerprint(scenario),
+        fingerprint: fingerprint(scenario),
         saved: tally.saved(),
         search: dfs.checkpoint(),
     }

@@ -4,6 +4,8 @@
 //! legend for every colour and mark; the view box fits all of it.
 //!
 //! Hand-written SVG 1.1 (no dependencies, no scripts): opens in any browser.
+//!
+//! Layer 0 (shared): imports nothing from `check`.
 
 use lifecycle_sim::TraceEntry;
 use std::collections::BTreeMap;

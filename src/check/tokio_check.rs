@@ -1,9 +1,14 @@
 //! The tokio checker: the same scenario body on the production runtime (a
 //! multi-thread runtime with 2 workers), many times. Real threads, real
 //! time: a failure is re-run, not replayed step by step.
+//!
+//! Layer 3 (checkers): imports only layers 0 and 1.
 
+use super::checker::Checker;
 use super::journal_tap::{AgentJournal, JournalTap};
-use super::{Checker, ReplayLine, Report, Tally};
+use super::replay_line::{Payload, ReplayLine};
+use super::report::{interrupted, Report, STOPPED_FAILURE, STOPPED_INTERRUPT};
+use super::tally::Tally;
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
 use crate::rt::TokioRt;
@@ -71,16 +76,17 @@ pub fn explore(
     tally.bound(format!("{runs} runs on 2 worker threads"));
     let mine = shard.range(runs);
     for _ in mine {
-        if super::interrupted() {
-            tally.stopped(super::STOPPED_INTERRUPT);
+        if interrupted() {
+            tally.stopped(STOPPED_INTERRUPT);
             break;
         }
         let outcome = run_once(&rt, scenario, faults);
         let failed = tally.add(&outcome, || {
-            ReplayLine::new(scenario, Checker::Tokio, faults, format!("runs={runs}")).to_string()
+            let payload = Payload::Tokio { runs };
+            ReplayLine::new(scenario, Checker::Tokio, faults, payload).to_string()
         });
         if failed && stop_at_first {
-            tally.stopped(super::STOPPED_FAILURE);
+            tally.stopped(STOPPED_FAILURE);
             break;
         }
     }

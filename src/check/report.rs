@@ -1,0 +1,149 @@
+//! What one checker found on one scenario: [`Report`] and its [`Found`]
+//! violations, the judgement of a report (goals, nothing explored), and why
+//! a search stopped early ([`STOPPED_BUDGET`] and its siblings).
+//!
+//! Layer 0 (shared): imports only layer-0 files (`checker`, `goals`).
+
+use super::checker::Checker;
+use super::goals::GoalHit;
+use crate::faults::Fault;
+use crate::oracle::RuleId;
+use lifecycle_sim::DfsStats;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One violation found, with the line that replays it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Found {
+    /// What it breaks.
+    pub rule: RuleId,
+    /// What happened.
+    pub message: String,
+    /// The self-contained replay line.
+    pub replay: String,
+    /// The shrunk replay line (simulator failures).
+    pub shrunk: Option<String>,
+    /// Preemptions of the original and the shrunk run.
+    pub preemptions: Option<(u32, u32)>,
+}
+
+/// What one checker found on one scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Scenario name.
+    pub scenario: &'static str,
+    /// Checker name.
+    pub checker: &'static str,
+    /// Fault switched on, if any.
+    pub fault: Option<Fault>,
+    /// Executions run.
+    pub executions: u64,
+    /// Invariant evaluations (invariants × executions).
+    pub invariants_checked: u64,
+    /// `pass` or `fail`.
+    pub status: &'static str,
+    /// Violations (the first failing execution's).
+    pub violations: Vec<Found>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Whether the space was exhausted (loom, sim-dfs).
+    pub exhausted: bool,
+    /// What bounded the search (seeds, preemption bound, reduction, shard).
+    pub bound: Option<String>,
+    /// The exhaustive search's counters (sim-dfs).
+    pub dfs: Option<DfsStats>,
+    /// How often each outcome label was reached.
+    pub outcomes: BTreeMap<String, u64>,
+    /// Distinct contract views reached (see `view`): comparable across
+    /// checkers.
+    pub distinct_outcomes: u64,
+    /// The views, each with the replay line of an execution reaching it.
+    #[serde(skip)]
+    pub views: BTreeMap<String, String>,
+    /// Hits of each of the scenario's reachability goals.
+    pub goals: Vec<GoalHit>,
+    /// Goals this checker had to reach and did not.
+    pub unreached: Vec<&'static str>,
+    /// Why the checker could not run, if it could not.
+    pub error: Option<String>,
+    /// Why the checker skipped this scenario (status `skip`).
+    pub skipped: Option<String>,
+    /// Why a search that was not exhausted stopped before its bound:
+    /// [`STOPPED_BUDGET`], [`STOPPED_CAP`], [`STOPPED_FAILURE`] or
+    /// [`STOPPED_INTERRUPT`] (`None`: it ran its whole bound).
+    pub stopped: Option<&'static str>,
+    /// The part of the search this row covers (`None`: all of it).
+    pub shard: Option<String>,
+    /// Whether the goals and "nothing explored" were judged. A shard's row
+    /// and an interrupted row are judged on violations only: their goals
+    /// are judged on the union, by `lifecycle merge`, or not at all.
+    pub judged: bool,
+    /// Why the checker itself failed, before any judgement (what
+    /// `lifecycle merge` needs to judge the union again).
+    #[serde(skip)]
+    pub cause: Option<String>,
+}
+
+/// [`Report::stopped`]: the budget (`--budget`, `--dfs-executions`) ran out.
+pub const STOPPED_BUDGET: &str = "budget";
+/// [`Report::stopped`]: the scenario's own execution cap ran out (loom).
+pub const STOPPED_CAP: &str = "cap";
+/// [`Report::stopped`]: the search stopped at its first failure.
+pub const STOPPED_FAILURE: &str = "first failure";
+/// [`Report::stopped`]: Ctrl-C (see [`interrupted`]).
+pub const STOPPED_INTERRUPT: &str = "interrupted";
+
+/// Whether the command line was asked to stop (its first Ctrl-C): the
+/// checkers then end their search at the next execution and report what
+/// they have. Never set outside the `lifecycle` binary.
+pub fn interrupted() -> bool {
+    crate::cli::interrupt::requested()
+}
+
+impl Report {
+    /// Judge the run from its counts: a run that explored nothing fails,
+    /// and so does an exploring checker that never hit one of its goals
+    /// (`unreached`). Sets `error`, `unreached`, `status` and `judged`.
+    pub fn judge(&mut self) {
+        self.judged = true;
+        let error = match (&self.cause, self.executions, &self.skipped) {
+            (None, 0, None) => Some("nothing was explored (0 executions)".to_string()),
+            (e, _, _) => e.clone(),
+        };
+        let requires = Checker::parse(self.checker).is_some_and(Checker::requires_goals);
+        self.unreached = if requires && self.skipped.is_none() && self.fault.is_none() {
+            self.goals
+                .iter()
+                .filter(|g| g.hits == 0 && g.excused.is_none())
+                .map(|g| g.goal)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.error = match (error, self.unreached.is_empty()) {
+            (None, false) => Some(format!(
+                "reachability goals never hit: {} (explored too little to pass)",
+                self.unreached.join(", ")
+            )),
+            (e, _) => e,
+        };
+        self.status = status(&self.skipped, &self.violations, &self.error);
+    }
+
+    /// Judge violations and the checker's own errors only (a shard, an
+    /// interrupted run).
+    pub fn judge_violations(&mut self) {
+        self.judged = false;
+        self.unreached = Vec::new();
+        self.error = self.cause.clone();
+        self.status = status(&self.skipped, &self.violations, &self.error);
+    }
+}
+
+fn status(skipped: &Option<String>, violations: &[Found], error: &Option<String>) -> &'static str {
+    match (skipped, violations.is_empty() && error.is_none()) {
+        (_, false) => "fail",
+        (Some(_), true) => "skip",
+        (None, true) => "pass",
+    }
+}
