@@ -2,7 +2,8 @@
 //! `bench --pins`. Every figure is deterministic (a count, never a time):
 //!
 //! - `scenarios`, `scenarios.coverage-gaps`, `faults`, `model-faults`,
-//!   `rules`: sizes of the registries;
+//!   `rules`: sizes of the registries; `scenarios.pr-bound.<bound>`: how
+//!   many scenarios `check --tier pr` searches at each preemption bound;
 //! - `clauses`, `clauses.<family>`, `clauses.exercises.<kind>`: the
 //!   rule-clause table (`lifecycle list --rules`);
 //! - `tasks.<scenario>.all`, `tasks.<scenario>.without-bystanders`: the
@@ -136,6 +137,34 @@ fn registries() -> Job {
             ]
         },
     )
+}
+
+/// How many scenarios `check --tier pr` searches at each preemption
+/// bound: one key per bound in use (known from the registry, no run).
+fn pr_bounds() -> Job {
+    let bound_key = |b: Option<u32>| b.map_or("unbounded".to_string(), |b| b.to_string());
+    let bounds: std::collections::BTreeSet<Option<u32>> =
+        scenarios::ALL.iter().map(|s| s.bounds.dfs).collect();
+    let figures = bounds
+        .iter()
+        .map(|b| {
+            figure(
+                format!("scenarios.pr-bound.{}", bound_key(*b)),
+                match b {
+                    None => "scenarios sim-dfs exhausts unbounded in `check --tier pr`".into(),
+                    Some(n) => format!(
+                        "scenarios sim-dfs searches at preemption bound {n} in `check --tier pr`"
+                    ),
+                },
+            )
+        })
+        .collect();
+    Job::new("preemption bounds", figures, move || {
+        bounds
+            .iter()
+            .map(|b| scenarios::ALL.iter().filter(|s| s.bounds.dfs == *b).count() as u64)
+            .collect()
+    })
 }
 
 fn clause_table() -> Job {
@@ -304,7 +333,7 @@ fn model(name: &'static str) -> Job {
 
 /// Every job, in the order `bench --pins` runs them (cheap ones first).
 pub fn jobs() -> Vec<Job> {
-    let mut jobs = vec![registries(), clause_table()];
+    let mut jobs = vec![registries(), pr_bounds(), clause_table()];
     jobs.extend(scenarios::ALL.iter().map(|s| task_counts(s)));
     jobs.extend(MODELS.into_iter().map(model));
     jobs.extend(
