@@ -4,6 +4,7 @@
 
 mod common;
 
+use agent_lifecycle::bench::pins::expected;
 use agent_lifecycle::check::shrink;
 use agent_lifecycle::check::sim_check::{explore_dfs, outcome_key, run_plan, run_scheduled};
 use agent_lifecycle::check::{self, Budget, Checker, DfsOptions, ReplayLine};
@@ -61,13 +62,20 @@ fn reduced(reduction: bool) -> DfsConfig {
 /// Source-DPOR explores no more schedules than sleep sets alone and
 /// reaches exactly the same terminal outcomes (label, broken rules and both
 /// journals), on scenarios small enough to exhaust unbounded at lock
-/// granularity. The DPOR counts are pinned: a change to the scenarios or to
-/// the simulator's scheduling points shows up here first.
+/// granularity. The DPOR counts are pinned (`dpor.<scenario>.schedules` in
+/// `pins.json`, measured by `lifecycle bench --pins`): a change to the
+/// scenarios or to the simulator's scheduling points shows up here first.
 #[test]
 fn dpor_cuts_schedules_and_keeps_every_outcome() {
     for (scenario, pinned) in [
-        (&scenarios::dispose::DISPOSE_MID_TURN, 12_672),
-        (&scenarios::identity::CREATE_DURING_OWNER_UNLOAD, 489),
+        (
+            &scenarios::dispose::DISPOSE_MID_TURN,
+            expected("dpor.dispose-mid-turn.schedules"),
+        ),
+        (
+            &scenarios::identity::CREATE_DURING_OWNER_UNLOAD,
+            expected("dpor.create-during-owner-unload.schedules"),
+        ),
     ] {
         let d = search(scenario, reduced(true));
         let s = search(
@@ -100,7 +108,7 @@ fn dpor_cuts_schedules_and_keeps_every_outcome() {
 fn shards_partition_a_scenario_search() {
     let scenario = &scenarios::acp::DISCONNECT_RACING_NEW;
     for reduction in [true, false] {
-        // Bound 2 keeps it small (2,029 schedules without reduction); a
+        // Bound 2 keeps it small (some 2,000 schedules without reduction); a
         // sharded DPOR search branches fully above the split depth, so the
         // whole search does too.
         let bound = Some(2);

@@ -55,8 +55,10 @@
 //! # How to run
 //!
 //! `cargo run --release -- model` prints the table; `--json` prints the
-//! same as JSON. `cargo test -p lifecycle-models` pins every model's unique
-//! state count and every fault's counterexample length.
+//! same as JSON. `cargo test -p lifecycle-models` checks every model's unique
+//! states, depth and properties and every fault's counterexample length
+//! against the workspace's `pins.json` (written and checked by
+//! `lifecycle bench --pins`).
 //!
 //! # Limits: what is NOT checked
 //!

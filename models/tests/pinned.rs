@@ -1,6 +1,8 @@
 //! Pinned state counts and counterexample lengths (stateright paxos style):
 //! a change to a model that explores more or less, or finds a longer or
-//! shorter counterexample, shows up here.
+//! shorter counterexample, shows up here. The figures live in the
+//! workspace's `pins.json` (`model.<model>.*`, `model-fault.<fault>.*`),
+//! written and checked by `lifecycle bench --pins`.
 
 use lifecycle_models::dispose::{
     CreateError, CreatePhase, DisposeAction as D, DisposeModel, DisposeState, LoopState, ScopeId,
@@ -9,9 +11,21 @@ use lifecycle_models::dispose::{
 use lifecycle_models::report::{self, model_of, MODELS};
 use lifecycle_models::shell::{Notice, ShellAction, ShellModel};
 use lifecycle_models::{Checker, Expectation, Fault, Model};
+use std::sync::OnceLock;
 
-fn unique(model: &str, fault: Option<Fault>) -> u64 {
-    report::check(model, fault).expect("known model").unique
+/// The value pinned under `key` in the workspace's `pins.json`. The main
+/// crate reads the file through `agent_lifecycle::bench::pins::expected`;
+/// this crate is that crate's dependency, so it reads the file by path.
+fn pin(key: &str) -> u64 {
+    const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../pins.json");
+    static PINS: OnceLock<serde_json::Value> = OnceLock::new();
+    let pins = PINS.get_or_init(|| {
+        let text = std::fs::read_to_string(PATH).unwrap_or_else(|e| panic!("{PATH}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{PATH}: {e}"))
+    });
+    pins["pins"][key]["value"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no pin `{key}` in {PATH}"))
 }
 
 #[test]
@@ -36,10 +50,25 @@ fn every_property_of_every_clean_model_holds() {
     }
 }
 
+/// Unique states, depth and properties of each clean model.
 #[test]
 fn unique_state_counts_are_pinned() {
-    let got: Vec<(&str, u64)> = MODELS.iter().map(|m| (*m, unique(m, None))).collect();
-    assert_eq!(got, PINNED_UNIQUE);
+    let got: Vec<(&str, u64, u64, u64)> = MODELS
+        .iter()
+        .map(|m| {
+            let r = report::check(m, None).expect("known model");
+            let depth = u64::from(r.max_depth);
+            (*m, r.unique, depth, r.properties.len() as u64)
+        })
+        .collect();
+    let pinned: Vec<(&str, u64, u64, u64)> = MODELS
+        .iter()
+        .map(|m| {
+            let of = |what: &str| pin(&format!("model.{m}.{what}"));
+            (*m, of("unique"), of("depth"), of("properties"))
+        })
+        .collect();
+    assert_eq!(got, pinned, "(model, unique states, depth, properties)");
 }
 
 #[test]
@@ -55,9 +84,19 @@ fn every_fault_has_a_counterexample_of_pinned_length() {
             .filter_map(|p| p.counterexample.as_ref().map(|c| c.len()))
             .min();
         let len = best.unwrap_or_else(|| panic!("{f} not caught: {:#?}", r.properties));
-        got.push((f, len, r.unique));
+        got.push((f, len as u64, r.unique));
     }
-    assert_eq!(got, PINNED_FAULTS);
+    let pinned: Vec<(Fault, u64, u64)> = Fault::ALL
+        .into_iter()
+        .map(|f| {
+            let of = |what: &str| pin(&format!("model-fault.{f}.{what}"));
+            (f, of("counterexample"), of("unique"))
+        })
+        .collect();
+    assert_eq!(
+        got, pinned,
+        "(fault, shortest counterexample, unique states)"
+    );
 }
 
 #[test]
@@ -252,39 +291,6 @@ fn m21_delivers_owner_a_to_the_live_id_ab_it_prefixes() {
     let clean = replay(&ShellModel::new(None), &empty);
     assert_eq!(clean.jobs[0].notice, Notice::Delivered(2));
 }
-
-const PINNED_UNIQUE: [(&str, u64); 5] = [
-    ("agent", 143566),
-    ("dispose", 55637),
-    ("durability", 783),
-    ("shell", 6469),
-    ("acp", 22012),
-];
-
-const PINNED_FAULTS: [(Fault, usize, u64); 22] = [
-    (Fault::M1, 4, 2278),
-    (Fault::M2, 4, 9005),
-    (Fault::M3, 5, 199181),
-    (Fault::M4, 4, 119306),
-    (Fault::M5, 6, 134339),
-    (Fault::M6, 5, 6699),
-    (Fault::M7, 3, 24820),
-    (Fault::M8, 3, 25300),
-    (Fault::M9, 4, 20544),
-    (Fault::M10, 9, 395),
-    (Fault::M11, 2, 212254),
-    (Fault::M12, 3, 188388),
-    (Fault::M15, 14, 55637),
-    (Fault::M16, 2, 190),
-    (Fault::M17, 7, 1016),
-    (Fault::M18, 3, 1576),
-    (Fault::M19, 12, 143566),
-    (Fault::M20, 2, 6964),
-    (Fault::M21, 2, 7017),
-    (Fault::M22, 10, 9510),
-    (Fault::M23, 9, 140734),
-    (Fault::M24, 4, 495),
-];
 
 /// Every property added for D8, D9, D10, C10, R2 and R3, and the fault
 /// variant that falsifies it: none of them holds by construction.

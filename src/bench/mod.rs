@@ -18,9 +18,14 @@
 //! The table shows the ratios simulator/shuttle and simulator/loom pair by
 //! pair, the three targets of the issue with how far each is from its mark,
 //! and is written as JSON.
+//!
+//! `bench --pins` is another mode ([`pins`]): it measures every
+//! deterministic figure pinned in `pins.json` (counts, never times) and
+//! compares, or rewrites the file with `--write`.
 
 mod callgrind;
 mod growth;
+pub mod pins;
 mod render;
 
 use crate::check::sim_check::{
@@ -35,23 +40,38 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// `--seeds`' default.
+const SEEDS: u64 = 5;
+/// `--executions`' default.
+const EXECUTIONS: u64 = 4_000;
+/// `--dfs-cap`'s default.
+const DFS_CAP: u64 = 1_000_000;
+/// `--shuttle-dfs-cap`'s default.
+const SHUTTLE_DFS_CAP: usize = 20_000;
+/// `--profile-executions`' default.
+const PROFILE_EXECUTIONS: u64 = 500;
+/// `--growth-cap`'s default.
+const GROWTH_CAP: u64 = 300_000;
+/// `--out`'s default.
+const OUT: &str = "bench.json";
+
 /// Arguments of `bench`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
     /// Write the results as JSON here (checked before the bench runs).
-    #[arg(long, default_value = "bench.json")]
+    #[arg(long, default_value = OUT)]
     out: PathBuf,
     /// Seeds per fault and sampling checker (median and max over them).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = SEEDS)]
     seeds: u64,
     /// Executions per throughput measurement (simulator and shuttle).
-    #[arg(long, default_value_t = 4_000)]
+    #[arg(long, default_value_t = EXECUTIONS)]
     executions: u64,
     /// Cap of the unreduced simulator DFS.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = DFS_CAP)]
     dfs_cap: u64,
     /// Cap of shuttle's DFS.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = SHUTTLE_DFS_CAP)]
     shuttle_dfs_cap: usize,
     /// Only these scenarios (repeatable); default: a set of eight.
     #[arg(long)]
@@ -63,11 +83,65 @@ pub struct BenchArgs {
     #[arg(long, value_enum)]
     section: Vec<Section>,
     /// Executions per callgrind profile (the difference of runs of n and 2n).
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = PROFILE_EXECUTIONS)]
     profile_executions: u64,
     /// Schedules after which a growth search stops unfinished.
-    #[arg(long, default_value_t = 300_000)]
+    #[arg(long, default_value_t = GROWTH_CAP)]
     growth_cap: u64,
+    /// Instead of the bench: measure every deterministic figure pinned in
+    /// the pins file and compare, as a table `key | pinned | measured |
+    /// ok` (about a minute in a release build). Exit 0 if all are equal,
+    /// 1 with one line per differing key. Takes only --json, --write and
+    /// --pins-file.
+    #[arg(long)]
+    pins: bool,
+    /// With --pins: rewrite the pins file from the measurement (exit 0).
+    #[arg(long)]
+    write: bool,
+    /// With --pins: JSON lines instead of the table, one
+    /// `{"kind":"pin",…}` per key, then `{"kind":"end",…}`.
+    #[arg(long)]
+    json: bool,
+    /// With --pins: the pins file [default: pins.json of the checkout this
+    /// binary was built from].
+    #[arg(long)]
+    pins_file: Option<PathBuf>,
+}
+
+impl BenchArgs {
+    /// The bench's own options that differ from their defaults, by flag.
+    fn bench_options(&self) -> Vec<&'static str> {
+        [
+            ("--out", self.out.as_os_str() != OUT),
+            ("--seeds", self.seeds != SEEDS),
+            ("--executions", self.executions != EXECUTIONS),
+            ("--dfs-cap", self.dfs_cap != DFS_CAP),
+            ("--shuttle-dfs-cap", self.shuttle_dfs_cap != SHUTTLE_DFS_CAP),
+            ("--scenario", !self.scenario.is_empty()),
+            ("--no-loom", self.no_loom),
+            ("--section", !self.section.is_empty()),
+            (
+                "--profile-executions",
+                self.profile_executions != PROFILE_EXECUTIONS,
+            ),
+            ("--growth-cap", self.growth_cap != GROWTH_CAP),
+        ]
+        .into_iter()
+        .filter_map(|(flag, set)| set.then_some(flag))
+        .collect()
+    }
+
+    /// `--write`, `--json` and `--pins-file` as given, by flag.
+    fn pins_options(&self) -> Vec<&'static str> {
+        [
+            ("--write", self.write),
+            ("--json", self.json),
+            ("--pins-file", self.pins_file.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, set)| set.then_some(flag))
+        .collect()
+    }
 }
 
 /// The sections of the table.
@@ -467,8 +541,23 @@ fn writable(path: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `bench`.
+/// `bench`, or `bench --pins` ([`pins::run`]).
 pub fn run(args: &BenchArgs) -> ExitCode {
+    if args.pins {
+        if let Some(flag) = args.bench_options().first() {
+            eprintln!("error: {flag} does not apply to --pins (it takes only --json, --write and --pins-file)");
+            return ExitCode::from(2);
+        }
+        let path = args
+            .pins_file
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(pins::FILE));
+        return pins::run(&path, args.write, args.json);
+    }
+    if let Some(flag) = args.pins_options().first() {
+        eprintln!("error: {flag} applies to --pins only");
+        return ExitCode::from(2);
+    }
     if let Err(e) = writable(&args.out) {
         eprintln!("error: {e}");
         return ExitCode::from(2);

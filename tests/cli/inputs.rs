@@ -19,7 +19,7 @@ fn text_goal_hits(report: &str) -> u64 {
 }
 
 /// Item 2: a resumed search reports the goal hits and views of the whole
-/// search, as one uninterrupted run does. (At preemption bound 2, 6,917
+/// search, as one uninterrupted run does. (At preemption bound 2, some 7,000
 /// schedules, for a short test; the first 1,000 hit goals the rest does
 /// not hit again.)
 #[test]

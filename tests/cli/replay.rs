@@ -123,6 +123,32 @@ fn bench_out_is_checked_before_the_bench_runs() {
     assert_refused(&r, |l| l.starts_with("error: "), Duration::from_secs(5));
 }
 
+/// `bench --pins`: its options alone, and its file checked before the
+/// minute of measuring.
+#[test]
+fn bench_pins_input_is_checked_before_the_measuring() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["--write"], "error: --write applies to --pins only"),
+        (&["--json"], "error: --json applies to --pins only"),
+        (
+            &["--pins", "--seeds", "3"],
+            "error: --seeds does not apply to --pins",
+        ),
+        (
+            &["--pins", "--pins-file", "/nonexistent/p.json"],
+            "error: cannot read pins file /nonexistent/p.json",
+        ),
+        (
+            &["--pins", "--write", "--pins-file", "/nonexistent/p.json"],
+            "error: cannot write /nonexistent/p.json",
+        ),
+    ];
+    for (flags, said) in cases {
+        let r = run(&[&["bench"], flags].concat());
+        assert_refused(&r, |l| l.starts_with(said), Duration::from_secs(5));
+    }
+}
+
 #[test]
 fn replay_svg_path_is_checked_before_the_replay_runs() {
     let line = found_line("when-idle-waiters", "sim", "M12");

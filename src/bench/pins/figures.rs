@@ -1,0 +1,368 @@
+//! What is pinned and how each figure is measured: the jobs of
+//! `bench --pins`. Every figure is deterministic (a count, never a time):
+//!
+//! - `scenarios`, `scenarios.coverage-gaps`, `faults`, `model-faults`,
+//!   `rules`: sizes of the registries; `scenarios.pr-bound.<bound>`: how
+//!   many scenarios `check --tier pr` searches at each preemption bound;
+//! - `clauses`, `clauses.<family>`, `clauses.exercises.<kind>`: the
+//!   rule-clause table (`lifecycle list --rules`);
+//! - `tasks.<scenario>.all`, `tasks.<scenario>.without-bystanders`: the
+//!   tasks one execution runs, as the simulator counts them;
+//! - `sim-dfs.<scenario>.schedules`, `sim-dfs.<scenario>.views`: the
+//!   `sim-dfs` row of `check --tier pr` (its bound, its cap);
+//! - `dpor.<scenario>.schedules`: the scenarios `check` exhausts
+//!   unbounded, searched with source-DPOR alone (no forced branching at
+//!   the top, as `tests/exploration.rs` searches them);
+//! - `model.<model>.{unique,depth,properties}` and
+//!   `model-fault.<fault>.{counterexample,unique}`: the executable models
+//!   (`lifecycle model`).
+//!
+//! Keys are known without measuring ([`keys`]); a [`Job`] measures one
+//! or more figures at once (a search yields its schedules and its views).
+//! All jobs take about a minute in a release build.
+
+use super::file::{Pin, Pins};
+use crate::check::sim_check::{explore_dfs, tasks, DfsOptions};
+use crate::check::{self, Budget, Checker};
+use crate::clauses::{self, Exercise, CLAUSES};
+use crate::faults::{Fault, Faults};
+use crate::rules::{Family, Rule};
+use crate::scenarios::{self, Scenario};
+use lifecycle_models::report::{self as models, MODELS};
+
+/// Cap of the unbounded DPOR searches (each exhausts far below it).
+const DPOR_CAP: u64 = 2_000_000;
+
+/// One pinned figure: its key and what it counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Figure {
+    /// The key in the pins file.
+    pub key: String,
+    /// What it counts, in one line.
+    pub meaning: String,
+}
+
+fn figure(key: impl Into<String>, meaning: impl Into<String>) -> Figure {
+    Figure {
+        key: key.into(),
+        meaning: meaning.into(),
+    }
+}
+
+type Measure = Box<dyn Fn() -> Vec<u64> + Send + Sync>;
+
+/// Measures one or more figures at once.
+pub struct Job {
+    /// What it runs, for progress lines (`sim-dfs cancel-mid-turn`).
+    pub name: String,
+    /// The figures it measures, in the order `run` returns them.
+    pub figures: Vec<Figure>,
+    measure: Measure,
+}
+
+impl Job {
+    fn new(
+        name: impl Into<String>,
+        figures: Vec<Figure>,
+        measure: impl Fn() -> Vec<u64> + Send + Sync + 'static,
+    ) -> Job {
+        Job {
+            name: name.into(),
+            figures,
+            measure: Box::new(measure),
+        }
+    }
+
+    /// Run it: each figure with its measured value.
+    pub fn run(&self) -> Pins {
+        check::quiet_panics();
+        let values = (self.measure)();
+        assert_eq!(
+            values.len(),
+            self.figures.len(),
+            "job {} measured {} figures for {} keys",
+            self.name,
+            values.len(),
+            self.figures.len()
+        );
+        self.figures
+            .iter()
+            .zip(values)
+            .map(|(f, value)| {
+                (
+                    f.key.clone(),
+                    Pin {
+                        value,
+                        meaning: f.meaning.clone(),
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+/// A family's key: `cancel`, `dispose`, `identity`, `shell`, `acp`.
+fn family_key(f: Family) -> String {
+    let first = f.name().split(' ').next().unwrap_or_default();
+    first.to_lowercase()
+}
+
+fn registries() -> Job {
+    Job::new(
+        "registries",
+        vec![
+            figure("scenarios", "scenarios registered (`lifecycle list`)"),
+            figure(
+                "scenarios.coverage-gaps",
+                "scenarios that declare a measured sim-dfs coverage gap (`Scenario::coverage_gap`)",
+            ),
+            figure("rules", "rules of SPEC §2"),
+            figure(
+                "faults",
+                "switchable faults of SPEC §3 in the implementation",
+            ),
+            figure(
+                "model-faults",
+                "fault variants of the executable models (`lifecycle model`)",
+            ),
+        ],
+        || {
+            let gaps = scenarios::ALL.iter().filter(|s| s.coverage_gap.is_some());
+            vec![
+                scenarios::ALL.len() as u64,
+                gaps.count() as u64,
+                Rule::ALL.len() as u64,
+                Fault::ALL.len() as u64,
+                lifecycle_models::Fault::ALL.len() as u64,
+            ]
+        },
+    )
+}
+
+/// How many scenarios `check --tier pr` searches at each preemption
+/// bound: one key per bound in use (known from the registry, no run).
+fn pr_bounds() -> Job {
+    let bound_key = |b: Option<u32>| b.map_or("unbounded".to_string(), |b| b.to_string());
+    let bounds: std::collections::BTreeSet<Option<u32>> =
+        scenarios::ALL.iter().map(|s| s.bounds.dfs).collect();
+    let figures = bounds
+        .iter()
+        .map(|b| {
+            figure(
+                format!("scenarios.pr-bound.{}", bound_key(*b)),
+                match b {
+                    None => "scenarios sim-dfs exhausts unbounded in `check --tier pr`".into(),
+                    Some(n) => format!(
+                        "scenarios sim-dfs searches at preemption bound {n} in `check --tier pr`"
+                    ),
+                },
+            )
+        })
+        .collect();
+    Job::new("preemption bounds", figures, move || {
+        bounds
+            .iter()
+            .map(|b| scenarios::ALL.iter().filter(|s| s.bounds.dfs == *b).count() as u64)
+            .collect()
+    })
+}
+
+fn clause_table() -> Job {
+    let mut figures = vec![figure("clauses", "clauses of the rules of SPEC §2")];
+    for f in Family::ALL {
+        figures.push(figure(
+            format!("clauses.{}", family_key(f)),
+            format!("clauses of the {} rules", f.name()),
+        ));
+    }
+    figures.extend([
+        figure(
+            "clauses.exercises.scenario-goals",
+            "clause exercises that are a scenario goal (required by `check`)",
+        ),
+        figure(
+            "clauses.exercises.conformance-ops",
+            "clause exercises that are a conformance test operation",
+        ),
+        figure(
+            "clauses.exercises.tests",
+            "clause exercises that are an integration test",
+        ),
+    ]);
+    Job::new("clauses", figures, || {
+        let kinds = |f: fn(&Exercise) -> bool| {
+            CLAUSES
+                .iter()
+                .flat_map(|c| c.exercises)
+                .filter(|e| f(e))
+                .count() as u64
+        };
+        let mut v = vec![CLAUSES.len() as u64];
+        v.extend(clauses::counts(CLAUSES).into_iter().map(|(_, n)| n as u64));
+        v.extend([
+            kinds(|e| matches!(e, Exercise::Scenario { .. })),
+            kinds(|e| matches!(e, Exercise::Conformance { .. })),
+            kinds(|e| matches!(e, Exercise::Test { .. })),
+        ]);
+        v
+    })
+}
+
+fn task_counts(scenario: &'static Scenario) -> Job {
+    let name = scenario.name;
+    Job::new(
+        format!("tasks {name}"),
+        vec![
+            figure(
+                format!("tasks.{name}.all"),
+                format!("tasks of one {name} execution, main task and bystanders included (most over 4 seeds)"),
+            ),
+            figure(
+                format!("tasks.{name}.without-bystanders"),
+                format!("tasks of one {name} execution without bystanders: the threads loom needs"),
+            ),
+        ],
+        move || {
+            let t = tasks(scenario);
+            vec![t.all as u64, t.without_bystanders as u64]
+        },
+    )
+}
+
+fn sim_dfs(scenario: &'static Scenario) -> Job {
+    let name = scenario.name;
+    let bound = scenario
+        .bounds
+        .dfs
+        .map_or("unbounded".to_string(), |b| format!("preemption bound {b}"));
+    Job::new(
+        format!("sim-dfs {name}"),
+        vec![
+            figure(
+                format!("sim-dfs.{name}.schedules"),
+                format!("sim-dfs schedules of {name} in `check --tier pr` ({bound})"),
+            ),
+            figure(
+                format!("sim-dfs.{name}.views"),
+                format!("contract views sim-dfs reaches in {name} in `check --tier pr` ({bound})"),
+            ),
+        ],
+        move || {
+            let r = check::run(
+                Checker::SimDfs,
+                scenario,
+                Faults::none(),
+                &Budget::PR,
+                false,
+            );
+            vec![r.executions, r.distinct_outcomes]
+        },
+    )
+}
+
+fn dpor(scenario: &'static Scenario) -> Job {
+    let name = scenario.name;
+    Job::new(
+        format!("dpor {name}"),
+        vec![figure(
+            format!("dpor.{name}.schedules"),
+            format!("schedules of {name}, unbounded, source-DPOR and sleep sets, no forced branching at the top"),
+        )],
+        move || {
+            let opts = DfsOptions {
+                shrink: false,
+                ..DfsOptions::exhaustive(DPOR_CAP)
+            };
+            vec![explore_dfs(scenario, Faults::none(), &opts, false, &|_| {}).executions]
+        },
+    )
+}
+
+fn model(name: &'static str) -> Job {
+    let faults: Vec<lifecycle_models::Fault> = lifecycle_models::Fault::ALL
+        .into_iter()
+        .filter(|f| models::model_of(*f) == name)
+        .collect();
+    let mut figures = vec![
+        figure(
+            format!("model.{name}.unique"),
+            format!("unique states of the {name} model"),
+        ),
+        figure(
+            format!("model.{name}.depth"),
+            format!("depth of the {name} model's state space"),
+        ),
+        figure(
+            format!("model.{name}.properties"),
+            format!("properties of the {name} model"),
+        ),
+    ];
+    for f in &faults {
+        figures.push(figure(
+            format!("model-fault.{f}.counterexample"),
+            format!("actions of the shortest counterexample of {f} in the {name} model"),
+        ));
+        figures.push(figure(
+            format!("model-fault.{f}.unique"),
+            format!("unique states of the {name} model with {f}"),
+        ));
+    }
+    Job::new(format!("model {name}"), figures, move || {
+        let reports = models::run_models(&[name]);
+        let clean = reports
+            .iter()
+            .find(|r| r.fault.is_none())
+            .expect("the clean model");
+        let mut v = vec![
+            clean.result.unique,
+            u64::from(clean.result.max_depth),
+            clean.result.properties.len() as u64,
+        ];
+        for f in &faults {
+            let r = reports
+                .iter()
+                .find(|r| r.fault == Some(*f))
+                .expect("every fault variant of the model");
+            // Not caught: 0, which no counterexample has.
+            v.push(r.caught_by.as_ref().map_or(0, |c| c.1 as u64));
+            v.push(r.result.unique);
+        }
+        v
+    })
+}
+
+/// Every job, in the order `bench --pins` runs them (cheap ones first).
+pub fn jobs() -> Vec<Job> {
+    let mut jobs = vec![registries(), pr_bounds(), clause_table()];
+    jobs.extend(scenarios::ALL.iter().map(|s| task_counts(s)));
+    jobs.extend(MODELS.into_iter().map(model));
+    jobs.extend(
+        scenarios::ALL
+            .iter()
+            .filter(|s| s.bounds.dfs.is_none())
+            .map(|s| dpor(s)),
+    );
+    jobs.extend(scenarios::ALL.iter().map(|s| sim_dfs(s)));
+    jobs
+}
+
+/// Every key `bench --pins` measures, sorted, without measuring.
+pub fn keys() -> Vec<String> {
+    let mut keys: Vec<String> = jobs()
+        .into_iter()
+        .flat_map(|j| j.figures)
+        .map(|f| f.key)
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// Run `jobs`, calling `progress` with each job's name before it runs.
+pub fn measure(jobs: &[Job], progress: &dyn Fn(&str)) -> Pins {
+    let mut pins = Pins::new();
+    for job in jobs {
+        progress(&job.name);
+        pins.extend(job.run());
+    }
+    pins
+}
