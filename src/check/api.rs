@@ -31,17 +31,35 @@
 //! same from code.
 //!
 //! Checkers offered: `sim` (seeded portfolio), `dfs` (exhaustive at lock
-//! granularity, source-DPOR), `shuttle` (shuttle's random scheduler) and
-//! `tokio`. loom is not offered here: it runs in a worker process
-//! (`lifecycle loom-worker`) that only knows the built-in scenarios.
+//! granularity, source-DPOR), `loom` (every interleaving up to a preemption
+//! bound), `shuttle` (shuttle's random scheduler) and `tokio`.
+//!
+//! `loom` runs in the test's own process, as `loom::model` does (the CLI
+//! runs it in a worker process). It explores every interleaving up to the
+//! PR tier's preemption bound ([`Budget::PR`]`.loom_preemptions`, 3) for a
+//! closure of two threads, one less for each thread beyond two (at least
+//! 1), as the CLI's loom rows do; the threads are the closure's own plus one
+//! per task `rt::spawn` starts (every agent the rig creates runs its loop
+//! as one), counted on loom's first execution. loom models at most
+//! [`LOOM_MAX_THREADS`] (5) threads: a closure that starts more fails with
+//! rule `harness`. A deadlock (every task waiting, none able to wake
+//! another) aborts the test process: loom's unwinding from it reaches its
+//! torn-down execution; the failure and its replay line are printed first.
+//! loom runs the closure on a fixed 32 KiB stack, which unoptimised poll
+//! frames overflow: build the test profile with `opt-level = 1` at least,
+//! as this crate's `[profile.dev]` does.
 
 pub use crate::scenarios::rig::Rig;
 pub use crate::scenarios::{Goal, Match, Outcome};
 
+mod loom;
+
+pub use loom::LOOM_MAX_THREADS;
+
 use super::replay::ReplayLine;
 use super::{Budget, Checker, Report};
 use crate::faults::Faults;
-use crate::rt::{Backend, BoxFuture, Rt, ShuttleRt, SimRt, TokioRt};
+use crate::rt::{Backend, BoxFuture, LoomRt, Rt, ShuttleRt, SimRt, TokioRt};
 use crate::scenarios::{self, Bodies, Ctx, Scenario};
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -83,7 +101,7 @@ async fn run_closure<R: Rt>(ctx: Ctx) -> Outcome {
 const BODIES: Bodies = Bodies {
     sim: |ctx| Box::pin(run_closure::<SimRt>(ctx)),
     tokio: |ctx| Box::pin(run_closure::<TokioRt>(ctx)),
-    loom: |ctx| Box::pin(run_closure::<crate::rt::LoomRt>(ctx)),
+    loom: |ctx| Box::pin(run_closure::<LoomRt>(ctx)),
     shuttle: |ctx| Box::pin(run_closure::<ShuttleRt>(ctx)),
 };
 
@@ -183,6 +201,28 @@ impl RaceTest {
         self.check::<SimRt, _, _>(Checker::SimDfs, body)
     }
 
+    /// Explore every interleaving up to a preemption bound with loom, in
+    /// this process (see the module doc for the bound, the thread limit
+    /// and deadlocks). Every execution runs the rig's oracles and the closure's own
+    /// assertions; a panic of the closure is a failure of rule `panic` at
+    /// that execution, and its replay line (`exec=N,pb=B`) runs loom again
+    /// under the same bound up to execution `N` (loom's order is
+    /// deterministic for the same body and bound). `.executions(n)` stops
+    /// the search after `n` executions; the report says whether it was
+    /// exhausted, and its bound.
+    pub fn loom<F, Fut>(&self, body: F) -> Result<Report, Failure>
+    where
+        F: Fn(Arc<Rig<LoomRt>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let scenario = self.install::<LoomRt, _, _>(body);
+        if let Some(line) = self.env_line(Checker::Loom) {
+            return self.replay_env(scenario, Checker::Loom, line);
+        }
+        let report = loom::explore(self, scenario)?;
+        self.verdict(Checker::Loom, report)
+    }
+
     /// Explore with shuttle's random scheduler.
     pub fn shuttle<F, Fut>(&self, body: F) -> Result<Report, Failure>
     where
@@ -201,7 +241,8 @@ impl RaceTest {
         self.check::<TokioRt, _, _>(Checker::Tokio, body)
     }
 
-    /// Replay one line this test printed, with the same closure.
+    /// Replay one line this test printed, with the same closure (a `loom`
+    /// line needs the closure on [`LoomRt`]).
     pub fn replay<R: Rt, F, Fut>(&self, line: &str, body: F) -> Result<(), Failure>
     where
         F: Fn(Arc<Rig<R>>) -> Fut + Send + Sync + 'static,
@@ -212,8 +253,17 @@ impl RaceTest {
         if parsed.scenario.name != scenario.name {
             return Err(self.bad_line(line, "it names another test"));
         }
-        let replayed = parsed.replay().map_err(|e| self.bad_line(line, &e.0))?;
-        match replayed.outcome.violations.first() {
+        match (parsed.checker == Checker::Loom, R::BACKEND == Backend::Loom) {
+            (true, false) => {
+                return Err(self.bad_line(line, "a loom line needs a closure on LoomRt"))
+            }
+            (false, true) => {
+                return Err(self.bad_line(line, "a closure on LoomRt replays loom lines only"))
+            }
+            _ => {}
+        }
+        let outcome = self.replayed(&parsed, line)?;
+        match outcome.violations.first() {
             None => Ok(()),
             Some(v) => Err(Failure {
                 test: self.name,
@@ -223,6 +273,48 @@ impl RaceTest {
                 replay: line.to_string(),
             }),
         }
+    }
+
+    /// The outcome of the one execution `parsed` names: loom's in this
+    /// process (the `replay` command's worker knows only the built-in
+    /// scenarios), the others' as `lifecycle replay` runs them.
+    fn replayed(&self, parsed: &ReplayLine, line: &str) -> Result<Outcome, Failure> {
+        if parsed.checker == Checker::Loom {
+            return loom::replay(self, parsed, line);
+        }
+        let replayed = parsed.replay().map_err(|e| self.bad_line(line, &e.0))?;
+        Ok(replayed.outcome)
+    }
+
+    /// The line of [`REPLAY_ENV`], if it names this test and `checker`.
+    fn env_line(&self, checker: Checker) -> Option<String> {
+        let line = std::env::var(REPLAY_ENV).ok()?;
+        line.contains(&format!(":{}:{checker}:", self.name))
+            .then_some(line)
+    }
+
+    /// Replay the line of [`REPLAY_ENV`]: the one execution it names, and
+    /// nothing else.
+    fn replay_env(
+        &self,
+        scenario: &'static Scenario,
+        checker: Checker,
+        line: String,
+    ) -> Result<Report, Failure> {
+        let parsed = ReplayLine::parse(&line).map_err(|e| self.bad_line(&line, &e.0))?;
+        let outcome = self.replayed(&parsed, &line)?;
+        if let Some(v) = outcome.violations.first() {
+            return Err(Failure {
+                test: self.name,
+                checker: checker.name(),
+                rule: v.rule.name(),
+                message: v.message.clone(),
+                replay: line,
+            });
+        }
+        let mut tally = super::Tally::new(scenario, checker, self.faults);
+        tally.add(&outcome, || line.clone());
+        Ok(tally.finish())
     }
 
     fn bad_line(&self, line: &str, why: &str) -> Failure {
@@ -256,26 +348,16 @@ impl RaceTest {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let scenario = self.install::<R, _, _>(body);
-        if let Ok(line) = std::env::var(REPLAY_ENV) {
-            if line.contains(&format!(":{}:{checker}:", self.name)) {
-                let parsed = ReplayLine::parse(&line).map_err(|e| self.bad_line(&line, &e.0))?;
-                let replayed = parsed.replay().map_err(|e| self.bad_line(&line, &e.0))?;
-                if let Some(v) = replayed.outcome.violations.first() {
-                    return Err(Failure {
-                        test: self.name,
-                        checker: checker.name(),
-                        rule: v.rule.name(),
-                        message: v.message.clone(),
-                        replay: line,
-                    });
-                }
-                // The one execution the line names, and nothing else.
-                let mut tally = super::Tally::new(scenario, checker, self.faults);
-                tally.add(&replayed.outcome, || line.clone());
-                return Ok(tally.finish());
-            }
+        if let Some(line) = self.env_line(checker) {
+            return self.replay_env(scenario, checker, line);
         }
         let report = super::run(checker, scenario, self.faults, &self.budget, true);
+        self.verdict(checker, report)
+    }
+
+    /// A checker's report as the test's result: its first violation, its
+    /// own error, or goals it never reached are a [`Failure`].
+    fn verdict(&self, checker: Checker, report: Report) -> Result<Report, Failure> {
         if let Some(found) = report.violations.first() {
             return Err(Failure {
                 test: self.name,
@@ -285,16 +367,10 @@ impl RaceTest {
                 replay: found.shrunk.clone().unwrap_or_else(|| found.replay.clone()),
             });
         }
-        if let Some(e) = &report.error {
-            return Err(Failure {
-                test: self.name,
-                checker: checker.name(),
-                rule: "harness",
-                message: e.clone(),
-                replay: String::new(),
-            });
-        }
-        if !report.unreached.is_empty() && checker.requires_goals() {
+        // `judge` words unreached goals as the report's error too: they are
+        // rule `goal` unless the checker itself failed or ran nothing.
+        let explored = report.cause.is_none() && report.executions > 0;
+        if !report.unreached.is_empty() && explored && checker.requires_goals() {
             return Err(Failure {
                 test: self.name,
                 checker: checker.name(),
@@ -304,6 +380,15 @@ impl RaceTest {
                     report.executions,
                     report.unreached.join(", ")
                 ),
+                replay: String::new(),
+            });
+        }
+        if let Some(e) = &report.error {
+            return Err(Failure {
+                test: self.name,
+                checker: checker.name(),
+                rule: "harness",
+                message: e.clone(),
                 replay: String::new(),
             });
         }
