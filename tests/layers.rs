@@ -418,9 +418,33 @@ fn violations(files: &BTreeMap<String, String>) -> Vec<String> {
     errors
 }
 
+/// The sources of `check/x/` (the submodules of `check/x.rs`), folded
+/// into `x`'s: their `super::super::` is `check`'s `super::`, and their
+/// `super::` is `x` itself, so it is renamed out of the analysis.
+fn submodule_sources(dir: &Path) -> String {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .expect("submodule dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    paths.sort();
+    let mut out = String::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).expect("read");
+        let text = text
+            .replace("super::super::", "\u{1}")
+            .replace("super::", "parent_module::")
+            .replace('\u{1}', "super::");
+        out.push('\n');
+        out.push_str(&text);
+    }
+    out
+}
+
 fn check_sources() -> BTreeMap<String, String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/check");
     let mut files = BTreeMap::new();
+    let mut subdirs = Vec::new();
     for entry in std::fs::read_dir(&dir).expect("src/check") {
         let path = entry.expect("entry").path();
         let name = path
@@ -435,11 +459,20 @@ fn check_sources() -> BTreeMap<String, String> {
                     std::fs::read_to_string(&path).expect("read"),
                 );
             }
-            // A directory (`check/x/mod.rs`) is a file without a layer too.
+            // `check/x/` beside `check/x.rs`: x's submodules, at x's layer.
+            _ if path.is_dir() && dir.join(format!("{name}.rs")).is_file() => {
+                subdirs.push((name, path));
+            }
+            // Any other directory (`check/x/mod.rs`) is a file without a
+            // layer.
             _ => {
                 files.insert(name, String::new());
             }
         }
+    }
+    for (name, path) in subdirs {
+        let folded = submodule_sources(&path);
+        files.get_mut(&name).expect("x.rs").push_str(&folded);
     }
     files
 }

@@ -436,6 +436,21 @@ impl ReplayLine {
         }
     }
 
+    /// The same line with another payload of its checker's kind (the
+    /// fingerprint is kept, not computed again).
+    pub fn with_payload(&self, payload: Payload) -> Self {
+        debug_assert!(
+            payload.fits(self.checker),
+            "{payload} on a {} line",
+            self.checker
+        );
+        ReplayLine {
+            text: payload.to_string(),
+            payload,
+            ..self.clone()
+        }
+    }
+
     /// A simulator line: the run's value-stream seed and plan.
     pub fn sim(
         scenario: &'static Scenario,

@@ -84,11 +84,9 @@ struct Running {
 
 /// The replay line of execution `exec` under bound `pb`.
 fn line_of(template: &ReplayLine, exec: u64, pb: usize) -> String {
-    ReplayLine {
-        payload: format!("exec={exec},pb={pb}"),
-        ..template.clone()
-    }
-    .to_string()
+    template
+        .with_payload(Payload::Loom { exec, pb })
+        .to_string()
 }
 
 thread_local! {
@@ -324,7 +322,12 @@ pub(super) fn explore(test: &RaceTest, scenario: &'static Scenario) -> Result<Re
     let mut tally = Tally::new(scenario, Checker::Loom, faults);
     // The line's fingerprint runs the simulator: made here, not on loom's
     // stack.
-    let template = ReplayLine::new(scenario, Checker::Loom, faults, String::new());
+    let template = ReplayLine::new(
+        scenario,
+        Checker::Loom,
+        faults,
+        Payload::Loom { exec: 0, pb: 0 },
+    );
     let threads = threads(test.name, &template);
     let pb = bound(test.budget.loom_preemptions, threads, scenario);
     let cap = test.budget.loom_executions;
@@ -365,7 +368,7 @@ pub(super) fn explore(test: &RaceTest, scenario: &'static Scenario) -> Result<Re
 /// The outcome of the execution a loom line names: loom's model run again
 /// under the line's bound, up to that execution.
 pub(super) fn replay(test: &RaceTest, parsed: &ReplayLine, line: &str) -> Result<Outcome, Failure> {
-    let Ok(Payload::Loom { exec, pb }) = parsed.payload() else {
+    let &Payload::Loom { exec, pb } = parsed.payload() else {
         return Err(test.bad_line(line, "not a loom line"));
     };
     let found = Arc::new(Mutex::new(None));
