@@ -134,6 +134,15 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
                 format!("dispose of {who} was called but no teardown ran"),
             ));
         }
+        // A teardown starts only inside a dispose call (the first caller's);
+        // one with no call recorded means the calls went unobserved, and
+        // every D1 check of who returned when would pass on no evidence.
+        if t.calls == 0 && !t.began.is_empty() {
+            v.push(Violation::new(
+                Rule::D1,
+                format!("teardown of {who} began with no dispose call recorded"),
+            ));
+        }
         let done_at = t.done.first().copied();
         for (at, by) in &t.returned {
             if done_at.is_none_or(|d| *at < d) {

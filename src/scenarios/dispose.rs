@@ -16,6 +16,7 @@ use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use crate::session_log::Entry;
+use crate::world::WorldEvent;
 use std::sync::Arc;
 
 const CONCURRENT_DISPOSE_GOALS: &[Goal] = &[
@@ -103,13 +104,30 @@ pub async fn concurrent_dispose<R: Rt>(ctx: Ctx) -> Outcome {
         by_idle = by.agent.when_idle().await;
         x_fate = fate(&by.agent.journal(), 0);
     }
-    let own = vec![(
+    let mut own = vec![(
         x_fate == PromptFate::COMPLETED && by_idle == Idle::Quiescent,
         Violation::new(
             Rule::D5,
             format!("disposing a left the bystander b's turn `{x_fate}`, idle {by_idle:?}"),
         ),
     )];
+    // Every handle caller has returned here, as this task saw: the world
+    // oracle's D1 order check needs each return observed, or it passes on
+    // no evidence.
+    let events = rig.world.events();
+    for i in 1..super::width() {
+        let who = format!("handle-{i}");
+        let seen = events.iter().any(
+            |e| matches!(e, WorldEvent::DisposeReturned { id, by, .. } if id == "a" && *by == who),
+        );
+        own.push((
+            seen,
+            Violation::new(
+                Rule::D1,
+                format!("dispose caller {who} returned but no return of it was observed"),
+            ),
+        ));
+    }
     keeper.unload().await;
     let label = format!("A:{}", fate(&h.agent.journal(), 0));
     rig.finish(label, own)
