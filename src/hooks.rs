@@ -70,11 +70,6 @@ impl<R: Rt> Hooks<R> {
         self.faults
     }
 
-    /// The observer, if there is one.
-    pub fn world(&self) -> Option<&Arc<World<R>>> {
-        self.world.as_ref()
-    }
-
     /// Tell the observer `event` (nothing without one).
     pub fn record(&self, event: WorldEvent) {
         if let Some(world) = &self.world {

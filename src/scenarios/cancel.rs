@@ -19,11 +19,6 @@ fn shown(fate: Option<PromptFate>) -> String {
     fate.map_or_else(|| "none".into(), |f| f.to_string())
 }
 
-/// What became of prompt `p` (see [`PromptFate`]).
-pub(crate) fn fate(journal: &[Record], p: PromptId) -> PromptFate {
-    PromptFate::of(journal, p)
-}
-
 /// Whether `p`'s turn was active (started, not ended) when cancel call
 /// `call` was entered.
 pub(crate) fn active_at_call(journal: &[Record], p: PromptId, call: u64) -> bool {
@@ -126,12 +121,12 @@ pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
     if let (Some(by), Some(x)) = (by, x) {
         by.agent.when_idle().await;
         by.stop().await;
-        x_fate = fate(&by.agent.journal(), x);
+        x_fate = PromptFate::of(&by.agent.journal(), x);
         bystander = Some((by.agent.journal(), by.agent.durable_log()));
     }
     let journal = agent.journal();
-    let a_fate = fate(&journal, a);
-    let b_fate = fate(&journal, b);
+    let a_fate = PromptFate::of(&journal, a);
+    let b_fate = PromptFate::of(&journal, b);
     let a_ran_first = started_before_cancel(&journal, a, 0);
     let own = vec![
         (
@@ -235,7 +230,7 @@ pub async fn cancel_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
         } if *prompt == a => Some((*reason, *cause)),
         _ => None,
     });
-    let a_fate = fate(&journal, a);
+    let a_fate = PromptFate::of(&journal, a);
     // On the model checkers a step is only a yield, so A may finish before
     // the cancel lands; the turn-specific checks apply when it did not.
     let active = active_at_call(&journal, a, 0);
@@ -249,8 +244,8 @@ pub async fn cancel_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
             Violation::new(Rule::C3, format!("turn A cancelled mid-turn ended {a_end:?}, expected aborted by the first cause (parent)")),
         ),
         (
-            !active || fate(&journal, tail) == PromptFate::ClearedInQueue,
-            Violation::new(Rule::C2, format!("queued tail ended `{}`, expected cleared", fate(&journal, tail))),
+            !active || PromptFate::of(&journal, tail) == PromptFate::ClearedInQueue,
+            Violation::new(Rule::C2, format!("queued tail ended `{}`, expected cleared", PromptFate::of(&journal, tail))),
         ),
     ];
     let label = format!("A:{a_fate} second-cancel:{second:?}");
@@ -300,7 +295,7 @@ pub async fn observer_queues_during_cancel<R: Rt>(ctx: Ctx) -> Outcome {
     h.stop().await;
     let journal = agent.journal();
     let obs = queued_by_observer.with(|s| *s);
-    let obs_fate = obs.map(|p| fate(&journal, p));
+    let obs_fate = obs.map(|p| PromptFate::of(&journal, p));
     let panicked = journal
         .iter()
         .any(|r| matches!(&r.event, Event::ObserverPanicked { message, .. } if message == super::OBSERVER_PANIC));
@@ -333,7 +328,7 @@ pub async fn observer_queues_during_cancel<R: Rt>(ctx: Ctx) -> Outcome {
     let label = if effective {
         format!(
             "A:{} observer-prompt:{}",
-            fate(&journal, a),
+            PromptFate::of(&journal, a),
             shown(obs_fate)
         )
     } else {
@@ -379,6 +374,10 @@ pub async fn cancel_drops_steering<R: Rt>(ctx: Ctx) -> Outcome {
     agent.when_idle().await;
     h.stop().await;
     let journal = agent.journal();
-    let label = format!("A:{} B:{}", fate(&journal, a), fate(&journal, b));
+    let label = format!(
+        "A:{} B:{}",
+        PromptFate::of(&journal, a),
+        PromptFate::of(&journal, b)
+    );
     Outcome::checked(journal, &agent.durable_log(), label, Vec::new())
 }

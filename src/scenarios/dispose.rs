@@ -2,7 +2,6 @@
 //! `owner-unload-vs-handle-dispose`, `provider-unload`,
 //! `disposed-listener-panics`, `cancel-then-dispose`.
 
-use super::cancel::fate;
 use super::fate::PromptFate;
 use super::goals::*;
 use super::rig::{Rig, LISTENER_PANIC};
@@ -102,7 +101,7 @@ pub async fn concurrent_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     let (mut by_idle, mut x_fate) = (Idle::Quiescent, PromptFate::COMPLETED);
     if let Some(by) = &by {
         by_idle = by.agent.when_idle().await;
-        x_fate = fate(&by.agent.journal(), 0);
+        x_fate = PromptFate::of(&by.agent.journal(), 0);
     }
     let mut own = vec![(
         x_fate == PromptFate::COMPLETED && by_idle == Idle::Quiescent,
@@ -129,7 +128,7 @@ pub async fn concurrent_dispose<R: Rt>(ctx: Ctx) -> Outcome {
         ));
     }
     keeper.unload().await;
-    let label = format!("A:{}", fate(&h.agent.journal(), 0));
+    let label = format!("A:{}", PromptFate::of(&h.agent.journal(), 0));
     rig.finish(label, own)
 }
 
@@ -206,7 +205,7 @@ pub async fn dispose_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
             Violation::new(Rule::D3, format!("reloaded log of a: turn A ends {end:?}")),
         ),
         (
-            fate(&journal, a) != PromptFate::Ended(EndReason::Disposed)
+            PromptFate::of(&journal, a) != PromptFate::Ended(EndReason::Disposed)
                 || end == Some(EndReason::Disposed),
             Violation::new(
                 Rule::D3,
@@ -214,7 +213,11 @@ pub async fn dispose_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
             ),
         ),
     ];
-    let label = format!("A:{} tail:{}", fate(&journal, a), fate(&journal, tail));
+    let label = format!(
+        "A:{} tail:{}",
+        PromptFate::of(&journal, a),
+        PromptFate::of(&journal, tail)
+    );
     rig.finish(label, own)
 }
 
@@ -253,7 +256,7 @@ pub async fn owner_unload_vs_handle_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     let by_handle = rt::spawn::<R, ()>("handle-dispose", async move { h2.dispose().await });
     owner.unload().await;
     by_handle.join().await;
-    let label = format!("A:{}", fate(&h.agent.journal(), 0));
+    let label = format!("A:{}", PromptFate::of(&h.agent.journal(), 0));
     rig.finish(label, Vec::new())
 }
 
@@ -371,7 +374,7 @@ pub async fn disposed_listener_panics<R: Rt>(ctx: Ctx) -> Outcome {
     let b_session = rig.store.sessions() == vec![("b".to_string(), b.serial())];
     let b_prompt = b.agent.send(spec("B", 1)).expect("send B");
     let b_idle = b.agent.when_idle().await;
-    let b_fate = fate(&b.agent.journal(), b_prompt);
+    let b_fate = PromptFate::of(&b.agent.journal(), b_prompt);
     let own = vec![
         (
             b_registered,
@@ -437,7 +440,7 @@ pub async fn cancel_then_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     h.agent.started(a).await;
     let _ = h.agent.cancel(Cause::User);
     h.dispose().await;
-    let label = format!("A:{}", fate(&h.agent.journal(), a));
+    let label = format!("A:{}", PromptFate::of(&h.agent.journal(), a));
     owner.unload().await;
     rig.finish(label, Vec::new())
 }

@@ -1,7 +1,7 @@
 //! Identity scenarios: `same-id-create-race`, `create-during-owner-unload`,
 //! `id-reuse-after-detach`.
 
-use super::cancel::fate;
+use super::fate::PromptFate;
 use super::goals::*;
 use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
@@ -265,7 +265,7 @@ pub async fn id_reuse_after_detach<R: Rt>(ctx: Ctx) -> Outcome {
         ));
         let p = b.agent.send(spec("B", 1)).expect("send B");
         b.agent.when_idle().await;
-        label = format!("B:{}", fate(&b.agent.journal(), p));
+        label = format!("B:{}", PromptFate::of(&b.agent.journal(), p));
         b.dispose().await;
     }
     let a_done_before_b = rig

@@ -1,7 +1,6 @@
 //! Scenarios about idleness: `idle-cancel-then-prompt`, `when-idle-waiters`,
 //! `dropped-when-idle`.
 
-use super::cancel::fate;
 use super::fate::PromptFate;
 use super::goals::*;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
@@ -60,7 +59,7 @@ pub async fn idle_cancel_then_prompt<R: Rt>(ctx: Ctx) -> Outcome {
             Event::CancelRequested { .. } | Event::Cleared { .. }
         )
     });
-    let b_fate = fate(&journal, b);
+    let b_fate = PromptFate::of(&journal, b);
     let own = vec![
         (
             cancelled == CancelOutcome::Idle && !emitted,
@@ -74,7 +73,7 @@ pub async fn idle_cancel_then_prompt<R: Rt>(ctx: Ctx) -> Outcome {
             ),
         ),
     ];
-    let label = format!("A:{} B:{b_fate}", fate(&journal, a));
+    let label = format!("A:{} B:{b_fate}", PromptFate::of(&journal, a));
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }
 
@@ -125,7 +124,7 @@ pub async fn when_idle_waiters<R: Rt>(ctx: Ctx) -> Outcome {
     let watcher = agent.clone();
     let late = rt::spawn::<R, _>("late-waiter", async move {
         let idle = late.await;
-        (idle, fate(&watcher.journal(), b))
+        (idle, PromptFate::of(&watcher.journal(), b))
     });
     let early_result = early.await;
     let (late, b_done_at_late) = late.join().await;
@@ -203,7 +202,7 @@ pub async fn dropped_when_idle<R: Rt>(ctx: Ctx) -> Outcome {
         None => "dropped",
     };
     let late = agent.when_idle().await;
-    let a_fate = fate(&agent.journal(), a);
+    let a_fate = PromptFate::of(&agent.journal(), a);
     h.stop().await;
     let journal = agent.journal();
     let own = vec![(
