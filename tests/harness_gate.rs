@@ -3,6 +3,11 @@
 //! `sim-dfs` (at its PR bound, capped) and shuttle-pct at small budgets.
 //! A mutant survives only if all of them pass.
 //!
+//! The runs are spread over one worker thread per core, and the gate stops
+//! at the first failure: a mutant is caught by one violation, and the rest
+//! of the runs would only cost time. The failure names the rule, the
+//! scenario, the checker and the replay line.
+//!
 //! Plain `cargo test` skips it (`#[ignore]`): the full suite covers the
 //! same ground with larger budgets. cargo-mutants passes
 //! `--include-ignored`; by hand: `cargo test --test harness_gate --
@@ -10,7 +15,10 @@
 
 mod common;
 
-use agent_lifecycle::check::{self, Budget, Checker};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use agent_lifecycle::check::{self, Budget, Checker, Report};
 use agent_lifecycle::faults::Faults;
 use agent_lifecycle::scenarios;
 
@@ -21,21 +29,61 @@ const GATE: Budget = Budget {
     ..common::TEST_BUDGET
 };
 
+const CHECKERS: [Checker; 3] = [Checker::Sim, Checker::SimDfs, Checker::ShuttlePct];
+
 #[test]
 #[ignore = "the cargo-mutants gate; the full suite covers it with larger budgets"]
 fn every_scenario_passes_the_gate() {
     common::setup();
-    let mut failed = Vec::new();
-    for scenario in scenarios::ALL {
-        for checker in [Checker::Sim, Checker::SimDfs, Checker::ShuttlePct] {
-            let r = check::run(checker, scenario, Faults::none(), &GATE, true);
-            if !r.violations.is_empty() {
-                failed.push(format!(
-                    "{} on {}: {} ({})",
-                    r.scenario, r.checker, r.violations[0].rule, r.violations[0].message
-                ));
-            }
+    let jobs: Vec<_> = scenarios::ALL
+        .iter()
+        .flat_map(|s| CHECKERS.map(|c| (c, *s)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let failed = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(&(checker, scenario)) = jobs.get(next.fetch_add(1, Ordering::Relaxed))
+                    else {
+                        break;
+                    };
+                    let r = check::run(checker, scenario, Faults::none(), &GATE, true);
+                    // A violation, or the checker's own error (nothing
+                    // explored, a crash). Goals are not judged: these
+                    // budgets are too small to reach all of them.
+                    if !r.violations.is_empty() || (r.error.is_some() && r.unreached.is_empty()) {
+                        stop.store(true, Ordering::Relaxed);
+                        failed.lock().unwrap().push(failure(&r));
+                    }
+                }
+            });
         }
+    });
+    let failed = failed.into_inner().unwrap();
+    assert!(
+        failed.is_empty(),
+        "the harness gate stopped at its first failure:\n{}",
+        failed.join("\n")
+    );
+}
+
+/// One line: the rule (or the checker's error), the scenario, the checker
+/// and the replay line.
+fn failure(r: &Report) -> String {
+    match r.violations.first() {
+        Some(v) => format!(
+            "{} on {}: {} ({}); replay: {}",
+            r.scenario, r.checker, v.rule, v.message, v.replay
+        ),
+        None => format!(
+            "{} on {}: {}",
+            r.scenario,
+            r.checker,
+            r.error.as_deref().unwrap_or("failed")
+        ),
     }
-    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
