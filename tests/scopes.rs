@@ -104,3 +104,54 @@ fn admission_is_refused_by_an_unloading_scope_and_runs_nothing() {
         assert!(!ran, "a refused admission does not run its publication");
     });
 }
+
+/// A scope lets go of the effects whose teardown finished on their own
+/// (a handle's `dispose()`), at its next `add` or admission: a session
+/// that creates and disposes agents for hours must not keep every one of
+/// them alive. Observed from outside: the test's own `Arc` is the last one
+/// left.
+#[test]
+fn a_scope_drops_the_effects_that_finished_at_its_next_add() {
+    run(async {
+        let count = Arc::new(Count::default());
+        let scope = Scope::<SimRt>::new("owner", None);
+        let first = effect("first", &count);
+        let live = effect("live", &count);
+        assert!(scope.add(first.clone()));
+        assert!(scope.add(live.clone()));
+        assert_eq!(Arc::strong_count(&first), 2, "the scope holds it");
+        first.dispose("handle").await;
+        assert!(first.is_done());
+        assert!(!live.is_done());
+        assert!(scope.add(effect("next", &count)));
+        assert_eq!(
+            Arc::strong_count(&first),
+            1,
+            "the finished effect is let go at the next add"
+        );
+        assert_eq!(Arc::strong_count(&live), 2, "a live effect is kept");
+        let admitted = effect("admitted", &count);
+        live.dispose("handle").await;
+        assert_eq!(
+            scope.admit(&[admitted.clone()], || Admission::Admitted),
+            Admission::Admitted
+        );
+        assert_eq!(Arc::strong_count(&live), 1, "and at the next admission");
+        scope.unload().await;
+        // first and live ran once each, by their handles; next and admitted
+        // by the unload.
+        assert_eq!(count.0.load(Ordering::SeqCst), 4);
+    });
+}
+
+#[test]
+fn scopes_and_effects_keep_their_names() {
+    let count = Arc::new(Count::default());
+    let parent = Scope::<SimRt>::new("session s1", None);
+    assert_eq!(parent.name(), "session s1");
+    assert_eq!(
+        parent.child("agent a#1").expect("active").name(),
+        "agent a#1"
+    );
+    assert_eq!(effect("agent a#1", &count).name(), "agent a#1");
+}

@@ -8,7 +8,7 @@
 //! in groups of their own: its orphan reaper (`src/shell/reaper.rs`) kills
 //! them when the server dies.
 //!
-//! Every read waits at most [`AcpServer::patience`] (60 s unless set), so
+//! Every read waits at most [`AcpServer::patience`] (20 s unless set), so
 //! a silent server fails the test instead of hanging it.
 
 use serde_json::{json, Value};
@@ -21,7 +21,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// How long any one line may take unless a test sets its own patience.
-pub const PATIENCE: Duration = Duration::from_secs(60);
+pub const PATIENCE: Duration = Duration::from_secs(20);
 
 /// `lifecycle acp --sessions DIR` on pipes, read by a thread.
 pub struct AcpServer {
