@@ -133,7 +133,7 @@ fn a_scope_drops_the_effects_that_finished_at_its_next_add() {
         let admitted = effect("admitted", &count);
         live.dispose("handle").await;
         assert_eq!(
-            scope.admit(&[admitted.clone()], || Admission::Admitted),
+            scope.admit(std::slice::from_ref(&admitted), || Admission::Admitted),
             Admission::Admitted
         );
         assert_eq!(Arc::strong_count(&live), 1, "and at the next admission");
