@@ -15,6 +15,7 @@ use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use crate::session_log::Entry;
+use crate::store::Listener;
 use crate::world::WorldEvent;
 use std::sync::Arc;
 
@@ -359,10 +360,28 @@ pub async fn disposed_listener_panics<R: Rt>(ctx: Ctx) -> Outcome {
         faults, durable, ..
     } = ctx;
     let rig = Rig::<R>::new(faults, durable);
-    rig.registry
-        .on_disposed(Arc::new(|_| std::panic::panic_any(LISTENER_PANIC)));
-    rig.store
-        .on_disposed(Arc::new(|_| std::panic::panic_any(LISTENER_PANIC)));
+    // Each listener notes the id it was given, then panics: a listener
+    // that was never registered, or never called, would make "the panic
+    // was contained" vacuous. Observed from the listener's side, through a
+    // std mutex: not a scheduling point, so the explored schedules (and
+    // their pinned counts) are those of the code under test alone.
+    let heard_by_registry = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let heard_by_store = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    for (heard, on_registry) in [(&heard_by_registry, true), (&heard_by_store, false)] {
+        let heard = heard.clone();
+        let listener: Listener = Arc::new(move |id: &str| {
+            heard
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(id.to_string());
+            std::panic::panic_any(LISTENER_PANIC)
+        });
+        if on_registry {
+            rig.registry.on_disposed(listener);
+        } else {
+            rig.store.on_disposed(listener);
+        }
+    }
     let owner = rig.owner("owner");
     let a = rig.provider.create("a", &owner).await.expect("create a");
     let b = rig.provider.create("b", &owner).await.expect("create b");
@@ -370,12 +389,29 @@ pub async fn disposed_listener_panics<R: Rt>(ctx: Ctx) -> Outcome {
     rig.track(&b.agent, b.serial());
     a.agent.send(spec("A", 1)).expect("send A");
     a.dispose().await;
+    let heard =
+        |h: &std::sync::Mutex<Vec<String>>| h.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let (by_registry, by_store) = (heard(&heard_by_registry), heard(&heard_by_store));
     let b_registered = rig.registry.entries() == vec![("b".to_string(), b.serial())];
     let b_session = rig.store.sessions() == vec![("b".to_string(), b.serial())];
     let b_prompt = b.agent.send(spec("B", 1)).expect("send B");
     let b_idle = b.agent.when_idle().await;
     let b_fate = PromptFate::of(&b.agent.journal(), b_prompt);
     let own = vec![
+        (
+            by_registry == ["a"],
+            Violation::new(
+                Rule::D4,
+                format!("the agent/disposed listener heard {by_registry:?} by a's disposal, not [\"a\"]"),
+            ),
+        ),
+        (
+            by_store == ["a"],
+            Violation::new(
+                Rule::D4,
+                format!("the session/disposed listener heard {by_store:?} by a's disposal, not [\"a\"]"),
+            ),
+        ),
         (
             b_registered,
             Violation::new(
