@@ -74,15 +74,27 @@ fn a9_content_blocks_the_agent_does_not_take_are_refused() {
     assert_eq!(prompts["embeddedContext"], true, "{init}");
     assert_eq!(prompts["image"], false, "{init}");
     let id = server.new_session();
+    // Each refusal names the block and its kind.
     let refused = [
-        json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
-        json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}),
-        json!({"type": "resource", "resource": {"uri": "file:///x.bin", "blob": "AAEC"}}),
+        (
+            json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+            "prompt block 1 is an image",
+        ),
+        (
+            json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}),
+            "prompt block 1 is audio",
+        ),
+        (
+            json!({"type": "resource", "resource": {"uri": "file:///x.bin", "blob": "AAEC"}}),
+            "prompt block 1 is a binary embedded resource",
+        ),
     ];
-    for block in refused {
+    for (block, why) in refused {
         let params = json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}, block]});
         let (answer, updates) = server.ask_with_updates("session/prompt", params);
         assert_eq!(error_code(&answer), Some(-32602), "{block}: {answer}");
+        let data = answer["error"]["data"].as_str().unwrap_or_default();
+        assert!(data.contains(why), "{block}: {answer} does not say {why:?}");
         assert!(agent_texts(&updates).is_empty(), "nothing ran: {updates:?}");
     }
     let resource = json!({"type": "resource", "resource": {
@@ -177,5 +189,23 @@ fn a9_an_id_of_any_length_is_served_and_nothing_is_created_for_an_unknown_one() 
     }
     let files = std::fs::read_dir(sessions.path()).unwrap().count();
     assert_eq!(files, 0, "an unknown id creates nothing");
+    server.close();
+}
+
+/// Each turn runs its own text, even when a new turn's text is the same
+/// length as the last one's and the allocator gives it the last one's
+/// address (the responder caches a turn's parsed script by address and
+/// length, and must parse afresh at every turn's first step).
+#[test]
+fn every_turn_runs_its_own_text_not_a_cached_one() {
+    let sessions = tempfile::tempdir().unwrap();
+    let mut server = AcpServer::start(sessions.path());
+    let id = server.new_session();
+    for n in 0..40 {
+        let text = format!("turn {n:03}");
+        let (answer, updates) = server.prompt(&id, &text);
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        assert_eq!(agent_texts(&updates), [format!("echo: {text}")], "turn {n}");
+    }
     server.close();
 }
