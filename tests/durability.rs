@@ -228,6 +228,9 @@ fn crash_image_tears_only_unsynced_bytes() {
     let disk = MemoryDurable::<TokioRt>::recording();
     disk.write("s", &[rec(1, 0)]).expect("write");
     disk.sync("s").expect("sync");
+    let synced = disk.crash_image();
+    assert!(!synced.has_unsynced(), "every byte written was synced");
+    assert_eq!(synced.tears(), vec![Tear::DropUnsynced]);
     disk.write("s", &[rec(1, 1), rec(1, 2)]).expect("write");
     let image = disk.crash_image();
     assert!(image.has_unsynced());

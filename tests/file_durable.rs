@@ -167,6 +167,11 @@ fn a9_an_empty_log_exists_hashed_or_not() {
     let (_dir, d) = fresh();
     for id in ["short".to_string(), "l".repeat(500)] {
         assert!(!d.exists(&id).expect("exists"));
+        // A session with no log yet loads as an empty one, not an error;
+        // syncing it is a no-op.
+        assert_log(&d, &id, &[]);
+        d.sync(&id).expect("sync of no log");
+        assert!(!d.exists(&id).expect("exists"), "loading created nothing");
         append(&d, &id, &[]);
         assert!(d.exists(&id).expect("exists"));
         assert_log(&d, &id, &[]);
