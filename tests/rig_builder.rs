@@ -61,3 +61,38 @@ fn the_builder_wires_faults_through() {
     assert!(rig.faults.has(Fault::M9));
     assert!(rig.bridge.is_none() && rig.tool_bash.is_none());
 }
+
+/// `Agent::done` resolves when the agent's loop has exited, which is after
+/// its disposal and not before: a live agent's `done()` is still pending.
+#[test]
+fn an_agents_done_resolves_after_its_disposal_and_not_before() {
+    use agent_lifecycle::journal::Event;
+    use futures::FutureExt;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let rig = Rig::<TokioRt>::builder().build();
+        let owner = rig.owner("owner");
+        let a = rig.provider.create("a", &owner).await.expect("create a");
+        let agent = a.agent.clone();
+        assert!(
+            agent.done().now_or_never().is_none(),
+            "done() resolved while the agent was live"
+        );
+        a.dispose().await;
+        tokio::time::timeout(std::time::Duration::from_secs(20), agent.done())
+            .await
+            .expect("done() resolves after disposal");
+        assert!(
+            agent
+                .journal()
+                .iter()
+                .any(|r| matches!(r.event, Event::LoopExited)),
+            "the loop's exit is journaled"
+        );
+        owner.unload().await;
+    });
+}
