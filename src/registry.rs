@@ -61,7 +61,9 @@ impl<R: Rt> Registry<R> {
     }
 
     /// Remove exactly the entry `(id, serial)` and emit `agent/disposed`.
-    /// A panicking listener is contained and reported as `Err`.
+    /// A panicking listener is contained and reported as `Err`. A stale or
+    /// repeated detach removes nothing and tells no listener (R2): the
+    /// live agent with that id was not disposed.
     pub fn detach(&self, id: &str, serial: u64) -> Result<(), String> {
         self.detach_then(id, serial, || ())
     }
@@ -74,10 +76,15 @@ impl<R: Rt> Registry<R> {
     /// registry, then store.
     pub fn detach_then(&self, id: &str, serial: u64, release: impl FnOnce()) -> Result<(), String> {
         let by_id_only = self.hooks.has(Fault::M22);
-        self.entries.update(|e| {
+        let removed = self.entries.update(|e| {
+            let before = e.len();
             e.retain(|x| !(x.id == id && (by_id_only || x.serial == serial)));
             release();
+            e.len() < before
         });
+        if !removed {
+            return Ok(());
+        }
         emit(
             &self.hooks,
             "agent/disposed",

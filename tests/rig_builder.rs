@@ -96,3 +96,46 @@ fn an_agents_done_resolves_after_its_disposal_and_not_before() {
         owner.unload().await;
     });
 }
+
+/// `Registry::detach` removes exactly `(id, serial)` and tells the
+/// `agent/disposed` listeners once; detaching it again removes nothing and
+/// tells no one (R2). Observed as the registry's entries and as what a
+/// listener heard.
+#[test]
+fn a_detach_removes_its_entry_once_and_a_repeat_tells_no_one() {
+    use std::sync::Mutex;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let rig = Rig::<TokioRt>::builder().build();
+        let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+        let ear = heard.clone();
+        rig.registry.on_disposed(Arc::new(move |id: &str| {
+            ear.lock().unwrap().push(id.to_string())
+        }));
+        let owner = rig.owner("owner");
+        let a = rig.provider.create("a", &owner).await.expect("create a");
+        let b = rig.provider.create("b", &owner).await.expect("create b");
+        rig.registry.detach("a", a.serial()).expect("detach a");
+        assert_eq!(rig.registry.entries(), vec![("b".to_string(), b.serial())]);
+        assert_eq!(*heard.lock().unwrap(), ["a"]);
+        rig.registry
+            .detach("a", a.serial())
+            .expect("a repeated detach");
+        rig.registry
+            .detach("b", b.serial() + 1)
+            .expect("a stale serial");
+        assert_eq!(rig.registry.entries(), vec![("b".to_string(), b.serial())]);
+        assert_eq!(*heard.lock().unwrap(), ["a"], "nothing more was disposed");
+        owner.unload().await;
+        assert!(rig.registry.entries().is_empty());
+        assert_eq!(
+            *heard.lock().unwrap(),
+            ["a", "b"],
+            "a's teardown found it gone"
+        );
+    });
+}

@@ -13,6 +13,7 @@ use crate::provider::CreateError;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use crate::world::WorldEvent;
+use std::sync::Arc;
 
 const SAME_ID_CREATE_RACE_GOALS: &[Goal] = &[
     pred(
@@ -336,7 +337,8 @@ pub static SAME_ID_VS_TEARDOWN: Scenario = Scenario::new(
 .rules(&[Rule::R1, Rule::R2])
 .goals(SAME_ID_VS_TEARDOWN_GOALS)
 .targets(&[Fault::M22])
-// loom: 1,417,716 executions in 294 s at bound 3.
+// loom: 1,417,716 executions in 294 s at bound 3 (before the agent/disposed
+// listener and the silent stale detach).
 .bounds(Bounds { loom_cap: 1, ..Bounds::PR })
 .coverage_gap(
     "sim-dfs at bound 3 misses 2,576 views of the other checkers (check --tier pr), and even at bound 6 (101,630 schedules, 8,130 views, 8.3 s) 2,272 of those reached by sim, shuttle and tokio (check --dfs-preemptions 6, this machine)",
@@ -347,13 +349,24 @@ pub static SAME_ID_VS_TEARDOWN: Scenario = Scenario::new(
 /// teardown finished. Never two live agents or sessions with the id (R1,
 /// from the registry's and store's own counts under their locks); the id is
 /// reusable once A's teardown finished (R2); a repeated detach of A's
-/// `(x, serial)` through the registry leaves B's entry in place (R2,
-/// observed as the registry's entries before and after).
+/// `(x, serial)` through the registry leaves B's entry in place and tells
+/// no `agent/disposed` listener anything (R2, observed as the registry's
+/// entries before and after, and as what a listener heard).
 pub async fn same_id_vs_teardown<R: Rt>(ctx: Ctx) -> Outcome {
     let Ctx {
         faults, durable, ..
     } = ctx;
     let rig = Rig::<R>::new(faults, durable);
+    // What `agent/disposed` listeners hear, from their side (a std mutex:
+    // no scheduling point of its own).
+    let heard = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let ear = heard.clone();
+    rig.registry.on_disposed(Arc::new(move |id: &str| {
+        ear.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(id.to_string())
+    }));
+    let heard = move || heard.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let owner = rig.owner("owner");
     let a = rig.provider.create("x", &owner).await.expect("create A");
     rig.track(&a.agent, a.serial());
@@ -387,8 +400,21 @@ pub async fn same_id_vs_teardown<R: Rt>(ctx: Ctx) -> Outcome {
         rig.track(&b.agent, b.serial());
         // A repeated (stale) detach of A's entry, through the public API.
         let before = rig.registry.entries();
+        let told_before = heard();
         let _ = rig.registry.detach("x", a.serial());
         let after = rig.registry.entries();
+        let told_after = heard();
+        own.push((
+            told_before == told_after,
+            Violation::new(
+                Rule::R2,
+                format!(
+                    "a repeated detach of x#{} told the agent/disposed listeners {told_before:?} -> {told_after:?}, while B (x#{}) is live",
+                    a.serial(),
+                    b.serial()
+                ),
+            ),
+        ));
         own.push((
             before == after,
             Violation::new(
