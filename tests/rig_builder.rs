@@ -130,12 +130,31 @@ fn a_detach_removes_its_entry_once_and_a_repeat_tells_no_one() {
             .expect("a stale serial");
         assert_eq!(rig.registry.entries(), vec![("b".to_string(), b.serial())]);
         assert_eq!(*heard.lock().unwrap(), ["a"], "nothing more was disposed");
+        // a's teardown finds its entry gone and tells no one; a new agent
+        // then takes the id, and waiting for the old (id, serial) to be gone
+        // does not wait for the new one.
+        a.dispose().await;
+        assert_eq!(*heard.lock().unwrap(), ["a"], "a's teardown found it gone");
+        let a2 = rig
+            .provider
+            .create("a", &owner)
+            .await
+            .expect("create a again");
+        assert_ne!(a2.serial(), a.serial());
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            rig.registry.until_absent("a", a.serial()),
+        )
+        .await
+        .expect("the old entry is gone, whatever else has its id");
         owner.unload().await;
         assert!(rig.registry.entries().is_empty());
+        let mut heard = heard.lock().unwrap().clone();
+        heard.sort();
         assert_eq!(
-            *heard.lock().unwrap(),
-            ["a", "b"],
-            "a's teardown found it gone"
+            heard,
+            ["a", "a", "b"],
+            "the first a's teardown found it gone"
         );
     });
 }
