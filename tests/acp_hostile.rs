@@ -180,3 +180,47 @@ fn hostile_lines_are_answered_and_the_server_keeps_serving() {
     );
     eprintln!("hostile test: {:?}", started.elapsed());
 }
+
+/// A stdin that fails to read (here a directory: `EISDIR`) ends the server
+/// with an error, promptly: only `EINTR` is retried, so a lasting read
+/// error is neither spun on nor served as input.
+#[test]
+fn a_stdin_that_cannot_be_read_ends_the_server_with_an_error() {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+    let sessions = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+        .args(["acp", "--sessions"])
+        .arg(sessions.path())
+        .stdin(std::fs::File::open("/").expect("open /"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("spawn lifecycle acp");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            // Kill the whole group: the server and anything it started.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = status.expect("the server exited within 10 s");
+    assert!(
+        !status.success(),
+        "a failed read is an error exit: {status}"
+    );
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.to_lowercase().contains("directory"),
+        "stderr names the read error: {stderr}"
+    );
+}

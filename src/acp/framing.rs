@@ -555,6 +555,40 @@ mod tests {
             code_id(classify(b"{\"id\":1,".to_vec())),
             (PARSE_ERROR, Value::Null)
         );
+        // The reason says what serde_json refused, and where.
+        let a = answer(classify(b"{\"id\":1,".to_vec()));
+        let reason = a["error"]["data"]["reason"].as_str().unwrap();
+        assert_eq!(reason, "not JSON: Eof at column 8");
+    }
+
+    /// A request of exactly `len` bytes: `{"jsonrpc":"2.0","id":1,...}`.
+    fn request_of(len: usize) -> Vec<u8> {
+        let head = br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":""#;
+        let tail = br#""}}"#;
+        let mut line = head.to_vec();
+        line.resize(len - tail.len(), b'x');
+        line.extend_from_slice(tail);
+        assert_eq!(line.len(), len);
+        line
+    }
+
+    #[test]
+    fn a_line_of_max_line_bytes_passes_and_one_more_is_overlong() {
+        let at = request_of(MAX_LINE);
+        let over = request_of(MAX_LINE + 1);
+        assert!(matches!(classify(at.clone()), Verdict::Pass(_)));
+        assert_eq!(code_id(classify(over.clone())), (INVALID_REQUEST, json!(1)));
+        // The same through the pump, each line split across two chunks.
+        for (line, passes) in [(at, true), (over, false)] {
+            let (head, tail) = line.split_at(line.len() / 2);
+            let mut tail = tail.to_vec();
+            tail.push(b'\n');
+            let (passed, answers) = run(vec![head.to_vec(), tail]);
+            assert_eq!(
+                (passed.len(), answers.len()),
+                if passes { (1, 0) } else { (0, 1) }
+            );
+        }
     }
 
     #[test]
