@@ -8,6 +8,12 @@
 //! of the runs would only cost time. The failure names the rule, the
 //! scenario, the checker and the replay line.
 //!
+//! Goals are judged on each scenario's union of the three checkers (these
+//! budgets are too small for every checker to reach every goal alone): a
+//! goal no checker reached fails the gate, so a mutant that closes a
+//! window (a job that never exits on its own, a race that never opens) is
+//! caught even when every run passes its rules.
+//!
 //! Plain `cargo test` skips it (`#[ignore]`): the full suite covers the
 //! same ground with larger budgets. cargo-mutants passes
 //! `--include-ignored`; by hand: `cargo test --test harness_gate --
@@ -15,6 +21,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -42,6 +49,8 @@ fn every_scenario_passes_the_gate() {
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let failed = Mutex::new(Vec::new());
+    // scenario -> goal -> (hits, checkers that had to reach it)
+    let goals = Mutex::new(BTreeMap::<&str, BTreeMap<&str, (u64, u32)>>::new());
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::thread::scope(|s| {
         for _ in 0..workers {
@@ -59,11 +68,29 @@ fn every_scenario_passes_the_gate() {
                         stop.store(true, Ordering::Relaxed);
                         failed.lock().unwrap().push(failure(&r));
                     }
+                    let mut goals = goals.lock().unwrap();
+                    let of = goals.entry(r.scenario).or_default();
+                    for g in &r.goals {
+                        let e = of.entry(g.goal).or_default();
+                        e.0 += g.hits;
+                        e.1 += u32::from(g.excused.is_none());
+                    }
                 }
             });
         }
     });
-    let failed = failed.into_inner().unwrap();
+    let mut failed = failed.into_inner().unwrap();
+    if failed.is_empty() {
+        for (scenario, of) in goals.into_inner().unwrap() {
+            for (goal, (hits, required)) in of {
+                if hits == 0 && required > 0 {
+                    failed.push(format!(
+                        "{scenario}: goal {goal} reached by none of sim, sim-dfs and shuttle-pct"
+                    ));
+                }
+            }
+        }
+    }
     assert!(
         failed.is_empty(),
         "the harness gate stopped at its first failure:\n{}",
