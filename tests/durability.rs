@@ -46,6 +46,27 @@ fn file_backend_reports_a_torn_tail_and_keeps_earlier_records() {
     assert_eq!(torn.bytes + torn.offset, len - 7);
 }
 
+/// A last line that ends in its newline but is not a record (a crash that
+/// wrote the newline of a garbled write) is a torn tail too, not
+/// corruption: only a bad line with records after it is an error.
+#[test]
+fn file_backend_a_garbled_last_line_with_its_newline_is_a_torn_tail() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    d.write("s", &[rec(1, 0)]).expect("write");
+    let path = d.path("s");
+    let before = std::fs::metadata(&path).expect("meta").len();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open");
+    std::io::Write::write_all(&mut f, b"{\"garbled\n").expect("append");
+    let loaded = d.load("s").expect("a torn tail, not an error");
+    assert_eq!(loaded.records, vec![rec(1, 0)]);
+    let torn = loaded.torn.expect("a torn tail is reported");
+    assert_eq!(torn.offset, before);
+}
+
 #[test]
 fn file_backend_missing_newline_is_a_torn_tail() {
     let dir = tempfile::tempdir().expect("tempdir");
