@@ -573,6 +573,27 @@ mod tests {
     }
 
     #[test]
+    fn only_top_level_keys_count_in_an_overlong_line() {
+        // A notification whose params hold an `id`: still a notification,
+        // dropped, not answered (a nested key is not the request's id).
+        let mut note = br#"{"jsonrpc":"2.0","method":"m","params":{"id":5,"s":""#.to_vec();
+        note.resize(MAX_LINE + 10, b'x');
+        note.extend_from_slice(br#""}}"#);
+        assert_eq!(classify(note), Verdict::Drop);
+        // A request's own id is found past a nested one.
+        let mut req = br#"{"jsonrpc":"2.0","method":"m","params":{"id":5},"id":7,"s":""#.to_vec();
+        req.resize(MAX_LINE + 10, b'x');
+        req.extend_from_slice(br#""}"#);
+        assert_eq!(code_id(classify(req)), (INVALID_REQUEST, json!(7)));
+        // A batch has no keys: its strings are not a method, so it is
+        // answered (id null), not dropped as a notification.
+        let mut batch = br#"["method","m","s",""#.to_vec();
+        batch.resize(MAX_LINE + 10, b'x');
+        batch.extend_from_slice(br#""]"#);
+        assert_eq!(code_id(classify(batch)), (INVALID_REQUEST, Value::Null));
+    }
+
+    #[test]
     fn a_line_of_max_line_bytes_passes_and_one_more_is_overlong() {
         let at = request_of(MAX_LINE);
         let over = request_of(MAX_LINE + 1);
