@@ -83,6 +83,8 @@ fn an_agents_done_resolves_after_its_disposal_and_not_before() {
             "done() resolved while the agent was live"
         );
         a.dispose().await;
+        let refused = agent.send("late").expect_err("a disposed agent refuses");
+        assert_eq!(refused.to_string(), "agent is disposed");
         tokio::time::timeout(std::time::Duration::from_secs(20), agent.done())
             .await
             .expect("done() resolves after disposal");

@@ -599,6 +599,14 @@ mod tests {
         let over = request_of(MAX_LINE + 1);
         assert!(matches!(classify(at.clone()), Verdict::Pass(_)));
         assert_eq!(code_id(classify(over.clone())), (INVALID_REQUEST, json!(1)));
+        let why = format!(
+            "the line has {} bytes, more than the limit of {MAX_LINE}",
+            MAX_LINE + 1
+        );
+        assert_eq!(
+            answer(classify(over.clone()))["error"]["data"]["reason"],
+            why
+        );
         // The same through the pump, each line split across two chunks.
         for (line, passes) in [(at, true), (over, false)] {
             let (head, tail) = line.split_at(line.len() / 2);
@@ -609,6 +617,10 @@ mod tests {
                 (passed.len(), answers.len()),
                 if passes { (1, 0) } else { (0, 1) }
             );
+            if !passes {
+                // Counted across both chunks.
+                assert_eq!(answers[0]["error"]["data"]["reason"], why);
+            }
         }
     }
 
