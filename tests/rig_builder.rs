@@ -10,13 +10,18 @@ use agent_lifecycle::scenarios::rig::Rig;
 use agent_lifecycle::shell::ExecResult;
 use std::sync::Arc;
 
-#[test]
-fn a_bridge_and_tool_bash_from_one_builder() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+/// The production runtime the tests run on: two workers.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .expect("runtime");
+        .expect("runtime")
+}
+
+#[test]
+fn a_bridge_and_tool_bash_from_one_builder() {
+    let rt = runtime();
     let outcome = rt.block_on(async {
         let rig = Arc::new(Rig::<TokioRt>::builder().bridge().tool_bash().build());
         let bridge = rig.bridge.clone().expect("the builder made a bridge");
@@ -68,11 +73,7 @@ fn the_builder_wires_faults_through() {
 fn an_agents_done_resolves_after_its_disposal_and_not_before() {
     use agent_lifecycle::journal::Event;
     use futures::FutureExt;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = runtime();
     rt.block_on(async {
         let rig = Rig::<TokioRt>::builder().build();
         let owner = rig.owner("owner");
@@ -106,11 +107,7 @@ fn an_agents_done_resolves_after_its_disposal_and_not_before() {
 #[test]
 fn a_detach_removes_its_entry_once_and_a_repeat_tells_no_one() {
     use std::sync::Mutex;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = runtime();
     rt.block_on(async {
         let rig = Rig::<TokioRt>::builder().build();
         let heard = Arc::new(Mutex::new(Vec::<String>::new()));
