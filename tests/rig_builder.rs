@@ -157,3 +157,96 @@ fn a_detach_removes_its_entry_once_and_a_repeat_tells_no_one() {
         );
     });
 }
+
+/// `Agent::until` waits for its predicate: pending while it is false,
+/// resolved once it holds (here, once the agent's loop has exited).
+#[test]
+fn until_waits_for_its_predicate() {
+    use futures::FutureExt;
+    let rt = runtime();
+    rt.block_on(async {
+        let rig = Rig::<TokioRt>::builder().build();
+        let owner = rig.owner("owner");
+        let a = rig.provider.create("a", &owner).await.expect("create a");
+        let agent = a.agent.clone();
+        let mut exited = Box::pin(agent.until("loop exit", |c| c.loop_has_exited()));
+        assert!(
+            (&mut exited).now_or_never().is_none(),
+            "until resolved while its predicate was false"
+        );
+        a.dispose().await;
+        tokio::time::timeout(std::time::Duration::from_secs(20), exited)
+            .await
+            .expect("until resolves once its predicate holds");
+        owner.unload().await;
+    });
+}
+
+/// A5, observed from the session's durable log: `session/load` of an id
+/// that another connection over the same provider has live is refused as
+/// `already loaded` before anything touches its log. Recovering it would
+/// repair a live log (D9): its running turn closed as `interrupted` under
+/// it, then a second `turn/end` when the turn really ends.
+#[test]
+fn a_load_of_a_session_live_elsewhere_leaves_its_log_alone() {
+    use agent_lifecycle::acp::{AcpError, Bridge};
+    use agent_lifecycle::agent::core::PromptSpec;
+    use agent_lifecycle::session_log::Entry;
+    let rt = runtime();
+    rt.block_on(async {
+        let rig = Arc::new(Rig::<TokioRt>::builder().bridge().build());
+        let first = rig.bridge.clone().expect("the builder made a bridge");
+        let second = Bridge::with_prefix(
+            rig.provider.clone(),
+            rig.owner("acp-2"),
+            rig.hooks(),
+            "other-",
+        );
+        let id = first.new_session().await.expect("session/new");
+        let long = PromptSpec {
+            text: "long".into(),
+            steps: 1,
+            step_ms: 60_000,
+        };
+        let prompting = tokio::spawn({
+            let (first, id) = (first.clone(), id.clone());
+            async move { first.prompt(&id, long).await }
+        });
+        let turn_ends = |rig: &Rig<TokioRt>| {
+            let log = rig.store.load(&id).expect("the live log loads");
+            let started = log
+                .records
+                .iter()
+                .any(|r| matches!(r.entry, Entry::TurnStart { .. }));
+            let ends = log
+                .records
+                .iter()
+                .filter(|r| matches!(r.entry, Entry::TurnEnd { .. }))
+                .count();
+            (started, ends)
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !turn_ends(&rig).0 {
+            assert!(std::time::Instant::now() < deadline, "the turn never started");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        match second.load_session(&id).await {
+            Err(AcpError::AlreadyLoaded(got)) => assert_eq!(got, id),
+            other => panic!("A5: session/load of a live id answered {other:?}"),
+        }
+        assert_eq!(
+            turn_ends(&rig),
+            (true, 0),
+            "A5/D9: the refused load closed the live session's running turn"
+        );
+        first.cancel(&id);
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(20), prompting)
+            .await
+            .expect("the cancelled prompt answers")
+            .expect("the prompt task");
+        assert_eq!(answer.expect("session/prompt"), StopReason::Cancelled);
+        first.unload().await;
+        second.unload().await;
+        assert_eq!(turn_ends(&rig).1, 1, "one turn, one turn/end");
+    });
+}
