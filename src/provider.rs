@@ -323,7 +323,7 @@ impl<R: Rt> Provider<R> {
         let early = self
             .hooks
             .has(Fault::M24)
-            .then(|| owner.is_active() && self.scope.is_active());
+            .then(|| self.owner_checked_early(owner));
         // Setup awaits (plugins, config): the window for races (R1, R3).
         R::yield_now().await;
         if let Some(owner_active) = early {
@@ -534,4 +534,14 @@ impl<R: Rt> Provider<R> {
 /// A root scope whose unloads are journaled into `world`.
 pub fn scope_journaled<R: Rt>(name: &str, world: &Arc<World<R>>) -> Scope<R> {
     Hooks::observed(world.clone()).scope(name)
+}
+
+/// Fault M24's code, reached only when `hooks.has(Fault::M24)`: excluded
+/// from mutation like the fault switches (`.cargo/mutants.toml`).
+impl<R: Rt> Provider<R> {
+    /// M24: whether the owner and the provider's scope are active, read
+    /// before the setup await (then trusted after it, R3).
+    fn owner_checked_early(&self, owner: &Scope<R>) -> bool {
+        owner.is_active() && self.scope.is_active()
+    }
 }

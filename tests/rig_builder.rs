@@ -227,7 +227,10 @@ fn a_load_of_a_session_live_elsewhere_leaves_its_log_alone() {
         };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while !turn_ends(&rig).0 {
-            assert!(std::time::Instant::now() < deadline, "the turn never started");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the turn never started"
+            );
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         match second.load_session(&id).await {
@@ -248,5 +251,50 @@ fn a_load_of_a_session_live_elsewhere_leaves_its_log_alone() {
         first.unload().await;
         second.unload().await;
         assert_eq!(turn_ends(&rig).1, 1, "one turn, one turn/end");
+    });
+}
+
+/// A10: an agent built after `Provider::bound_journals(cap)` keeps at most
+/// `2 * cap` journal records however many turns it runs; one built by an
+/// unbounded provider keeps them all.
+#[test]
+fn a_bounded_provider_bounds_its_agents_journals() {
+    use agent_lifecycle::agent::core::PromptSpec;
+    use agent_lifecycle::agent::Idle;
+    let rt = runtime();
+    rt.block_on(async {
+        let turns = |n: usize| PromptSpec {
+            text: format!("turn {n}"),
+            steps: 1,
+            step_ms: 0,
+        };
+        let mut kept = Vec::new();
+        for cap in [None, Some(4)] {
+            let rig = Rig::<TokioRt>::builder().build();
+            if let Some(cap) = cap {
+                rig.provider.bound_journals(cap);
+            }
+            let owner = rig.owner("owner");
+            let a = rig.provider.create("a", &owner).await.expect("create a");
+            for n in 0..30 {
+                a.agent.send(turns(n)).expect("a live agent takes a prompt");
+            }
+            let idle =
+                tokio::time::timeout(std::time::Duration::from_secs(20), a.agent.when_idle())
+                    .await
+                    .expect("30 short turns end");
+            assert_eq!(idle, Idle::Quiescent);
+            kept.push(a.agent.journal().len());
+            owner.unload().await;
+        }
+        assert!(
+            kept[0] > 30,
+            "an unbounded journal keeps every turn's records: {kept:?}"
+        );
+        assert!(
+            kept[1] <= 8,
+            "A10: the journal bounded to 4 kept {} records",
+            kept[1]
+        );
     });
 }
