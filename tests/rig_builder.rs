@@ -298,3 +298,16 @@ fn a_bounded_provider_bounds_its_agents_journals() {
         );
     });
 }
+
+/// A session prepared privately keeps the id and the serial it was prepared
+/// for; dropping it publishes nothing.
+#[test]
+fn a_prepared_session_keeps_its_id_and_serial() {
+    let rig = Rig::<TokioRt>::builder().build();
+    let a = rig.store.prepare("a").expect("prepare a");
+    let b = rig.store.prepare("b").expect("prepare b");
+    assert_eq!((a.id(), b.id()), ("a", "b"));
+    assert_ne!(a.serial(), b.serial());
+    drop((a, b));
+    assert!(rig.store.sessions().is_empty());
+}

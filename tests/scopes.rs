@@ -155,3 +155,38 @@ fn scopes_and_effects_keep_their_names() {
     );
     assert_eq!(effect("agent a#1", &count).name(), "agent a#1");
 }
+
+/// The unload hook hears a scope's unload begin and end, once each, however
+/// many callers unload it (the journaled scopes' `scope-unloaded` that the
+/// R3 oracle reads comes from here); a child tells the same hook.
+#[test]
+fn the_unload_hook_hears_begin_and_end_once_each() {
+    use std::sync::Mutex;
+    let heard = Arc::new(Mutex::new(Vec::<(String, bool)>::new()));
+    let ear = heard.clone();
+    let hook: agent_lifecycle::scope::UnloadHook =
+        Arc::new(move |name: &str, done: bool| ear.lock().unwrap().push((name.to_string(), done)));
+    run(async move {
+        let count = Arc::new(Count::default());
+        let parent = Scope::<SimRt>::new("parent", Some(hook));
+        let child = parent
+            .child("child")
+            .expect("an active parent makes children");
+        assert!(child.add(effect("e", &count)));
+        futures::future::join(parent.unload(), parent.unload()).await;
+        parent.unload().await;
+        child.unload().await;
+    });
+    let mut heard = heard.lock().unwrap().clone();
+    heard.sort();
+    let says = |name: &str, done| (name.to_string(), done);
+    assert_eq!(
+        heard,
+        [
+            says("child", false),
+            says("child", true),
+            says("parent", false),
+            says("parent", true)
+        ]
+    );
+}
