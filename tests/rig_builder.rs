@@ -300,7 +300,8 @@ fn a_bounded_provider_bounds_its_agents_journals() {
 }
 
 /// A session prepared privately keeps the id and the serial it was prepared
-/// for; dropping it publishes nothing.
+/// for; dropping it publishes nothing. Once one with the id is entered, a
+/// second is refused with a message that names the id (R1).
 #[test]
 fn a_prepared_session_keeps_its_id_and_serial() {
     let rig = Rig::<TokioRt>::builder().build();
@@ -308,6 +309,14 @@ fn a_prepared_session_keeps_its_id_and_serial() {
     let b = rig.store.prepare("b").expect("prepare b");
     assert_eq!((a.id(), b.id()), ("a", "b"));
     assert_ne!(a.serial(), b.serial());
-    drop((a, b));
+    drop(b);
     assert!(rig.store.sessions().is_empty());
+    let serial = a.serial();
+    rig.store.enter(a).expect("enter a");
+    assert_eq!(rig.store.sessions(), vec![("a".to_string(), serial)]);
+    let refused = rig
+        .store
+        .prepare("a")
+        .expect_err("R1: a live session has the id");
+    assert_eq!(refused.to_string(), "session \"a\" already exists");
 }
