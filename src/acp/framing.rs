@@ -725,4 +725,72 @@ mod tests {
         let data = answers[1]["error"]["data"]["line"].as_str().unwrap();
         assert_eq!(data.len(), DATA_PREFIX);
     }
+
+    #[test]
+    fn a_line_nested_max_depth_deep_is_served_and_one_deeper_is_not() {
+        // `deep(id, n)` nests the object, its params, then n arrays.
+        assert!(matches!(
+            classify(deep("5", MAX_DEPTH - 2)),
+            Verdict::Pass(_)
+        ));
+        let over = answer(classify(deep("5", MAX_DEPTH - 1)));
+        assert_eq!(over["id"], json!(5));
+        assert_eq!(over["error"]["code"], INVALID_REQUEST);
+        assert_eq!(over["error"]["message"], "Invalid request");
+        assert_eq!(
+            over["error"]["data"]["reason"],
+            format!("nested deeper than {MAX_DEPTH}")
+        );
+        let parse = answer(classify(b"{".to_vec()));
+        assert_eq!(parse["error"]["code"], PARSE_ERROR);
+        assert_eq!(parse["error"]["message"], "Parse error");
+    }
+
+    /// A line too deep to parse is judged by its top-level keys: responses
+    /// (`result` or `error`, no `method`) and notifications are dropped;
+    /// anything with a `method` and an `id` is answered.
+    #[test]
+    fn deep_responses_are_dropped_and_deep_requests_answered() {
+        let nest = "[".repeat(3000);
+        for (head, dropped) in [
+            (r#""id":1,"result""#, true),
+            (r#""id":1,"error""#, true),
+            (r#""method":"m","params""#, true),
+            (r#""id":1,"method":"m","params""#, false),
+            (r#""id":1,"method":"m","result""#, false),
+        ] {
+            let line = format!(r#"{{"jsonrpc":"2.0",{head}:{nest}"#).into_bytes();
+            let verdict = classify(line);
+            if dropped {
+                assert_eq!(verdict, Verdict::Drop, "{head}");
+            } else {
+                assert_eq!(code_id(verdict), (INVALID_REQUEST, json!(1)), "{head}");
+            }
+        }
+    }
+
+    /// The id of a line too deep to parse is kept up to `ID_CAP` bytes of
+    /// its text; a longer one is not usable. A member inside the id's own
+    /// value is not taken for the id.
+    #[test]
+    fn a_deep_lines_id_is_kept_up_to_its_cap() {
+        let string_of = |bytes: usize| format!("\"{}\"", "a".repeat(bytes - 2));
+        let at = string_of(ID_CAP);
+        assert_eq!(
+            code_id(classify(deep(&at, 3000))),
+            (INVALID_REQUEST, json!(&at[1..ID_CAP - 1]))
+        );
+        assert_eq!(
+            code_id(classify(deep(&string_of(ID_CAP + 1), 3000))),
+            (INVALID_REQUEST, Value::Null)
+        );
+        let inner = format!(
+            r#"{{"jsonrpc":"2.0","method":"m","id":{}{{"x":7"#,
+            "[".repeat(100)
+        );
+        assert_eq!(
+            code_id(classify(inner.into_bytes())),
+            (INVALID_REQUEST, Value::Null)
+        );
+    }
 }
