@@ -197,7 +197,7 @@ async fn acp_server_lifecycle_over_pipes() {
     let mut err = String::new();
     stderr.read_to_string(&mut err).await.unwrap();
     assert!(
-        err.contains("0 agents/sessions left; 0 jobs running"),
+        err.contains("0 agents and 0 sessions left; 0 jobs running"),
         "A1: {err}"
     );
     // A4 with D3: the turn the disconnect cut is durable, ended `disposed`.

@@ -588,9 +588,9 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         );
     }
     shell.shutdown().await;
-    let left = registry.entries().len() + store.sessions().len();
+    let (agents, sessions) = (registry.entries().len(), store.sessions().len());
     eprintln!(
-        "agent-lifecycle: connection closed; {left} agents/sessions left; {} jobs running",
+        "agent-lifecycle: connection closed; {agents} agents and {sessions} sessions left; {} jobs running",
         shell.running_pids().len()
     );
     drop(shell);
