@@ -209,3 +209,47 @@ fn every_turn_runs_its_own_text_not_a_cached_one() {
     }
     server.close();
 }
+
+/// A9: a load that took the log's lock and then failed lets the lock go. A
+/// second process then reads the log itself (and fails on its contents),
+/// instead of being told that another process writes it.
+#[test]
+fn a9_a_failed_load_lets_go_of_the_log() {
+    let sessions = tempfile::tempdir().unwrap();
+    let mut first = AcpServer::start(sessions.path());
+    let id = first.new_session();
+    let (answer, _) = first.prompt(&id, "before");
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    first.close();
+    // Garble a record before the last: corruption, not a torn tail.
+    let log = std::fs::read_dir(sessions.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            std::fs::read_to_string(p).is_ok_and(|t| t.contains("before") && t.lines().count() > 2)
+        })
+        .expect("the session's log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let (head, rest) = text.split_at(text.find('\n').unwrap() + 1);
+    std::fs::write(&log, format!("{head}{{garbled\n{rest}")).unwrap();
+    let unreadable = |server: &mut AcpServer| {
+        let answer = server.ask("session/load", load_params(&id, "/"));
+        let message = answer["error"]["data"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(answer.get("error").is_some(), "{answer}");
+        message
+    };
+    let mut a = AcpServer::start(sessions.path());
+    let said = unreadable(&mut a);
+    assert!(said.contains("cannot be read"), "{said}");
+    let mut b = AcpServer::start(sessions.path());
+    let said = unreadable(&mut b);
+    assert!(
+        said.contains("cannot be read"),
+        "A9: the first process kept the lock of a log it failed to load: {said}"
+    );
+    a.close();
+    b.close();
+}
