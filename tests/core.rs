@@ -141,3 +141,29 @@ fn m11_order_is_caught_as_c1() {
     let v = check_journal(core.journal().records());
     assert!(v.iter().any(|v| v.rule == Rule::C1), "{v:?}");
 }
+
+/// Every cancel call has an id of its own, in call order, idle or
+/// effective: the journal pairs each `cancel/called` with its return by it
+/// (C1: one `cancel-requested` per effective call), so two calls sharing
+/// one could hide a call that never returned or one that emitted twice.
+#[test]
+fn each_cancel_call_has_its_own_id() {
+    let mut core = AgentCore::new(Faults::none());
+    let (idle, start) = core.begin_cancel(0, Cause::User);
+    assert_eq!(start, CancelStart::Idle);
+    assert_eq!(core.accept(0, spec("A")), Accept::Queued(0));
+    let (first, start) = core.begin_cancel(0, Cause::User);
+    assert_eq!(start, CancelStart::Effective);
+    let (second, _) = core.begin_cancel(0, Cause::Parent);
+    assert_eq!([idle, first, second], [0, 1, 2]);
+    let called: Vec<_> = core
+        .journal()
+        .records()
+        .iter()
+        .filter_map(|r| match r.event {
+            Event::CancelCalled { call, .. } => Some(call),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(called, [0, 1, 2]);
+}
