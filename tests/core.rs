@@ -167,3 +167,30 @@ fn each_cancel_call_has_its_own_id() {
         .collect();
     assert_eq!(called, [0, 1, 2]);
 }
+
+/// A finished step is journaled as `step {prompt, step}` of the running
+/// turn, in order; with no turn running there is nothing to record it for.
+#[test]
+fn a_finished_step_is_journaled_for_its_turn() {
+    let mut core = AgentCore::new(Faults::none());
+    core.step_done(0, 9);
+    assert_eq!(core.accept(0, spec("A")), Accept::Queued(0));
+    assert_eq!(core.try_wake(0), Some(Wake::Woke(0)));
+    assert!(matches!(core.claim(0), Claim::Run(p) if p.id == 0));
+    core.step_done(0, 0);
+    core.step_done(0, 1);
+    assert_eq!(core.end_turn(0), (0, EndReason::Completed));
+    core.close_turn(0);
+    core.step_done(0, 2);
+    let steps: Vec<_> = core
+        .journal()
+        .records()
+        .iter()
+        .filter_map(|r| match r.event {
+            Event::Step { prompt, step } => Some((prompt, step)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps, [(0, 0), (0, 1)]);
+    assert!(check_journal(core.journal().records()).is_empty());
+}
