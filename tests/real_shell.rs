@@ -223,3 +223,26 @@ async fn s7_drain_kills_the_process_group_and_forgets_the_job() {
         group_members(pids[1])
     );
 }
+
+/// A listener taken off with `off_done` hears no later job; the others
+/// still do (tool-bash's unload takes its listener off, S5).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn off_done_stops_one_listener_only() {
+    let shell = RealShell::new();
+    let heard: Arc<Mutex<Vec<(&str, String)>>> = Arc::default();
+    let listener = |name: &'static str| {
+        let heard = heard.clone();
+        Arc::new(move |job: &str| heard.lock().unwrap().push((name, job.to_string())))
+    };
+    let gone = shell.on_done(listener("gone"));
+    shell.on_done(listener("kept"));
+    shell.off_done(gone);
+    let ExecResult::Started { job } = shell.exec(req("true", true, None).into()).await.unwrap()
+    else {
+        panic!("not started")
+    };
+    assert!(eventually(|| !heard.lock().unwrap().is_empty()).await);
+    // A late call of the removed listener would land right after the other.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(*heard.lock().unwrap(), [("kept", job)]);
+}
