@@ -2,8 +2,11 @@
 //! background jobs, kill, the job-done signal, and no process left behind
 //! when the executor is dropped.
 
+mod common;
+
 use agent_lifecycle::shell::real::RealShell;
 use agent_lifecycle::shell::{ExecResult, ShellExecRequest, ShellExecutor};
+use common::acp::processes_with;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -245,4 +248,33 @@ async fn off_done_stops_one_listener_only() {
     // A late call of the removed listener would land right after the other.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(*heard.lock().unwrap(), [("kept", job)]);
+}
+
+/// C10: dropping a foreground command's exec future (what a cancelled step
+/// does) kills its whole process group, a child it started in the
+/// background too, not only the shell it ran in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_foreground_exec_kills_its_whole_group() {
+    let shell = RealShell::new();
+    let marker = format!("300.{}", std::process::id());
+    let command = format!("sleep {marker} & sleep {marker}; wait");
+    let mut exec = shell.exec(req(&command, false, None).into());
+    let sleeping = || {
+        processes_with(&marker)
+            .iter()
+            .filter(|(_, cmdline)| cmdline.starts_with("sleep "))
+            .count()
+    };
+    tokio::select! {
+        r = &mut exec => panic!("the command ended: {r:?}"),
+        both = eventually(|| sleeping() == 2) => {
+            assert!(both, "the two sleeps never ran: {:?}", processes_with(&marker));
+        }
+    }
+    drop(exec);
+    assert!(
+        eventually(|| processes_with(&marker).is_empty()).await,
+        "C10: the dropped command left {:?}",
+        processes_with(&marker)
+    );
 }
