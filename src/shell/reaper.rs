@@ -118,6 +118,24 @@ pub fn reaped(pgid: u32) {
 /// The reaper itself: read `+pgid` / `-pgid` lines until stdin closes,
 /// then SIGKILL every group still listed. Returns the groups it signalled.
 pub fn run(input: impl BufRead) -> Vec<u32> {
+    let live = listed(input);
+    for &pgid in &live {
+        // Group 1 is init's and group 0 is the caller's own: `listed`
+        // never returns them, and they are never signalled.
+        if pgid > 1 {
+            // SAFETY: killpg only sends a signal to the listed group.
+            unsafe {
+                libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+    }
+    live
+}
+
+/// The groups still listed when `input` ends, in order: each `+pgid`
+/// (above 1) not followed by its `-pgid`. Pure: it signals nothing, so a
+/// test (or a mutant of it) cannot kill a real group.
+pub fn listed(input: impl BufRead) -> Vec<u32> {
     let mut live = BTreeSet::new();
     for line in input.split(b'\n') {
         let Ok(line) = line else { break };
@@ -131,12 +149,6 @@ pub fn run(input: impl BufRead) -> Vec<u32> {
                 live.remove(&pgid);
             }
             _ => {}
-        }
-    }
-    for &pgid in &live {
-        // SAFETY: killpg only sends a signal to the listed group.
-        unsafe {
-            libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
         }
     }
     live.into_iter().collect()
@@ -153,9 +165,11 @@ mod tests {
     }
 
     #[test]
-    fn kills_only_groups_still_listed() {
+    fn lists_only_groups_not_yet_reaped() {
         // Group ids above Linux's largest pid_max (2^22) name no group.
-        let input = b"+9000001\n+9000002\n-9000001\nbogus\n+1\n+\n-x\n+9000003";
-        assert_eq!(super::run(&input[..]), vec![9000002, 9000003]);
+        // `listed`, not `run`: a mutant that let `+1` through must fail
+        // this test, not SIGKILL init's process group (it did, twice).
+        let input = b"+9000001\n+9000002\n-9000001\nbogus\n+1\n+0\n+\n-x\n+9000003";
+        assert_eq!(super::listed(&input[..]), vec![9000002, 9000003]);
     }
 }
