@@ -1,0 +1,99 @@
+//! The simulated shell (`SimShell`: the harness's `ShellExecutor` on
+//! virtual time). A script decides what a command prints, how it exits and
+//! how long it runs; `exit` ends a job at a chosen moment; `until_finished`
+//! waits for jobs to end; `history` is what each job went through, as the
+//! shell saw it.
+
+use agent_lifecycle::rt::{Rt, SimRt};
+use agent_lifecycle::shell::sim::{JobFate, Script, SimShell};
+use agent_lifecycle::shell::{ExecResult, ShellExecRequest, ShellExecutor};
+use lifecycle_sim::Sim;
+
+fn run<T: 'static>(f: impl std::future::Future<Output = T> + 'static) -> T {
+    Sim::with_seed(7)
+        .block_on(f)
+        .expect("the simulation finishes")
+}
+
+fn req(command: &str, background: bool) -> ShellExecRequest {
+    ShellExecRequest {
+        command: command.into(),
+        background,
+        ..Default::default()
+    }
+}
+
+fn script(duration_ms: u64, output: &str, exit: i32) -> Script {
+    Script {
+        duration_ms,
+        output: output.into(),
+        exit,
+    }
+}
+
+async fn start(shell: &SimShell<SimRt>, command: &str) -> String {
+    match shell.exec(req(command, true).into()).await {
+        Ok(ExecResult::Started { job }) => job,
+        other => panic!("{command} in the background answered {other:?}"),
+    }
+}
+
+#[test]
+fn a_script_decides_output_exit_and_duration() {
+    run(async {
+        let shell = SimShell::<SimRt>::default();
+        shell.script("build", script(5_000, "built", 3));
+        let before = SimRt::now_ms();
+        let built = shell.exec(req("build", false).into()).await;
+        assert_eq!(
+            built,
+            Ok(ExecResult::Finished {
+                exit: 3,
+                output: "built".into()
+            })
+        );
+        assert!(SimRt::now_ms() - before >= 5_000, "it ran for its 5 s");
+        // An unscripted command prints its own text and exits 0.
+        let echoed = shell.exec(req("echo hi", false).into()).await;
+        assert_eq!(
+            echoed,
+            Ok(ExecResult::Finished {
+                exit: 0,
+                output: "echo hi".into()
+            })
+        );
+    });
+}
+
+#[test]
+fn exit_ends_a_job_now_and_until_finished_waits_for_jobs() {
+    run(async {
+        let shell = SimShell::<SimRt>::default();
+        shell.script("long", script(1_000_000, "done", 0));
+        shell.script("short", script(100, "s", 4));
+        let long = start(&shell, "long").await;
+        let short = start(&shell, "short").await;
+        shell.until_finished(&[&short]).await;
+        let status = shell.job(&short).expect("short is known");
+        assert_eq!(
+            (status.running, status.exit, status.output.as_str()),
+            (false, Some(4), "s")
+        );
+        assert!(shell.job(&long).expect("long is known").running);
+        assert!(shell.exit(&long, 7), "long was running");
+        assert!(!shell.exit(&long, 8), "long is no longer running");
+        let status = shell.job(&long).expect("long is known");
+        assert_eq!(
+            (status.running, status.exit, status.output.as_str()),
+            (false, Some(7), "done")
+        );
+        shell.until_finished(&[&long, &short]).await;
+        assert!(
+            SimRt::now_ms() < 1_000_000,
+            "long's script was not waited for"
+        );
+        assert_eq!(shell.history(&long), [JobFate::Exited(7)]);
+        assert_eq!(shell.history(&short), [JobFate::Exited(4)]);
+        assert!(shell.history("job-99").is_empty());
+    });
+}
