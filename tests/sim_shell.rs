@@ -97,3 +97,55 @@ fn exit_ends_a_job_now_and_until_finished_waits_for_jobs() {
         assert!(shell.history("job-99").is_empty());
     });
 }
+
+/// S7 on the simulated shell: a drain kills and forgets the owner's jobs,
+/// returns their ids, and leaves other owners' jobs running.
+#[test]
+fn a_drain_kills_and_forgets_the_owners_jobs_only() {
+    run(async {
+        let shell = SimShell::<SimRt>::default();
+        shell.script("long", script(1_000_000, "done", 0));
+        let owned = |owner: &str| ShellExecRequest {
+            owner: Some(owner.to_string()),
+            ..req("long", true)
+        };
+        let mut jobs = Vec::new();
+        for owner in ["a", "b", "a"] {
+            match shell.exec(owned(owner).into()).await {
+                Ok(ExecResult::Started { job }) => jobs.push(job),
+                other => panic!("answered {other:?}"),
+            }
+        }
+        let drained = shell.drain("a").await;
+        assert_eq!(drained, [jobs[0].clone(), jobs[2].clone()]);
+        for job in &drained {
+            assert_eq!(
+                shell.history(job),
+                [JobFate::KilledByDrain, JobFate::Forgotten]
+            );
+            assert!(shell.job(job).is_none(), "{job} is forgotten");
+        }
+        assert!(shell.job(&jobs[1]).expect("b's job").running);
+    });
+}
+
+/// A listener taken off with `off_done` hears no later job; the others
+/// still do.
+#[test]
+fn off_done_stops_one_listener_only() {
+    use std::sync::{Arc, Mutex};
+    run(async {
+        let shell = SimShell::<SimRt>::default();
+        let heard: Arc<Mutex<Vec<(&str, String)>>> = Arc::default();
+        let listener = |name: &'static str| {
+            let heard = heard.clone();
+            Arc::new(move |job: &str| heard.lock().unwrap().push((name, job.to_string())))
+        };
+        let gone = shell.on_done(listener("gone"));
+        shell.on_done(listener("kept"));
+        shell.off_done(gone);
+        let job = start(&shell, "quick").await;
+        shell.until_finished(&[&job]).await;
+        assert_eq!(*heard.lock().unwrap(), [("kept", job)]);
+    });
+}
