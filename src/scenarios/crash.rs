@@ -273,7 +273,17 @@ fn restart_checks_uncached(
             ),
         ))
     };
-    for id in image.ids() {
+    let ids = image.ids();
+    // The checks below run per log: a crash that left no log at all, after
+    // the client was sent output, must fail here, not pass them vacuously.
+    check(
+        seen.is_empty() || !ids.is_empty(),
+        format!(
+            "the client was sent {} outputs, but the crash left no log",
+            seen.len()
+        ),
+    );
+    for id in ids {
         let log = match store.recover(&id) {
             Ok(log) => log.records,
             Err(e) => {
