@@ -333,3 +333,26 @@ fn a_failed_truncate_fails_the_load_and_appends_nothing() {
     assert_eq!(loaded.records.len(), 3, "{:?}", loaded.records);
     assert!(d.load("s").expect("load").torn.is_none());
 }
+
+/// Both backends agree on `exists` (the server's `session/load` asks it
+/// before anything else, A9): no log before the first write, one after it,
+/// an empty write included; a load does not create one.
+#[test]
+fn both_backends_say_whether_a_log_exists() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = FileDurable::new(dir.path().to_path_buf()).expect("file backend");
+    let memory = MemoryDurable::<TokioRt>::default();
+    for (name, disk) in [("file", &file as &dyn Durable), ("memory", &memory)] {
+        assert!(!disk.exists("s").expect("exists"), "{name}: no log yet");
+        let _ = disk.load("s");
+        assert!(
+            !disk.exists("s").expect("exists"),
+            "{name}: a load made one"
+        );
+        disk.write("s", &[]).expect("an empty write");
+        assert!(disk.exists("s").expect("exists"), "{name}: an empty log");
+        disk.write("t", &[rec(1, 0)]).expect("write");
+        assert!(disk.exists("t").expect("exists"), "{name}: a log");
+        assert!(!disk.exists("u").expect("exists"), "{name}: another id");
+    }
+}
