@@ -356,3 +356,23 @@ fn both_backends_say_whether_a_log_exists() {
         assert!(!disk.exists("u").expect("exists"), "{name}: another id");
     }
 }
+
+/// The memory backend's ENOSPC leaves half of the failed write on the disk,
+/// as a full disk does: of three records of one length, one and a half
+/// reach it, and a load reports the half as a torn tail.
+#[test]
+fn an_enospc_write_leaves_half_of_it() {
+    let disk = MemoryDurable::<TokioRt>::default();
+    disk.write("s", &[rec(1, 0)]).expect("write");
+    disk.fail_next(DiskFault::WriteEnospc);
+    disk.write("s", &[rec(2, 1), rec(3, 2), rec(4, 3)])
+        .expect_err("ENOSPC");
+    let loaded = disk.load("s").expect("load");
+    assert_eq!(
+        loaded.records,
+        vec![rec(1, 0), rec(2, 1)],
+        "1.5 of 3 records"
+    );
+    let torn = loaded.torn.expect("half a record is a torn tail");
+    assert!(torn.bytes > 0, "{torn:?}");
+}

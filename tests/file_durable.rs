@@ -294,3 +294,30 @@ fn a9_locking_a_new_id_creates_an_empty_loadable_log() {
     }
     d.unlock("never locked");
 }
+
+/// `load_file` reads a plain log file as it is: its records, nothing for a
+/// missing file, and an error for a path that cannot be read as one.
+#[test]
+fn load_file_reads_a_plain_log_missing_is_empty() {
+    use agent_lifecycle::store::durable::load_file;
+    let (dir, d) = fresh();
+    append(&d, "s", &[rec(1, 0), rec(2, 1)]);
+    let loaded = load_file(&d.path("s")).expect("a plain log");
+    assert_eq!(loaded.records, vec![rec(1, 0), rec(2, 1)]);
+    assert!(loaded.torn.is_none());
+    let missing = load_file(&dir.path().join("nobody")).expect("missing: empty");
+    assert!(missing.records.is_empty() && missing.torn.is_none());
+    let err = load_file(dir.path()).expect_err("a directory is not a log");
+    assert_ne!(err.kind(), ErrorKind::NotFound);
+}
+
+/// A lock error caused by I/O keeps that error as its source; a lock held
+/// by another process has none.
+#[test]
+fn a_lock_errors_source_is_its_io_error() {
+    use std::error::Error;
+    let io = LockError::Io(std::io::Error::other("disk gone"));
+    assert_eq!(io.source().map(|e| e.to_string()), Some("disk gone".into()));
+    let held = LockError::Held { id: "s".into() };
+    assert!(held.source().is_none());
+}
