@@ -321,3 +321,19 @@ fn a_lock_errors_source_is_its_io_error() {
     let held = LockError::Held { id: "s".into() };
     assert!(held.source().is_none());
 }
+
+/// Storage errors surface (D10): a log path that cannot be read as a file
+/// (here a directory in its place) fails `load` and `sync`; only a log
+/// that does not exist reads as empty and syncs as nothing.
+#[test]
+fn a_log_that_cannot_be_read_is_an_error_not_an_empty_log() {
+    let (dir, d) = fresh();
+    std::fs::create_dir(d.path("s")).expect("a directory where s's log goes");
+    let load = d.load("s").expect_err("a directory is not an empty log");
+    assert_ne!(load.kind(), ErrorKind::NotFound);
+    let sync = d.sync("s").expect_err("nor is it synced");
+    assert_ne!(sync.kind(), ErrorKind::NotFound);
+    assert!(d.load("t").expect("missing: empty").records.is_empty());
+    d.sync("t").expect("missing: nothing to sync");
+    drop(dir);
+}
