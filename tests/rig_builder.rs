@@ -68,7 +68,8 @@ fn the_builder_wires_faults_through() {
 }
 
 /// `Agent::done` resolves when the agent's loop has exited, which is after
-/// its disposal and not before: a live agent's `done()` is still pending.
+/// its disposal and not before: a live agent's `done()` is still pending,
+/// and so is `Agent::until` of the loop's exit.
 #[test]
 fn an_agents_done_resolves_after_its_disposal_and_not_before() {
     use agent_lifecycle::journal::Event;
@@ -83,12 +84,21 @@ fn an_agents_done_resolves_after_its_disposal_and_not_before() {
             agent.done().now_or_never().is_none(),
             "done() resolved while the agent was live"
         );
+        // `until` waits for its predicate the same way.
+        let mut exited = Box::pin(agent.until("loop exit", |c| c.loop_has_exited()));
+        assert!(
+            (&mut exited).now_or_never().is_none(),
+            "until resolved while its predicate was false"
+        );
         a.dispose().await;
         let refused = agent.send("late").expect_err("a disposed agent refuses");
         assert_eq!(refused.to_string(), "agent is disposed");
         tokio::time::timeout(std::time::Duration::from_secs(20), agent.done())
             .await
             .expect("done() resolves after disposal");
+        tokio::time::timeout(std::time::Duration::from_secs(20), exited)
+            .await
+            .expect("until resolves once its predicate holds");
         assert!(
             agent
                 .journal()
@@ -155,30 +165,6 @@ fn a_detach_removes_its_entry_once_and_a_repeat_tells_no_one() {
             ["a", "a", "b"],
             "the first a's teardown found it gone"
         );
-    });
-}
-
-/// `Agent::until` waits for its predicate: pending while it is false,
-/// resolved once it holds (here, once the agent's loop has exited).
-#[test]
-fn until_waits_for_its_predicate() {
-    use futures::FutureExt;
-    let rt = runtime();
-    rt.block_on(async {
-        let rig = Rig::<TokioRt>::builder().build();
-        let owner = rig.owner("owner");
-        let a = rig.provider.create("a", &owner).await.expect("create a");
-        let agent = a.agent.clone();
-        let mut exited = Box::pin(agent.until("loop exit", |c| c.loop_has_exited()));
-        assert!(
-            (&mut exited).now_or_never().is_none(),
-            "until resolved while its predicate was false"
-        );
-        a.dispose().await;
-        tokio::time::timeout(std::time::Duration::from_secs(20), exited)
-            .await
-            .expect("until resolves once its predicate holds");
-        owner.unload().await;
     });
 }
 
