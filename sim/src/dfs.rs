@@ -15,9 +15,11 @@
 //!
 //! # Reduction: sleep sets (Godefroid 1996)
 //!
-//! Each poll's *footprint* is the set of resources it touched (see
-//! [`touch`](crate::touch)); two polls of different tasks with disjoint
-//! footprints commute. When the search moves from a node to its next
+//! Each poll's *footprint* is the set of resources it touched, each read or
+//! written (see [`touch`](crate::touch) and [`touch_read`](crate::touch_read));
+//! two polls of different tasks commute unless one writes a resource the
+//! other touches. A *stutter* (a failed await and nothing else, see
+//! [`note_await`](crate::note_await)) commutes with every poll. When the search moves from a node to its next
 //! alternative `t`, the alternatives already explored there (and the node's
 //! own sleep set) are put to sleep in `t`'s subtree for as long as the polls
 //! taken are independent of them: running them there would only reorder

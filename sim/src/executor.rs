@@ -383,6 +383,7 @@ impl Sim {
 
         shared.current.set(Some(task));
         shared.step.set(step);
+        shared.awaited.set(None);
         {
             let mut fp = shared.footprint.borrow_mut();
             fp.clear();
@@ -409,8 +410,16 @@ impl Sim {
         drop(entered);
         {
             let mut fp = shared.footprint.borrow_mut();
-            fp.sort_unstable();
-            fp.dedup();
+            if matches!(outcome, CoroutineResult::Yield(Out::Pending))
+                && crate::resource::is_stutter(&fp, task, shared.awaited.get())
+                && !lock(&shared.ready).ready.contains(&task)
+            {
+                fp.retain(|&e| e & crate::resource::READ != 0);
+                for e in fp.iter_mut() {
+                    *e |= crate::resource::STUTTER;
+                }
+            }
+            crate::resource::normalize(&mut fp);
             if self.trace_on {
                 if let Some(entry) = self.trace.last_mut() {
                     entry.footprint.clone_from(&fp);

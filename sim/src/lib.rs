@@ -127,7 +127,10 @@ pub use pct::PctScheduler;
 pub use report::{
     BlockedTask, RunReport, SimError, StallReport, Step, TraceEntry, UNLABELLED_WAIT,
 };
-pub use resource::{describe as describe_resource, independent, new_object, touch, WAKE};
+pub use resource::{
+    describe as describe_resource, independent, new_object, note_await, touch, touch_read, READ,
+    WAKE,
+};
 pub use scheduler::{
     is_preemption, GuidedScheduler, NonPreemptiveScheduler, RandomScheduler, ReplayScheduler,
     Scheduler,

@@ -2,19 +2,22 @@
 //! (source-DPOR, Abdulla, Aronis, Jonsson and Sagonas, POPL 2014).
 //!
 //! A run is a sequence of *events*: one per decision, the step the chosen
-//! task took, with its footprint (the resources it touched; every access
-//! counts as a write). From it:
+//! task took, with its footprint (the resources it touched, each read or
+//! written, see [`READ`](crate::resource::READ)). From it:
 //!
-//! - **happens-before** is program order, plus an edge from every event to
-//!   the next event touching one of its resources. Spawns and wakes touch a
+//! - **happens-before** is program order, plus an edge from every write of a
+//!   resource to the later accesses up to the next write, and from every
+//!   read to the next write. Spawns and wakes touch a
 //!   [`WAKE`](crate::WAKE) resource of the enabled task, which that task's
 //!   next poll touches too, so "enabled before it ran" is an edge as well.
 //!   It is kept as one vector clock per event.
 //! - a **race** is a pair `j < i` of events of different tasks that touch a
-//!   common resource and are ordered by nothing but that direct conflict:
-//!   with all accesses writes, `j` can only be the last earlier event on
-//!   one of `i`'s resources, and it races with `i` unless it already
-//!   happens before `i`'s previous event or another of `i`'s predecessors.
+//!   common resource, at least one of them writing it, and are ordered by
+//!   nothing but that direct conflict: `j` is a direct predecessor of `i`
+//!   (the last write of a resource `i` touches, or, when `i` writes it,
+//!   a read since that write), and it races with `i` unless it already
+//!   happens before `i`'s previous event or another of `i`'s direct
+//!   predecessors. Two reads never race.
 //! - for each race, the **initials** of `v = notdep(j).i` (the events after
 //!   `j` that do not happen after it, then `i`): the tasks whose first event
 //!   in `v` has no predecessor in `v`. Running one of them at `j`'s decision
@@ -23,7 +26,15 @@
 
 use std::collections::BTreeMap;
 
+use crate::resource::{base, is_read, is_stutter_read};
 use crate::task::TaskId;
+
+/// The accesses to one resource so far: the last write and the reads since.
+#[derive(Default)]
+struct Accesses {
+    write: Option<usize>,
+    reads: Vec<usize>,
+}
 
 /// One step of an explored run.
 pub(crate) struct Event<'a> {
@@ -77,29 +88,38 @@ pub(crate) fn reversals(
     };
     let mut count = vec![0u32; tasks];
     let mut task_last: Vec<Option<usize>> = vec![None; tasks];
-    let mut obj_last: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut objects: BTreeMap<u64, Accesses> = BTreeMap::new();
     let mut races: Vec<(usize, usize)> = Vec::new();
-    let mut cands: Vec<usize> = Vec::new();
+    // The events `i` directly depends on through a resource.
+    let mut preds: Vec<usize> = Vec::new();
     for (i, e) in events.iter().enumerate() {
         let p = e.task;
         count[p] += 1;
         clocks.local[i] = count[p];
-        cands.clear();
-        for o in e.footprint {
-            if let Some(&j) = obj_last.get(o) {
-                if events[j].task != p && !cands.contains(&j) {
-                    cands.push(j);
-                }
+        preds.clear();
+        for &r in e.footprint {
+            let Some(acc) = objects.get(&base(r)) else {
+                continue;
+            };
+            // A read depends on the last write; a write on the last write
+            // and on every read since.
+            preds.extend(acc.write);
+            if !is_read(r) {
+                preds.extend(acc.reads.iter().copied());
             }
         }
-        for &j in &cands {
+        preds.sort_unstable();
+        preds.dedup();
+        // A stutter (a failed await, see `resource::note_await`) races with
+        // the write it read, and is otherwise no event: no edge leaves it.
+        let stutter = e.footprint.iter().any(|&r| is_stutter_read(r));
+        for &j in &preds {
             let tj = events[j].task;
+            if tj == p {
+                continue;
+            }
             let via_program = task_last[p].is_some_and(|k| clocks.hb(j, tj, k));
-            let via_other = e.footprint.iter().any(|o| {
-                obj_last
-                    .get(o)
-                    .is_some_and(|&m| m != j && clocks.hb(j, tj, m))
-            });
+            let via_other = preds.iter().any(|&m| m != j && clocks.hb(j, tj, m));
             if !via_program && !via_other {
                 races.push((j, i));
             }
@@ -108,20 +128,28 @@ pub(crate) fn reversals(
             Some(k) => clocks.of(k).to_vec(),
             None => vec![0; tasks],
         };
-        for o in e.footprint {
-            if let Some(&j) = obj_last.get(o) {
-                for (x, y) in c.iter_mut().zip(clocks.of(j)) {
-                    *x = (*x).max(*y);
-                }
+        for &j in &preds {
+            for (x, y) in c.iter_mut().zip(clocks.of(j)) {
+                *x = (*x).max(*y);
             }
         }
         c[p] = clocks.local[i];
         clocks.vc[i * tasks..(i + 1) * tasks].copy_from_slice(&c);
+        if stutter {
+            continue;
+        }
         task_last[p] = Some(i);
-        for o in e.footprint {
-            obj_last.insert(*o, i);
+        for &r in e.footprint {
+            let acc = objects.entry(base(r)).or_default();
+            if is_read(r) {
+                acc.reads.push(i);
+            } else {
+                acc.write = Some(i);
+                acc.reads.clear();
+            }
         }
     }
+    races.sort_unstable();
     let found = races.len() as u64;
     let mut out = Vec::new();
     let mut first_in_v: Vec<Option<usize>> = vec![None; tasks];
@@ -191,6 +219,23 @@ mod tests {
         let (_, r) = reversals(&[ev(0, &[1]), ev(2, &[1, 2]), ev(1, &[1, 2])], |_| true);
         let ats: Vec<usize> = r.iter().map(|x| x.at).collect();
         assert_eq!(ats, vec![0, 1]);
+    }
+
+    #[test]
+    fn two_reads_do_not_race_but_a_later_write_races_with_both() {
+        use crate::resource::READ;
+        let x = 1u64;
+        let (n, r) = reversals(
+            &[ev(0, &[x | READ]), ev(1, &[x | READ]), ev(2, &[x])],
+            |_| true,
+        );
+        assert_eq!(n, 2);
+        let ats: Vec<usize> = r.iter().map(|x| x.at).collect();
+        assert_eq!(ats, vec![0, 1]);
+        // A read after a write races with it; ordered through a read of
+        // the same task, the write does not race with the later write.
+        let (n, _) = reversals(&[ev(0, &[x]), ev(1, &[x | READ]), ev(1, &[x])], |_| true);
+        assert_eq!(n, 1);
     }
 
     #[test]

@@ -11,7 +11,10 @@
 //! - A poll's *footprint* is the sorted, deduplicated set of resources it
 //!   touched. Two polls of different tasks are *independent* when their
 //!   footprints are disjoint: running them in either order reaches the same
-//!   state. Every access counts as a write (conservative).
+//!   state. An access is a write unless it is reported as a read
+//!   ([`touch_read`]): two reads of one object commute, a read and a write
+//!   or two writes do not. A step that reads and writes one object holds
+//!   it as a write.
 //! - Object ids must mean the same object in every execution that shares a
 //!   prefix, and in executions that differ only by swapping independent
 //!   polls. A global counter would not do (swapping two creations would swap
@@ -37,7 +40,13 @@ pub const OBJECT: u64 = 4 << 60;
 /// the search derives from footprints includes "woken before it runs".
 pub const WAKE: u64 = 5 << 60;
 const KIND: u64 = 0xF << 60;
-const LOW: u64 = !KIND;
+const LOW: u64 = !KIND & !READ & !STUTTER;
+/// Flag of a footprint entry: the step only read the object (see
+/// [`touch_read`]). Bit 59 is free in every kind's low bits.
+pub const READ: u64 = 1 << 59;
+/// Flag of a footprint entry: the read of a *stutter* step (see
+/// [`note_await`]). Set together with [`READ`].
+pub const STUTTER: u64 = 1 << 58;
 /// Creator id used for objects created outside any task.
 const OUTSIDE: u64 = 0xFF_FFFF;
 
@@ -84,14 +93,99 @@ pub fn touch(resource: u64) {
     }
 }
 
-/// Whether two footprints (sorted, deduplicated) share no resource.
+/// Reports that the running task read `resource` without changing it (see
+/// [`touch`]): reads of one object by different steps commute.
+pub fn touch_read(resource: u64) {
+    if resource != 0 {
+        touch(resource | READ);
+    }
+}
+
+/// Reports that the running task read `resource`, found it must wait, and
+/// parked until the next write of `resource`, after which it runs the same
+/// check again (a monitor's failed `wait_until` check).
+///
+/// If that read is all the task's step did before it returned `Pending`
+/// and the task is not ready again (nothing woke it, not even itself: a
+/// task that passed a `yield_now` on the way goes on from a new place),
+/// the step is a *stutter*: it changed no shared state and kept nothing it
+/// read, so running it or not reaches the same states (the task is woken by
+/// the next write and checks again). The executor then marks its read
+/// [`STUTTER`]:
+/// - sleep sets treat it as independent of every step: a stutter before a
+///   write `w` is equivalent to no stutter, and the task's check after `w`
+///   is explored where `w` wakes it;
+/// - race analysis still reverses it with the write it read (the check
+///   run before that write might succeed), but gives it no happens-before
+///   edge to anything later.
+///
+/// This is how stateless model checkers treat a blocking await: a failed
+/// await is not an event, yet the writes it saw are revisited. Any other
+/// access in the same step makes it an ordinary read.
+pub fn note_await(resource: u64) {
+    if resource == 0 {
+        return;
+    }
+    touch_read(resource);
+    if let Some(shared) = try_current() {
+        if shared.current.get().is_some() {
+            shared.awaited.set(Some(resource | READ));
+        }
+    }
+}
+
+/// Whether a finished poll of `task` that returned `Pending` with this raw
+/// (not yet normalized) footprint was a stutter (see [`note_await`]).
+pub(crate) fn is_stutter(raw: &[u64], task: usize, awaited: Option<u64>) -> bool {
+    let Some(awaited) = awaited else {
+        return false;
+    };
+    let own_wake = WAKE | task as u64;
+    let mut others = raw.iter().filter(|&&e| e != own_wake);
+    others.next() == Some(&awaited) && others.next().is_none()
+}
+
+/// The resource an entry names, without its access kind.
+pub fn base(entry: u64) -> u64 {
+    entry & !(READ | STUTTER)
+}
+
+/// Whether a footprint entry is the read of a stutter step.
+pub fn is_stutter_read(entry: u64) -> bool {
+    entry & STUTTER != 0
+}
+
+/// Whether a footprint entry is a read.
+pub fn is_read(entry: u64) -> bool {
+    entry & READ != 0
+}
+
+/// Sorts a footprint by resource and keeps one entry per resource: a write
+/// if the step wrote it at all, else a read. Allocation-free.
+pub fn normalize(fp: &mut Vec<u64>) {
+    // Sorting by (base, read flag) puts a write before a read of the same
+    // resource, so keeping the first entry of each resource keeps the write.
+    fp.sort_unstable_by_key(|&e| (base(e), is_read(e)));
+    fp.dedup_by_key(|e| base(*e));
+}
+
+/// Whether two footprints ([`normalize`]d) commute: no resource that both
+/// touch and at least one writes.
 pub fn independent(a: &[u64], b: &[u64]) -> bool {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
+        match base(a[i]).cmp(&base(b[j])) {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return false,
+            std::cmp::Ordering::Equal => {
+                let stutter = is_stutter_read(a[i]) || is_stutter_read(b[j]);
+                let both_read = is_read(a[i]) && is_read(b[j]);
+                if !(stutter || both_read) {
+                    return false;
+                }
+                i += 1;
+                j += 1;
+            }
         }
     }
     true
@@ -100,6 +194,12 @@ pub fn independent(a: &[u64], b: &[u64]) -> bool {
 /// A resource id in words, for traces: `spawn`, `random`, `timer@40ms`,
 /// `obj 3.1` (the second object created by task 3).
 pub fn describe(resource: u64) -> String {
+    if is_stutter_read(resource) {
+        return format!("await {}", describe(base(resource)));
+    }
+    if is_read(resource) {
+        return format!("read {}", describe(base(resource)));
+    }
     let low = resource & LOW;
     match resource & KIND {
         SPAWN => "spawn".to_string(),
@@ -128,6 +228,39 @@ mod tests {
         assert!(independent(&[1, 3, 5], &[2, 4, 6]));
         assert!(!independent(&[1, 3, 5], &[5]));
         assert!(independent(&[], &[1]));
+    }
+
+    #[test]
+    fn reads_commute_and_a_write_wins_in_one_step() {
+        let x = OBJECT | 7;
+        let y = OBJECT | 9;
+        assert!(independent(&[x | READ], &[x | READ]));
+        assert!(!independent(&[x | READ], &[x]));
+        assert!(!independent(&[x], &[x | READ]));
+        assert!(!independent(&[x | READ, y], &[x | READ, y | READ]));
+        let mut fp = vec![y | READ, x | READ, x, y | READ];
+        normalize(&mut fp);
+        assert_eq!(fp, vec![x, y | READ]);
+        assert_eq!(describe(x | READ), format!("read {}", describe(x)));
+    }
+
+    #[test]
+    fn a_stutter_is_one_failed_check_and_nothing_else() {
+        let x = OBJECT | 7;
+        let aw = Some(x | READ);
+        assert!(is_stutter(&[WAKE | 2, x | READ], 2, aw));
+        assert!(is_stutter(&[x | READ], 2, aw));
+        // Another access, a wake of another task, or two sections: no.
+        assert!(!is_stutter(&[x | READ, x | READ], 2, aw));
+        assert!(!is_stutter(&[WAKE | 3, x | READ], 2, aw));
+        assert!(!is_stutter(&[OBJECT | 1, x | READ], 2, aw));
+        assert!(!is_stutter(&[x | READ], 2, None));
+        // A stutter's read commutes with everything in sleep sets.
+        assert!(independent(&[x | READ | STUTTER], &[x]));
+        assert_eq!(
+            describe(x | READ | STUTTER),
+            format!("await {}", describe(x))
+        );
     }
 
     #[test]

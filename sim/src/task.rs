@@ -174,6 +174,8 @@ pub(crate) struct Shared {
     pub(crate) scheduler: RefCell<Box<dyn Scheduler>>,
     /// Resources touched by the current poll (see `resource`).
     pub(crate) footprint: RefCell<Vec<u64>>,
+    /// The object the current poll's failed check read (`note_await`).
+    pub(crate) awaited: Cell<Option<u64>>,
     /// Objects created so far, by creating task.
     pub(crate) created: RefCell<Vec<u32>>,
     /// Objects created outside any task.
@@ -216,6 +218,7 @@ impl Shared {
             timers: RefCell::new(Timers::default()),
             scheduler: RefCell::new(scheduler),
             footprint: RefCell::new(Vec::with_capacity(32)),
+            awaited: Cell::new(None),
             created: RefCell::new(Vec::new()),
             created_outside: Cell::new(0),
             step: Cell::new(0),

@@ -81,6 +81,23 @@ pub trait Rt: Send + Sync + Sized + 'static {
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T>;
     /// Run `f` with the lock held.
     fn raw_with<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&mut T) -> O) -> O;
+    /// Run `f` with the lock held; `f` only reads. A backend that tells
+    /// reads from writes (the simulator's footprints) lets two reads
+    /// commute; the default is [`raw_with`](Rt::raw_with).
+    fn raw_read<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&T) -> O) -> O {
+        Self::raw_with(m, |t| f(t))
+    }
+    /// Run `f` with the lock held; `access(&out)` says afterwards what `f`
+    /// did to the value ([`Access`]). The default is
+    /// [`raw_with`](Rt::raw_with).
+    fn raw_section<T: Send + 'static, O>(
+        m: &Self::RawMutex<T>,
+        f: impl FnOnce(&mut T) -> O,
+        access: impl FnOnce(&O) -> Access,
+    ) -> O {
+        let _ = access;
+        Self::raw_with(m, f)
+    }
     /// Start a detached task. `name` shows in traces and stall reports.
     fn spawn_detached(name: &str, fut: BoxFuture<()>);
     /// A scheduling point: lets every other ready task run first.
@@ -108,6 +125,21 @@ pub async fn sleep_or<R: Rt>(ms: u64, stop: BoxFuture<()>) {
     }
 }
 
+/// What a lock section did to the value it guards, for backends whose
+/// partial-order reduction tells accesses apart (the simulator's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// It changed the value.
+    Write,
+    /// It only read the value.
+    Read,
+    /// It only read the value, found that the task must wait, and parked
+    /// the task until the next change, when the same check runs again. If
+    /// that is all the task's step did, the step is a no-op: see
+    /// `lifecycle_sim::note_await`.
+    Await,
+}
+
 /// A blocking mutex of backend `R`, usable only through [`Mutex::with`].
 pub struct Mutex<R: Rt, T: Send + 'static> {
     raw: R::RawMutex<T>,
@@ -125,6 +157,18 @@ impl<R: Rt, T: Send + 'static> Mutex<R, T> {
     /// ever crosses a suspension point.
     pub fn with<O>(&self, f: impl FnOnce(&mut T) -> O) -> O {
         R::raw_with(&self.raw, f)
+    }
+
+    /// Run `f` with shared access: a read, which commutes with other reads
+    /// in the simulator's partial-order reduction.
+    pub fn read<O>(&self, f: impl FnOnce(&T) -> O) -> O {
+        R::raw_read(&self.raw, f)
+    }
+
+    /// Run `f` with exclusive access; `access(&out)` tells what `f` did to
+    /// the value. A section that changed nothing counts as a read.
+    pub fn section<O>(&self, f: impl FnOnce(&mut T) -> O, access: impl FnOnce(&O) -> Access) -> O {
+        R::raw_section(&self.raw, f, access)
     }
 }
 

@@ -7,7 +7,7 @@
 //! so no wake-up can be lost between the check and the park). `update(f)`
 //! mutates the state and wakes every parked task, which then re-checks.
 
-use super::{BoxFuture, Mutex, Rt};
+use super::{Access, BoxFuture, Mutex, Rt};
 use std::future::Future;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
@@ -57,12 +57,16 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
 
     /// Read the state without waking anyone.
     pub fn read<O>(&self, f: impl FnOnce(&S) -> O) -> O {
-        self.inner.with(|inner| f(&inner.state))
+        self.inner.read(|inner| f(&inner.state))
     }
 
     /// Wait until `f` returns `Some`. `f` may change the state; when it
     /// returns `Some`, the other waiters are woken to re-check (the change may
     /// concern them). `label` names the wait in stall reports.
+    ///
+    /// `f` must leave the state unchanged when it returns `None`: a check
+    /// that parks is a read (parking commutes with other parks: every
+    /// waiter is woken, in no particular order, by the next change).
     pub fn wait_until<'a, O: 'a>(
         &'a self,
         label: &'static str,
@@ -70,13 +74,22 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
     ) -> impl Future<Output = O> + 'a {
         let mut parked = Parked::<R>::new(label);
         std::future::poll_fn(move |cx| {
-            let (res, woken) = self.inner.with(|inner| match f(&mut inner.state) {
-                Some(v) => (Poll::Ready(v), std::mem::take(&mut inner.waiters)),
-                None => {
-                    inner.park(cx.waker());
-                    (Poll::Pending, Vec::new())
-                }
-            });
+            let (res, woken) = self.inner.section(
+                |inner| match f(&mut inner.state) {
+                    Some(v) => (Poll::Ready(v), std::mem::take(&mut inner.waiters)),
+                    None => {
+                        inner.park(cx.waker());
+                        (Poll::Pending, Vec::new())
+                    }
+                },
+                |(res, _)| {
+                    if res.is_ready() {
+                        Access::Write
+                    } else {
+                        Access::Await
+                    }
+                },
+            );
             if res.is_pending() {
                 R::note_wait(label);
                 parked.park();

@@ -39,6 +39,29 @@ impl Rt for SimRt {
         lifecycle_sim::atomic(|| f(&mut guard))
     }
 
+    fn raw_read<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&T) -> O) -> O {
+        lifecycle_sim::schedule_point();
+        lifecycle_sim::touch_read(m.object);
+        let guard = m.inner.lock().unwrap_or_else(|p| p.into_inner());
+        lifecycle_sim::atomic(|| f(&guard))
+    }
+
+    fn raw_section<T: Send + 'static, O>(
+        m: &Self::RawMutex<T>,
+        f: impl FnOnce(&mut T) -> O,
+        access: impl FnOnce(&O) -> super::Access,
+    ) -> O {
+        lifecycle_sim::schedule_point();
+        let mut guard = m.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let out = lifecycle_sim::atomic(|| f(&mut guard));
+        match access(&out) {
+            super::Access::Write => lifecycle_sim::touch(m.object),
+            super::Access::Read => lifecycle_sim::touch_read(m.object),
+            super::Access::Await => lifecycle_sim::note_await(m.object),
+        }
+        out
+    }
+
     fn spawn_detached(name: &str, fut: BoxFuture<()>) {
         lifecycle_sim::spawn(name, fut);
     }

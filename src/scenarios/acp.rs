@@ -58,7 +58,6 @@ pub static DISCONNECT_RACING_NEW: Scenario = Scenario::new(
 .rules(&[Rule::A1, Rule::A6, Rule::A7])
 .goals(DISCONNECT_RACING_NEW_GOALS)
 .targets(&[Fault::M7])
-// sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
 .bounds(Bounds {
     dfs: None,
     ..Bounds::PR
@@ -140,6 +139,10 @@ pub static DISCONNECT_DURING_LOAD: Scenario = Scenario::new(
 )
 .rules(&[Rule::A1])
 .goals(DISCONNECT_DURING_LOAD_GOALS)
+.bounds(Bounds {
+    dfs: None,
+    ..Bounds::PR
+})
 .targets(&[Fault::M8]);
 
 /// `disconnect-during-load`: a `session/load` whose resume finishes after
@@ -205,9 +208,9 @@ pub static DISCONNECT_MID_PROMPT: Scenario = Scenario::new(
 // once each turn flushes ahead of its first step; the PR tier stops at
 // 50,000 (11 s), which reaches both goals. Bound 2 ran >13 min.
 .bounds(Bounds {
+    dfs: None,
     loom_cap: 1,
     loom_max: Some(50_000),
-    ..Bounds::PR
 });
 
 /// `disconnect-mid-prompt`: a second prompt fails (A8); the disconnect
@@ -305,13 +308,10 @@ pub static SESSION_CANCEL_BEFORE_START: Scenario = Scenario::new(
 // each turn flushes ahead of its first step; the PR tier stops at 50,000.
 // Bound 2 ran >4 min.
 .bounds(Bounds {
+    dfs: None,
     loom_cap: 1,
     loom_max: Some(50_000),
-    ..Bounds::PR
-})
-.coverage_gap(
-    "sim-dfs at bound 3 misses 5 views of the other checkers (check --tier pr, this machine)",
-);
+});
 
 /// `session-cancel-before-start`: `session/cancel` of an unknown session is
 /// a no-op (A3); sent before a queued prompt starts, that prompt never runs
@@ -380,7 +380,6 @@ pub static DUPLICATE_LOAD: Scenario = Scenario::new(
 .rules(&[Rule::A5])
 .goals(DUPLICATE_LOAD_GOALS)
 .targets(&[Fault::M13])
-// sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
 .bounds(Bounds {
     dfs: None,
     ..Bounds::PR

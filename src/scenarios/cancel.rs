@@ -88,10 +88,8 @@ pub static CANCEL_BEFORE_CLAIM: Scenario = Scenario::new(
 )
 .rules(&[Rule::C1, Rule::C2, Rule::C4, Rule::C5, Rule::C7])
 .goals(CANCEL_BEFORE_CLAIM_GOALS)
-.targets(&[Fault::M3, Fault::M5])
-.coverage_gap(
-    "sim-dfs at bound 3 misses 15 views (10 reached by sim seeds, 4 by loom, 1 by shuttle-random) (check --tier pr, this machine)",
-);
+.bounds(Bounds { dfs: None, ..Bounds::PR })
+.targets(&[Fault::M3, Fault::M5]);
 
 /// `cancel-before-claim`: send A; `cancel(user)` races the loop's wake and
 /// claim; then send B. A never runs unless it started before the cancel
@@ -266,10 +264,11 @@ pub static OBSERVER_QUEUES_DURING_CANCEL: Scenario = Scenario::new(
 )
 .rules(&[Rule::C2, Rule::C9])
 .goals(OBSERVER_QUEUES_DURING_CANCEL_GOALS)
-.targets(&[Fault::M11])
-.coverage_gap(
-    "sim-dfs at bound 3 misses 13 views (11 sim, 2 shuttle-random) (check --tier pr, this machine)",
-);
+.bounds(Bounds {
+    dfs: None,
+    ..Bounds::PR
+})
+.targets(&[Fault::M11]);
 
 /// `observer-queues-during-cancel`: one `cancel-requested` observer sends a
 /// prompt, another panics. The observer's prompt is cleared too (C2); the
@@ -352,10 +351,11 @@ pub static CANCEL_DROPS_STEERING: Scenario = Scenario::new(
 .rules(&[Rule::C5, Rule::C8])
 .goals(CANCEL_DROPS_STEERING_GOALS)
 // loom: 602,437 executions in 59 s at bound 3.
-.bounds(Bounds { loom_cap: 2, ..Bounds::PR })
-.coverage_gap(
-    "sim-dfs at bound 3 misses 79 views of sim, shuttle and loom at bound 3; at bound 4 (288,988 schedules, 12.5 s) still 29 (check, this machine)",
-);
+.bounds(Bounds {
+    dfs: None,
+    loom_cap: 2,
+    ..Bounds::PR
+});
 
 /// `cancel-drops-steering`: a running turn has a steering input queued; it
 /// is cancelled, and once the cancel returned a new prompt B is sent. The

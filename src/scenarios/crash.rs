@@ -91,6 +91,7 @@ pub static CRASH_MID_TURN: Scenario = Scenario::new(
 .rules(&[Rule::D9, Rule::D3])
 .goals(GOALS)
 .bounds(Bounds {
+    dfs: None,
     loom_cap: 1,
     ..Bounds::PR
 })

@@ -155,7 +155,6 @@ pub static DISPOSE_MID_TURN: Scenario = Scenario::new(
 .rules(&[Rule::D2, Rule::D3, Rule::D6])
 .goals(DISPOSE_MID_TURN_GOALS)
 .targets(&[Fault::M1])
-// sim-dfs: exhausts unbounded in under a second at lock granularity with source-DPOR
 .bounds(Bounds {
     dfs: None,
     ..Bounds::PR
@@ -236,10 +235,11 @@ pub static OWNER_UNLOAD_VS_HANDLE_DISPOSE: Scenario = Scenario::new(
 )
 .rules(&[Rule::D1, Rule::D3])
 .goals(OWNER_UNLOAD_VS_HANDLE_DISPOSE_GOALS)
-.targets(&[Fault::M1, Fault::M6])
-.coverage_gap(
-    "sim-dfs at bound 3 misses 95 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
-);
+.bounds(Bounds {
+    dfs: None,
+    ..Bounds::PR
+})
+.targets(&[Fault::M1, Fault::M6]);
 
 /// `owner-unload-vs-handle-dispose`: the handle's dispose and the owner
 /// scope's unload race; both reach the one teardown (D1, D3).
@@ -348,6 +348,7 @@ pub static DISPOSED_LISTENER_PANICS: Scenario = Scenario::new(
 .targets(&[Fault::M10])
 // loom: 143,802 executions (39 s) at bound 2 since the write-ahead flush.
 .bounds(Bounds {
+    dfs: None,
     loom_cap: 1,
     ..Bounds::PR
 });
@@ -456,6 +457,7 @@ pub static CANCEL_THEN_DISPOSE: Scenario = Scenario::new(
 )
 .rules(&[Rule::C3, Rule::D3])
 .goals(CANCEL_THEN_DISPOSE_GOALS)
+.bounds(Bounds { dfs: None, ..Bounds::PR })
 .targets(&[Fault::M23]);
 
 /// `cancel-then-dispose`: a running turn is cancelled, then its agent is

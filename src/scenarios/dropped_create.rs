@@ -16,7 +16,7 @@
 
 use super::goals::{label, Goal};
 use super::rig::{give_up, Rig};
-use super::scenario::{bodies, Ctx, Scenario};
+use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::Outcome;
 use crate::oracle::Violation;
 use crate::provider::{AgentHandle, CreateError};
@@ -55,7 +55,8 @@ pub static DROPPED_CREATE: Scenario = Scenario::new(
     bodies!(dropped_create),
 )
 .rules(&[Rule::D8, Rule::R1, Rule::R3])
-.goals(GOALS);
+.goals(GOALS)
+.bounds(Bounds { dfs: None, ..Bounds::PR });
 
 /// The call a phase drops, then makes again.
 #[derive(Clone, Copy)]

@@ -13,7 +13,7 @@
 
 use super::goals::{excused, label, Goal};
 use super::rig::{give_up, Rig};
-use super::scenario::{bodies, Ctx, Scenario};
+use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::faults::Fault;
 use crate::oracle::Violation;
@@ -48,6 +48,7 @@ pub static DROPPED_DISPOSE: Scenario = Scenario::new(
 )
 .rules(&[Rule::D8, Rule::D1, Rule::D2])
 .goals(GOALS)
+.bounds(Bounds { dfs: None, ..Bounds::PR })
 .targets(&[Fault::M15]);
 
 /// The body: see the module docs.

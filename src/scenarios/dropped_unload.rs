@@ -56,6 +56,7 @@ pub static DROPPED_UNLOAD: Scenario = Scenario::new(
 // loom at bound 1 (4 threads) ran more than 5 minutes; 20,000 executions
 // (5 s) reach both goals.
 .bounds(Bounds {
+    dfs: None,
     loom_max: Some(20_000),
     ..Bounds::PR
 });

@@ -46,9 +46,9 @@ pub static HUNG_STEP: Scenario = Scenario::new(
 .rules(&[Rule::C10, Rule::C3])
 .goals(GOALS)
 .bounds(Bounds {
+    dfs: None,
     loom_cap: 1,
     loom_max: Some(20_000),
-    ..Bounds::PR
 })
 .targets(&[Fault::M19]);
 

@@ -36,6 +36,7 @@ pub static IDLE_CANCEL_THEN_PROMPT: Scenario = Scenario::new(
 .targets(&[Fault::M4])
 // loom: 462,468 executions (52 s) at bound 3 since the write-ahead flush.
 .bounds(Bounds {
+    dfs: None,
     loom_cap: 2,
     ..Bounds::PR
 });
@@ -101,10 +102,11 @@ pub static WHEN_IDLE_WAITERS: Scenario = Scenario::new(
 .targets(&[Fault::M12, Fault::M14])
 // loom: 3 threads since the late waiter waits in its own task: bound 2
 // ran more than 7 minutes once loom interleaves joined futures.
-.bounds(Bounds { loom_cap: 1, loom_max: Some(50_000), ..Bounds::PR })
-.coverage_gap(
-    "sim-dfs at bound 3 misses 95 views (82 sim, 12 shuttle-random, 1 shuttle-pct) (check --tier pr, this machine)",
-);
+.bounds(Bounds {
+    dfs: None,
+    loom_cap: 1,
+    loom_max: Some(50_000),
+});
 
 /// `when-idle-waiters`: a waiter registered before a cancel resolves; a
 /// waiter registered after a later prompt B was accepted does not resolve
@@ -184,6 +186,7 @@ pub static DROPPED_WHEN_IDLE: Scenario = Scenario::new(
 .rules(&[Rule::C7, Rule::D8])
 .goals(DROPPED_WHEN_IDLE_GOALS)
 .bounds(Bounds {
+    dfs: None,
     loom_cap: 1,
     ..Bounds::PR
 });

@@ -81,6 +81,7 @@ pub static STORAGE_ERROR_MID_TURN: Scenario = Scenario::new(
 .rules(&[Rule::D10, Rule::D9])
 .goals(GOALS)
 .bounds(Bounds {
+    dfs: None,
     loom_cap: 1,
     ..Bounds::PR
 })

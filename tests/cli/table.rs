@@ -40,7 +40,7 @@ fn the_table_fits_100_columns_and_states_every_bound() {
         &[
             "check",
             "--scenario",
-            "cancel-before-claim",
+            "concurrent-dispose",
             "--budget",
             "300",
             "--tokio-runs",
@@ -56,15 +56,15 @@ fn the_table_fits_100_columns_and_states_every_bound() {
             line.len()
         );
     }
-    let row = |checker: &str| row(text, "cancel-before-claim", checker);
+    let row = |checker: &str| row(text, "concurrent-dispose", checker);
     for (checker, said) in [
         (
             "sim-dfs",
-            "stopped at budget\n  bound: source-DPOR + sleep sets, preemptions <= 3",
+            "stopped at budget\n  bound: source-DPOR + sleep sets, preemptions <= 2",
         ),
         (
             "loom",
-            "stopped at budget\n  bound: preemptions <= 3, at most 300 executions",
+            "stopped at budget\n  bound: preemptions <= 1, at most 300 executions",
         ),
         ("sim", "sampled\n  bound: seeds 0..300, pct depth 1..=3"),
         ("tokio", "sampled\n  bound: 3 runs on 2 worker threads"),
