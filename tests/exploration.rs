@@ -202,8 +202,9 @@ fn checkpoint_and_resume() {
 }
 
 /// For every fault: the exhaustive search finds it, the found run replays
-/// deterministically, and its shrunk run has no more preemptions, breaks the
-/// same rule and replays exactly.
+/// deterministically, and its shrunk run has no more preemptions (and no
+/// more than the lowest preemption bound at which sim-dfs finds it), breaks
+/// the same rule and replays exactly.
 #[test]
 fn every_fault_is_found_shrunk_and_reproduced() {
     check::quiet_panics();
@@ -244,6 +245,24 @@ fn every_fault_is_found_shrunk_and_reproduced() {
             s.minimal.preemptions,
             s.original.preemptions
         );
+        // No more preemptions than the lowest bound at which sim-dfs, with
+        // the shrinker's budget per bound, finds the fault.
+        let lowest = (0..=shrink::BOUNDED_MAX).find(|&b| {
+            let mut o = DfsOptions {
+                stop_on: fault.must_violate(),
+                ..DfsOptions::exhaustive(shrink::BOUNDED_BUDGET)
+            };
+            o.config.preemption_bound = Some(b);
+            let r = explore_dfs(scenario, faults, &o, false, &|_| {});
+            r.violations.iter().any(|x| x.rule == v.rule)
+        });
+        if let Some(lowest) = lowest {
+            assert!(
+                s.minimal.preemptions <= lowest,
+                "{fault}: shrunk to {} preemptions, sim-dfs finds it at bound {lowest}",
+                s.minimal.preemptions
+            );
+        }
         let again = run_plan(scenario, faults, seed, untimed, &s.minimal.plan, false);
         assert_eq!(
             again.sim.diverged_at(),

@@ -5,6 +5,11 @@
 //! rule and is smaller in the order (preemptions, steps): fewest preemptions
 //! first, then shortest. Candidates, tried greedily until none improves:
 //!
+//! 0. first, the exhaustive search around the failing scenario: sim-dfs at
+//!    preemption bound 0, 1, 2, ... (below the run's own count, up to
+//!    [`BOUNDED_MAX`], at most [`BOUNDED_BUDGET`] schedules each), whose
+//!    first run that breaks the rule has the fewest preemptions that
+//!    search can reach (iterative preemption bounding, as CHESS does);
 //! 1. a prefix of the plan, continued by a scheduler that never preempts
 //!    (cuts every later preemption at once);
 //! 2. the plan with one preempting choice replaced by the task it preempted
@@ -19,7 +24,14 @@ use super::sim_run::{run_plan, run_scheduled};
 use crate::faults::Faults;
 use crate::oracle::RuleId;
 use crate::scenarios::Scenario;
-use lifecycle_sim::{GuidedScheduler, NonPreemptiveScheduler, TaskId, TraceEntry};
+use lifecycle_sim::{
+    Dfs, DfsConfig, ExecKind, GuidedScheduler, NonPreemptiveScheduler, TaskId, TraceEntry,
+};
+
+/// The highest preemption bound the bounded search of a shrink tries.
+pub const BOUNDED_MAX: u32 = 4;
+/// Schedules the bounded search of a shrink runs at each bound.
+pub const BOUNDED_BUDGET: u64 = 2_000;
 
 /// One failing run.
 #[derive(Clone, Debug)]
@@ -98,6 +110,39 @@ fn attempt(
     ))
 }
 
+/// The first run of sim-dfs at preemption bound `bound` that breaks
+/// `rule`, within [`BOUNDED_BUDGET`] schedules, replayed through the
+/// guided path with value stream `seed` (so that its line replays it).
+fn bounded(
+    scenario: &'static Scenario,
+    faults: Faults,
+    seed: u64,
+    untimed: bool,
+    rule: RuleId,
+    bound: u32,
+) -> Option<(Candidate, Vec<Option<TaskId>>, u32)> {
+    let mut dfs = Dfs::new(DfsConfig {
+        preemption_bound: Some(bound),
+        ..DfsConfig::default()
+    });
+    let mut runs = 0;
+    while let Some(scheduler) = dfs.next_scheduler() {
+        if runs >= BOUNDED_BUDGET {
+            break;
+        }
+        runs += 1;
+        let run = run_scheduled(scenario, faults, scheduler, untimed, false);
+        let complete = dfs.end_execution() == ExecKind::Complete;
+        if complete && run.outcome.violations.iter().any(|v| v.rule == rule) {
+            let plan = run.sim.choices().to_vec();
+            if let Some((c, p)) = attempt(scenario, faults, seed, untimed, &plan, rule) {
+                return Some((c, p, runs as u32));
+            }
+        }
+    }
+    None
+}
+
 /// Shrink the failing run `plan` (value stream `seed`) that broke `rule`.
 pub fn shrink(
     scenario: &'static Scenario,
@@ -127,6 +172,18 @@ pub fn shrink(
         best = original_c.clone();
     }
     let mut attempts = 1;
+    // 0. The bounded search, shallowest bound first.
+    for bound in 0..best.preemptions.min(BOUNDED_MAX + 1) {
+        if let Some((c, p, runs)) = bounded(scenario, faults, seed, untimed, rule, bound) {
+            attempts += runs;
+            if c.better_than(&best) {
+                best = c;
+                preempted = p;
+            }
+            break;
+        }
+        attempts += BOUNDED_BUDGET as u32;
+    }
     'improve: for _round in 0..64 {
         // 1. Prefixes, shortest first.
         for k in 0..best.plan.len() {
