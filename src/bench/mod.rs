@@ -385,7 +385,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
             true,
             &|_| {},
         )],
-        Checker::ShuttleRandom | Checker::ShuttlePct => (0..seeds)
+        Checker::ShuttleRandom | Checker::ShuttlePct | Checker::ShuttleDfs => (0..seeds)
             .map(|k| {
                 shuttle_check::explore_seeded(
                     checker,

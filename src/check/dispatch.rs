@@ -93,7 +93,7 @@ pub fn run_with_progress(
             budget.loom_executions,
             stop_at_first,
         ),
-        Checker::ShuttleRandom | Checker::ShuttlePct => {
+        Checker::ShuttleRandom | Checker::ShuttlePct | Checker::ShuttleDfs => {
             let mut report = shuttle_check::explore(
                 checker,
                 scenario,
@@ -106,6 +106,10 @@ pub fn run_with_progress(
                 Checker::ShuttlePct => format!(
                     "{} iterations, pct depth {}",
                     budget.shuttle_iterations, budget.pct_depth
+                ),
+                Checker::ShuttleDfs => format!(
+                    "shuttle's DFS, no reduction, unbounded, at most {} iterations",
+                    budget.shuttle_iterations
                 ),
                 _ => format!("{} iterations", budget.shuttle_iterations),
             });

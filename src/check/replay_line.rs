@@ -364,7 +364,7 @@ impl Payload {
                     pb: pb as usize,
                 })
             }
-            Checker::ShuttleRandom | Checker::ShuttlePct => {
+            Checker::ShuttleRandom | Checker::ShuttlePct | Checker::ShuttleDfs => {
                 let f = fields(text, ';', &["schedule"]).map_err(bad)?;
                 check_schedule(f[0]).map_err(|m| bad(format!("field `schedule`: {m}")))?;
                 Ok(Payload::Shuttle {
@@ -390,7 +390,7 @@ impl Payload {
                 | (Payload::Loom { .. }, Checker::Loom)
                 | (
                     Payload::Shuttle { .. },
-                    Checker::ShuttleRandom | Checker::ShuttlePct
+                    Checker::ShuttleRandom | Checker::ShuttlePct | Checker::ShuttleDfs
                 )
                 | (Payload::Tokio { .. }, Checker::Tokio)
         )

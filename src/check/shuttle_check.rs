@@ -8,13 +8,13 @@
 
 use super::checker::Checker;
 use super::replay_line::{Payload, ReplayLine};
-use super::report::{interrupted, Report, STOPPED_INTERRUPT};
+use super::report::{interrupted, Report, STOPPED_BUDGET, STOPPED_INTERRUPT};
 use super::tally::Tally;
 use crate::faults::Faults;
 use crate::rt::ShuttleRt;
 use crate::scenarios::{self, Outcome, Scenario};
 use shuttle::scheduler::{
-    PctScheduler, RandomScheduler, ReplayScheduler, Schedule, Scheduler, Task, TaskId,
+    DfsScheduler, PctScheduler, RandomScheduler, ReplayScheduler, Schedule, Scheduler, Task, TaskId,
 };
 use shuttle::{Config, FailurePersistence, Runner};
 use shuttle_engine::scheduler::serialization::{deserialize_schedule, serialize_schedule};
@@ -334,6 +334,12 @@ pub fn explore_seeded(
                 config(),
             )
             .run(body),
+            Checker::ShuttleDfs => Runner::new(
+                recording(Box::new(DfsScheduler::new(Some(iterations), false))
+                    as Box<dyn Scheduler + Send>),
+                config(),
+            )
+            .run(body),
             _ => Runner::new(
                 recording(Box::new(RandomScheduler::new_from_seed(seed, iterations))),
                 config(),
@@ -363,6 +369,7 @@ pub fn explore_seeded(
     if let Some(schedule) = saved.lock().unwrap_or_else(|p| p.into_inner()).take() {
         tally.set_replay(line(&schedule));
     }
+    let ended_cleanly = result.is_ok();
     if let Err(payload) = result {
         let message = crate::bus::panic_message(payload.as_ref());
         match shuttle_failure(&message) {
@@ -377,6 +384,15 @@ pub fn explore_seeded(
     }
     if interrupted() {
         tally.stopped(STOPPED_INTERRUPT);
+    } else if checker == Checker::ShuttleDfs
+        && ended_cleanly
+        && !stop.load(Ordering::SeqCst)
+        && tally.executions < iterations as u64
+    {
+        // shuttle's DFS ended before its budget: every schedule was run.
+        tally.exhausted();
+    } else if checker == Checker::ShuttleDfs && ended_cleanly && !stop.load(Ordering::SeqCst) {
+        tally.stopped(STOPPED_BUDGET);
     }
     tally.finish()
 }

@@ -506,7 +506,7 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
         );
     }
     println!("\ntrace (tracing spans per poll and per task, virtual time):");
-    let shuttle = matches!(parsed.checker, Checker::ShuttleRandom | Checker::ShuttlePct);
+    let shuttle = parsed.checker.on_shuttle();
     let ((result, seen), held) = if shuttle {
         holding_stderr(|| replay_traced(&parsed))
     } else {
