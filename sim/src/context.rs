@@ -20,6 +20,7 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::task::{Shared, TaskId};
@@ -140,6 +141,68 @@ pub fn schedule_point() {
     // stack we are running on; it stays valid while the coroutine lives.
     let yielder = unsafe { &*yielder };
     let _ = yielder.suspend(crate::coro::Out::Point);
+}
+
+/// A scheduling point before taking a lock, also inside an enclosing
+/// [`atomic`] section: a task holding one lock may be preempted before it
+/// takes the next (a nested lock section), as on a preemptive runtime.
+/// The enclosing section's depth belongs to this task and is restored when
+/// it resumes. Does nothing where [`schedule_point`] would, other than
+/// inside `atomic`.
+pub fn lock_point() {
+    let Some(shared) = try_current() else {
+        return;
+    };
+    let depth = shared.atomic.replace(0);
+    drop(shared);
+    schedule_point();
+    if let Some(shared) = try_current() {
+        shared.atomic.set(depth);
+    }
+}
+
+/// The running task's id, if a task is running (no allocation, unlike
+/// [`current_task`]).
+pub fn current_task_id() -> Option<TaskId> {
+    try_current()?.current.get()
+}
+
+/// Blocks the running task inside its poll (on a lock another task holds):
+/// `register` gets its [`Unblock`](crate::Unblock); the task is not
+/// runnable until that is called (a wake meanwhile is kept for after the
+/// poll), and then resumes right here. Returns `false`, without blocking,
+/// where a task cannot suspend (outside a task, during teardown, off the
+/// task's stack): the caller must not wait then.
+pub fn block_mid_poll(register: impl FnOnce(crate::task::Unblock)) -> bool {
+    let Some(shared) = try_current() else {
+        return false;
+    };
+    let Some(task) = shared.current.get() else {
+        return false;
+    };
+    if shared.tearing_down.get() || !shared.on_task_stack.get() {
+        return false;
+    }
+    let yielder = shared
+        .yielders
+        .borrow()
+        .get(task)
+        .copied()
+        .unwrap_or(std::ptr::null());
+    if yielder.is_null() {
+        return false;
+    }
+    register(crate::task::Unblock::new(Arc::clone(&shared.ready), task));
+    let depth = shared.atomic.replace(0);
+    drop(shared);
+    // SAFETY: as in `schedule_point`: the yielder lives on this task's
+    // coroutine stack, the stack we are running on.
+    let yielder = unsafe { &*yielder };
+    let _ = yielder.suspend(crate::coro::Out::Blocked);
+    if let Some(shared) = try_current() {
+        shared.atomic.set(depth);
+    }
+    true
 }
 
 /// Runs `f` with no scheduling point inside it: to other tasks it happens at

@@ -45,6 +45,9 @@ pub(crate) enum Out {
     Point,
     /// The poll returned `Pending`: the task runs again once woken.
     Pending,
+    /// Blocked inside a poll (on a lock another task holds): not runnable
+    /// until woken, then resumed where it stopped.
+    Blocked,
 }
 
 /// How a task's coroutine ended.

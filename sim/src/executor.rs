@@ -441,6 +441,11 @@ impl Sim {
                 shared.coros.borrow_mut()[task] = Some(coro);
                 Ok(Inner::Polled(task))
             }
+            CoroutineResult::Yield(Out::Blocked) => {
+                lock(&shared.ready).blocked.insert(task);
+                shared.coros.borrow_mut()[task] = Some(coro);
+                Ok(Inner::Polled(task))
+            }
             CoroutineResult::Return(done) => {
                 shared.finish(task);
                 shared.yielders.borrow_mut()[task] = std::ptr::null();
@@ -537,7 +542,10 @@ impl Drop for Sim {
         let coros = std::mem::take(&mut *self.shared.coros.borrow_mut());
         for (task, coro) in coros.into_iter().enumerate() {
             let Some(mut coro) = coro else { continue };
-            let midpoll = lock(&self.shared.ready).midpoll.contains(&task);
+            let midpoll = {
+                let ready = lock(&self.shared.ready);
+                ready.midpoll.contains(&task) || ready.blocked.contains(&task)
+            };
             self.shared.current.set(Some(task));
             let _ = catch_unwind(AssertUnwindSafe(|| {
                 if midpoll {

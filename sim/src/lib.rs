@@ -118,8 +118,8 @@ mod task;
 mod time;
 
 pub use context::{
-    atomic, current_step, current_task, is_running, note_wait, now_ms, peek_now_ms, random_u64,
-    schedule_point, spawn, yield_now, YieldNow,
+    atomic, block_mid_poll, current_step, current_task, current_task_id, is_running, lock_point,
+    note_wait, now_ms, peek_now_ms, random_u64, schedule_point, spawn, yield_now, YieldNow,
 };
 pub use dfs::{Dfs, DfsConfig, DfsStats, ExecKind, Shard};
 pub use executor::{Sim, DEFAULT_MAX_STEPS};
@@ -135,5 +135,5 @@ pub use scheduler::{
     is_preemption, GuidedScheduler, NonPreemptiveScheduler, RandomScheduler, ReplayScheduler,
     Scheduler,
 };
-pub use task::TaskId;
+pub use task::{TaskId, Unblock};
 pub use time::{sleep, Sleep};

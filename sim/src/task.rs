@@ -89,6 +89,35 @@ pub(crate) struct ReadySet {
     /// Tasks suspended at a scheduling point inside a poll: runnable, and
     /// resumed where they stopped (see `coro`).
     pub(crate) midpoll: TaskSet,
+    /// Tasks blocked inside a poll (`block_mid_poll`): not runnable, even
+    /// if woken meanwhile (the wake is kept for after the poll), until
+    /// unblocked ([`Unblock`]); then resumed where they stopped.
+    pub(crate) blocked: TaskSet,
+}
+
+/// Makes a task blocked inside its poll runnable again, resumed where it
+/// stopped (see `block_mid_poll`). Sendable: a lock keeps it until its
+/// release.
+pub struct Unblock {
+    ready: Arc<Mutex<ReadySet>>,
+    id: TaskId,
+}
+
+impl Unblock {
+    pub(crate) fn new(ready: Arc<Mutex<ReadySet>>, id: TaskId) -> Unblock {
+        Unblock { ready, id }
+    }
+
+    /// Unblocks the task; it runs next when the scheduler picks it. Like a
+    /// wake, a scheduling point of the caller's, and ordered before the
+    /// task's next step.
+    pub fn unblock(self) {
+        crate::context::before_wake(self.id);
+        let mut ready = lock(&self.ready);
+        if ready.blocked.remove(&self.id) {
+            ready.midpoll.insert(self.id);
+        }
+    }
 }
 
 impl ReadySet {
@@ -104,7 +133,8 @@ impl ReadySet {
         out.clear();
         let n = self.ready.words.len().max(self.midpoll.words.len());
         for i in 0..n {
-            let word = self.ready.words.get(i).copied().unwrap_or(0)
+            let word = (self.ready.words.get(i).copied().unwrap_or(0)
+                & !self.blocked.words.get(i).copied().unwrap_or(0))
                 | self.midpoll.words.get(i).copied().unwrap_or(0);
             let mut rest = word;
             while rest != 0 {

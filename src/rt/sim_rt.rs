@@ -3,12 +3,91 @@
 
 use super::{BoxFuture, Rt};
 
-/// The simulator's mutex: one thread, and the closure cannot await and
-/// holds no scheduling point (`lifecycle_sim::atomic`), so the lock is never
-/// contended; it carries the object id the simulator's footprints use.
+/// The simulator's mutex. A section holds no scheduling point of its own
+/// (`lifecycle_sim::atomic`), except where it takes another lock (a nested
+/// section): there the task may be preempted while it holds this one, as
+/// on a preemptive runtime, and a task that wants this lock meanwhile
+/// blocks until it is released. It carries the object id the simulator's
+/// footprints use.
 pub struct SimMutex<T> {
     object: u64,
     inner: std::sync::Mutex<T>,
+    /// The task holding the lock (`FREE`: none): a task preempted inside
+    /// a section, at a nested lock, still holds it.
+    holder: std::sync::atomic::AtomicUsize,
+    /// The executor's step when the holder took it.
+    taken_at: std::sync::atomic::AtomicU64,
+    /// Tasks blocked on the lock while another held it.
+    waiters: std::sync::Mutex<Vec<lifecycle_sim::Unblock>>,
+}
+
+/// No task holds the lock.
+const FREE: usize = usize::MAX;
+/// The holder outside any task (set-up code before the run).
+const OUTSIDE: usize = usize::MAX - 1;
+
+/// Releases a [`SimMutex`] when dropped, also while a section unwinds.
+struct Held<'a, T>(&'a SimMutex<T>);
+
+impl<T> Drop for Held<'_, T> {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+impl<T> SimMutex<T> {
+    /// Takes the lock for the running task: a scheduling point first (also
+    /// inside an enclosing section: a nested lock), then, while another
+    /// task holds it (preempted inside its section), the task blocks until
+    /// it is released. Touches the object as `read` says.
+    fn acquire(&self, read: bool) -> Held<'_, T> {
+        use std::sync::atomic::Ordering::SeqCst;
+        lifecycle_sim::lock_point();
+        let me = lifecycle_sim::current_task_id().unwrap_or(OUTSIDE);
+        loop {
+            match self.holder.compare_exchange(FREE, me, SeqCst, SeqCst) {
+                Ok(_) => break,
+                Err(h) => {
+                    assert_ne!(
+                        h, me,
+                        "lifecycle-sim: a lock section re-entered its own lock"
+                    );
+                    // Waiting for the holder's release: dependent on it.
+                    lifecycle_sim::touch(self.object);
+                    let blocked = lifecycle_sim::block_mid_poll(|w| {
+                        self.waiters
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(w)
+                    });
+                    assert!(
+                        blocked,
+                        "lifecycle-sim: a lock is held where no task can wait"
+                    );
+                }
+            }
+        }
+        self.taken_at
+            .store(lifecycle_sim::current_step().unwrap_or(u64::MAX), SeqCst);
+        if read {
+            lifecycle_sim::touch_read(self.object);
+        }
+        Held(self)
+    }
+
+    /// Lets the lock go; a release in a later step than the acquire (the
+    /// holder was preempted inside) is a write others waited on.
+    fn release(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if lifecycle_sim::current_step().unwrap_or(u64::MAX) != self.taken_at.load(SeqCst) {
+            lifecycle_sim::touch(self.object);
+        }
+        self.holder.store(FREE, SeqCst);
+        let woken = std::mem::take(&mut *self.waiters.lock().unwrap_or_else(|p| p.into_inner()));
+        for w in woken {
+            w.unblock();
+        }
+    }
 }
 
 /// Simulator backend. Must run inside a `lifecycle_sim::Sim`.
@@ -24,6 +103,9 @@ impl Rt for SimRt {
         SimMutex {
             object: lifecycle_sim::new_object(),
             inner: std::sync::Mutex::new(value),
+            holder: std::sync::atomic::AtomicUsize::new(FREE),
+            taken_at: std::sync::atomic::AtomicU64::new(0),
+            waiters: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -33,17 +115,22 @@ impl Rt for SimRt {
         // runtime. The section itself is atomic (no scheduling point
         // inside), and every access is reported, so the exhaustive search
         // knows which steps commute; all shared state lives in these.
-        lifecycle_sim::schedule_point();
+        let held = m.acquire(false);
         lifecycle_sim::touch(m.object);
         let mut guard = m.inner.lock().unwrap_or_else(|p| p.into_inner());
-        lifecycle_sim::atomic(|| f(&mut guard))
+        let out = lifecycle_sim::atomic(|| f(&mut guard));
+        drop(guard);
+        drop(held);
+        out
     }
 
     fn raw_read<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&T) -> O) -> O {
-        lifecycle_sim::schedule_point();
-        lifecycle_sim::touch_read(m.object);
+        let held = m.acquire(true);
         let guard = m.inner.lock().unwrap_or_else(|p| p.into_inner());
-        lifecycle_sim::atomic(|| f(&guard))
+        let out = lifecycle_sim::atomic(|| f(&guard));
+        drop(guard);
+        drop(held);
+        out
     }
 
     fn raw_section<T: Send + 'static, O>(
@@ -51,14 +138,16 @@ impl Rt for SimRt {
         f: impl FnOnce(&mut T) -> O,
         access: impl FnOnce(&O) -> super::Access,
     ) -> O {
-        lifecycle_sim::schedule_point();
+        let held = m.acquire(false);
         let mut guard = m.inner.lock().unwrap_or_else(|p| p.into_inner());
         let out = lifecycle_sim::atomic(|| f(&mut guard));
+        drop(guard);
         match access(&out) {
             super::Access::Write => lifecycle_sim::touch(m.object),
             super::Access::Read => lifecycle_sim::touch_read(m.object),
             super::Access::Await => lifecycle_sim::note_await(m.object),
         }
+        drop(held);
         out
     }
 

@@ -28,10 +28,6 @@ const SAME_ID_CREATE_RACE_GOALS: &[Goal] = &[
     ),
 ];
 
-/// The coverage gap of the identity scenarios that sim-dfs exhausts
-/// without a bound: what it misses, only loom and shuttle reach.
-const BACKEND_GAP: &str = "sim-dfs exhausts it without a bound, yet misses views that only loom and shuttle reach, none of them reached by the simulator's seeds: a difference between the backends, not a bound (check --tier pr)";
-
 /// `same-id-create-race`, registered in [`super::ALL`].
 pub static SAME_ID_CREATE_RACE: Scenario = Scenario::new(
     "same-id-create-race",
@@ -44,8 +40,7 @@ pub static SAME_ID_CREATE_RACE: Scenario = Scenario::new(
     dfs: None,
     ..Bounds::PR
 })
-.targets(&[Fault::M9])
-.coverage_gap(BACKEND_GAP);
+.targets(&[Fault::M9]);
 
 /// `same-id-create-race`: three concurrent creates of one id; exactly one
 /// publishes, the losers fail `already exists` and leave nothing (R1).
@@ -222,8 +217,7 @@ pub static ID_REUSE_AFTER_DETACH: Scenario = Scenario::new(
 .bounds(Bounds {
     dfs: None,
     ..Bounds::PR
-})
-.coverage_gap(BACKEND_GAP);
+});
 
 /// `id-reuse-after-detach`: while agent A is being disposed, a new agent B
 /// takes A's id the moment A's registry entry detaches; A's later teardown
@@ -346,8 +340,7 @@ pub static SAME_ID_VS_TEARDOWN: Scenario = Scenario::new(
 .targets(&[Fault::M22])
 // loom: 1,417,716 executions in 294 s at bound 3 (before the agent/disposed
 // listener and the silent stale detach).
-.bounds(Bounds { dfs: None, loom_cap: 1, ..Bounds::PR })
-.coverage_gap(BACKEND_GAP);
+.bounds(Bounds { dfs: None, loom_cap: 1, ..Bounds::PR });
 
 /// `same-id-vs-teardown`: A (id x) is disposed while B creates x, retrying
 /// on `already exists` up to `RETRIES` times and once more after A's
