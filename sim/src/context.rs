@@ -127,15 +127,9 @@ pub fn schedule_point() {
     if !crate::task::lock(&shared.ready).others_runnable(task) {
         return;
     }
-    let yielder = shared
-        .yielders
-        .borrow()
-        .get(task)
-        .copied()
-        .unwrap_or(std::ptr::null());
-    if yielder.is_null() {
+    let Some(yielder) = yielder_of(&shared, task) else {
         return;
-    }
+    };
     drop(shared);
     // SAFETY: the yielder lives on this task's coroutine stack, which is the
     // stack we are running on; it stays valid while the coroutine lives.
@@ -183,15 +177,9 @@ pub fn block_mid_poll(register: impl FnOnce(crate::task::Unblock)) -> bool {
     if shared.tearing_down.get() || !shared.on_task_stack.get() {
         return false;
     }
-    let yielder = shared
-        .yielders
-        .borrow()
-        .get(task)
-        .copied()
-        .unwrap_or(std::ptr::null());
-    if yielder.is_null() {
+    let Some(yielder) = yielder_of(&shared, task) else {
         return false;
-    }
+    };
     register(crate::task::Unblock::new(Arc::clone(&shared.ready), task));
     let depth = shared.atomic.replace(0);
     drop(shared);
@@ -203,6 +191,12 @@ pub fn block_mid_poll(register: impl FnOnce(crate::task::Unblock)) -> bool {
         shared.atomic.set(depth);
     }
     true
+}
+
+/// The yielder of started task `task`, if its coroutine runs.
+fn yielder_of(shared: &Shared, task: TaskId) -> Option<*const crate::coro::TaskYielder> {
+    let yielder = shared.yielders.borrow().get(task).copied()?;
+    (!yielder.is_null()).then_some(yielder)
 }
 
 /// Runs `f` with no scheduling point inside it: to other tasks it happens at

@@ -201,7 +201,10 @@ pub static CANCEL_MID_TURN: Scenario = Scenario::new(
 // multiplies the schedules; it does not exhaust unbounded within the PR
 // budget, and bound 6 is the lowest at which it misses no view of the
 // other checkers.
-.bounds(Bounds { dfs: Some(6), ..Bounds::PR });
+.bounds(Bounds {
+    dfs: Some(6),
+    ..Bounds::PR
+});
 
 /// `cancel-mid-turn`: a running turn with a queued tail and a steering
 /// input; `cancel(parent)` then `cancel(user)`. The first cause wins, the
