@@ -85,7 +85,10 @@
 //!   [`atomic`], wakes of another task, spawns, clock reads, timer
 //!   registration) may suspend it there while another task runs, as a
 //!   preemptive multi-threaded runtime may switch threads between two lock
-//!   sections with no `.await` between them. A `Pending` poll is a
+//!   sections with no `.await` between them. A lock section taken inside
+//!   another ([`lock_point`]) may be preempted there while the task holds
+//!   the outer lock; a task that wants a held lock blocks
+//!   ([`block_mid_poll`]) until it is released. A `Pending` poll is a
 //!   scheduling point too. Futures joined inside one task still interleave
 //!   only at their awaits. [`Sim::set_preemptive`]`(false)` gives the older
 //!   await granularity.

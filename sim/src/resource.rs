@@ -111,7 +111,7 @@ pub fn touch_read(resource: u64) {
 /// the step is a *stutter*: it changed no shared state and kept nothing it
 /// read, so running it or not reaches the same states (the task is woken by
 /// the next write and checks again). The executor then marks its read
-/// [`STUTTER`]:
+/// `STUTTER`:
 /// - sleep sets treat it as independent of every step: a stutter before a
 ///   write `w` is equivalent to no stutter, and the task's check after `w`
 ///   is explored where `w` wakes it;
@@ -169,7 +169,7 @@ pub fn normalize(fp: &mut Vec<u64>) {
     fp.dedup_by_key(|e| base(*e));
 }
 
-/// Whether two footprints ([`normalize`]d) commute: no resource that both
+/// Whether two footprints (normalized) commute: no resource that both
 /// touch and at least one writes.
 pub fn independent(a: &[u64], b: &[u64]) -> bool {
     let (mut i, mut j) = (0, 0);

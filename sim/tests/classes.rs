@@ -89,6 +89,16 @@ fn canonical(steps: &[(usize, Vec<u64>)]) -> Vec<(usize, Vec<u64>)> {
     out
 }
 
+/// An unbounded search: naive (no reduction), or source-DPOR with sleep
+/// sets.
+fn search(reduction: bool) -> Dfs {
+    Dfs::new(DfsConfig {
+        reduction,
+        dpor: reduction,
+        ..DfsConfig::default()
+    })
+}
+
 struct Explored {
     /// Canonical forms of the complete runs, with multiplicity.
     classes: Vec<Vec<(usize, Vec<u64>)>>,
@@ -96,11 +106,7 @@ struct Explored {
 }
 
 fn explore(reduction: bool, body: &dyn Fn() -> Pin<Box<dyn Future<Output = ()>>>) -> Explored {
-    let mut dfs = Dfs::new(DfsConfig {
-        reduction,
-        dpor: reduction,
-        ..DfsConfig::default()
-    });
+    let mut dfs = search(reduction);
     let mut classes = Vec::new();
     while let Some(s) = dfs.next_scheduler() {
         let mut sim = Sim::new(s, 10_000);
@@ -248,11 +254,7 @@ async fn waiting_program(log: Rc<RefCell<Vec<String>>>) {
 }
 
 fn outcomes(reduction: bool) -> (BTreeSet<String>, u64) {
-    let mut dfs = Dfs::new(DfsConfig {
-        reduction,
-        dpor: reduction,
-        ..DfsConfig::default()
-    });
+    let mut dfs = search(reduction);
     let mut seen = BTreeSet::new();
     while let Some(s) = dfs.next_scheduler() {
         let log = Rc::new(RefCell::new(Vec::new()));

@@ -110,9 +110,13 @@ fn attempt(
     ))
 }
 
+/// A failing run and, per plan entry, the task it preempted.
+type Found = (Candidate, Vec<Option<TaskId>>);
+
 /// The first run of sim-dfs at preemption bound `bound` that breaks
 /// `rule`, within [`BOUNDED_BUDGET`] schedules, replayed through the
-/// guided path with value stream `seed` (so that its line replays it).
+/// guided path with value stream `seed` (so that its line replays it);
+/// and the schedules run.
 fn bounded(
     scenario: &'static Scenario,
     faults: Faults,
@@ -120,7 +124,7 @@ fn bounded(
     untimed: bool,
     rule: RuleId,
     bound: u32,
-) -> Option<(Candidate, Vec<Option<TaskId>>, u32)> {
+) -> (Option<Found>, u32) {
     let mut dfs = Dfs::new(DfsConfig {
         preemption_bound: Some(bound),
         ..DfsConfig::default()
@@ -135,12 +139,12 @@ fn bounded(
         let complete = dfs.end_execution() == ExecKind::Complete;
         if complete && run.outcome.violations.iter().any(|v| v.rule == rule) {
             let plan = run.sim.choices().to_vec();
-            if let Some((c, p)) = attempt(scenario, faults, seed, untimed, &plan, rule) {
-                return Some((c, p, runs as u32));
+            if let Some(found) = attempt(scenario, faults, seed, untimed, &plan, rule) {
+                return (Some(found), runs as u32);
             }
         }
     }
-    None
+    (None, runs as u32)
 }
 
 /// Shrink the failing run `plan` (value stream `seed`) that broke `rule`.
@@ -174,15 +178,15 @@ pub fn shrink(
     let mut attempts = 1;
     // 0. The bounded search, shallowest bound first.
     for bound in 0..best.preemptions.min(BOUNDED_MAX + 1) {
-        if let Some((c, p, runs)) = bounded(scenario, faults, seed, untimed, rule, bound) {
-            attempts += runs;
+        let (found, runs) = bounded(scenario, faults, seed, untimed, rule, bound);
+        attempts += runs;
+        if let Some((c, p)) = found {
             if c.better_than(&best) {
                 best = c;
                 preempted = p;
             }
             break;
         }
-        attempts += BOUNDED_BUDGET as u32;
     }
     'improve: for _round in 0..64 {
         // 1. Prefixes, shortest first.
