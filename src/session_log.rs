@@ -50,6 +50,10 @@ pub enum Entry {
         prompt: PromptId,
         /// Its text.
         text: String,
+        /// Who asked for the turn: the user, or a background job's
+        /// completion (A11: a notice is never replayed as user text).
+        #[serde(default, skip_serializing_if = "Origin::is_user")]
+        origin: Origin,
     },
     /// A steering input absorbed by a turn.
     Steering {
@@ -69,6 +73,11 @@ pub enum Entry {
         /// What the step produced (a tool's output), if anything.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<String>,
+        /// What the step did with a background job, as a typed record
+        /// (A11: replayed as `tool_call` / `tool_call_update`, and the only
+        /// log content that job numbering reads).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<ToolEvent>,
     },
     /// `turn/end {reason}`.
     TurnEnd {
@@ -77,6 +86,77 @@ pub enum Entry {
         /// Why it ended.
         reason: EndReason,
     },
+}
+
+/// Who asked for a turn (A11).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "from", rename_all = "kebab-case")]
+pub enum Origin {
+    /// A client's (or a caller's) prompt.
+    #[default]
+    User,
+    /// The completion notice of a background job (S6): a turn the agent
+    /// starts itself.
+    JobDone {
+        /// The job.
+        job: String,
+        /// Its exit code (-1 when unknown).
+        exit: i32,
+    },
+}
+
+impl Origin {
+    /// A user's prompt.
+    pub fn is_user(&self) -> bool {
+        *self == Origin::User
+    }
+}
+
+/// A step's dealing with a background job (A11).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum ToolEvent {
+    /// The step started background job `job` running `command`.
+    JobStarted {
+        /// The job id (`job-N`).
+        job: String,
+        /// The command line.
+        command: String,
+    },
+    /// Background job `job` finished (the step of its notice turn).
+    JobFinished {
+        /// The job id.
+        job: String,
+        /// Its exit code (-1 when unknown).
+        exit: i32,
+        /// The tail of its output.
+        tail: String,
+    },
+}
+
+impl ToolEvent {
+    /// The job the event is about.
+    pub fn job(&self) -> &str {
+        match self {
+            ToolEvent::JobStarted { job, .. } | ToolEvent::JobFinished { job, .. } => job,
+        }
+    }
+}
+
+/// What one step produced: its text, for the log and the client, and
+/// what it did with a background job, if anything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StepOutput {
+    /// The text.
+    pub text: String,
+    /// The job event.
+    pub tool: Option<ToolEvent>,
+}
+
+impl From<String> for StepOutput {
+    fn from(text: String) -> Self {
+        StepOutput { text, tool: None }
+    }
 }
 
 impl Entry {

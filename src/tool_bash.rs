@@ -19,7 +19,7 @@
 //! caller, a later agent with the same id included, gets `unknown bash
 //! task`. tool-bash takes no part: it keeps no state to clean up.
 
-use crate::agent::core::PromptSpec;
+use crate::agent::core::{Origin, PromptSpec};
 use crate::faults::Fault;
 use crate::hooks::Hooks;
 use crate::registry::Registry;
@@ -155,6 +155,10 @@ fn deliver<R: Rt>(shell: &dyn ShellExecutor, registry: &Registry<R>, hooks: &Hoo
                     text: format!("[bash] {job} finished with exit {exit}"),
                     steps: 1,
                     step_ms: 1,
+                    origin: Origin::JobDone {
+                        job: job.to_string(),
+                        exit,
+                    },
                 };
                 agent.send(notice).ok().map(|_| o.to_string())
             })

@@ -415,6 +415,7 @@ fn spec(text: &str) -> agent_lifecycle::agent::core::PromptSpec {
         text: text.into(),
         steps: STEPS as u32,
         step_ms: 10,
+        ..Default::default()
     }
 }
 

@@ -193,6 +193,7 @@ fn a_load_of_a_session_live_elsewhere_leaves_its_log_alone() {
             text: "long".into(),
             steps: 1,
             step_ms: 60_000,
+            ..PromptSpec::default()
         };
         let prompting = tokio::spawn({
             let (first, id) = (first.clone(), id.clone());
@@ -253,6 +254,7 @@ fn a_bounded_provider_bounds_its_agents_journals() {
             text: format!("turn {n}"),
             steps: 1,
             step_ms: 0,
+            ..PromptSpec::default()
         };
         let mut kept = Vec::new();
         for cap in [None, Some(4)] {

@@ -9,9 +9,10 @@
 //! | not UTF-8 | -32700 Parse error, id null |
 //! | longer than [`MAX_LINE`] (discarded as it streams) | -32600 Invalid Request, the id if a top-level one is found |
 //! | nested deeper than [`MAX_DEPTH`] | -32600 Invalid Request, the id if a top-level one is found |
-//! | not JSON (an empty line too) | -32700 Parse error, id null |
+//! | not JSON (an empty line too) | -32700 Parse error, with the top-level id if one was read before the fault, else null |
 //! | a request whose `id` is not a string or an integer (`null`, `{}`, `[1]`, `true`, `1.5`) | -32600 Invalid Request, id null; not served |
 //! | an object with a usable `id` and no `method` (not a response) | -32600 Invalid Request, that id |
+//! | a request with a usable `id` whose `jsonrpc` is not `"2.0"` or whose `params` is neither an object nor an array | -32600 Invalid Request, that id |
 //! | anything else | passed to the crate unchanged |
 //!
 //! A notification (a `method` and no `id`) or a response (a `result` or
@@ -282,8 +283,10 @@ pub fn classify(mut line: Vec<u8>) -> Verdict {
     let value = match serde_json::from_str::<Value>(&line) {
         Ok(v) => v,
         Err(e) => {
+            // A10: the id, where the scan could read one before the text
+            // went wrong, is answered to.
             return Verdict::Answer(error_line(
-                Value::Null,
+                scan.id().unwrap_or(Value::Null),
                 PARSE_ERROR,
                 &reason(&e),
                 line.as_bytes(),
@@ -302,6 +305,15 @@ pub fn classify(mut line: Vec<u8>) -> Verdict {
             invalid(Value::Null, "the id must be a string or an integer")
         }
         (Some(m), Some(id)) if !m.is_string() => invalid(id.clone(), "the method must be a string"),
+        // A10: a request whose id is readable is answered to that id, even
+        // when the rest of its envelope is wrong (the crate would answer
+        // these with id null, and the caller's request would never resolve).
+        (Some(_), Some(id)) if map.get("jsonrpc") != Some(&json!("2.0")) => {
+            invalid(id.clone(), "\"jsonrpc\" must be \"2.0\"")
+        }
+        (Some(_), Some(id)) if map.get("params").is_some_and(|p| !p.is_object() && !p.is_array()) => {
+            invalid(id.clone(), "params must be an object or an array")
+        }
         (None, Some(id))
             if usable_id(id) && !map.contains_key("result") && !map.contains_key("error") =>
         {
@@ -633,6 +645,26 @@ mod tests {
                 "{id}"
             );
         }
+    }
+
+    #[test]
+    fn a10_a_bad_envelope_keeps_a_readable_id() {
+        for line in [
+            r#"{"id":11,"method":"session/new","params":{}}"#,
+            r#"{"jsonrpc":"1.0","id":11,"method":"session/new","params":{}}"#,
+            r#"{"jsonrpc":2,"id":11,"method":"session/new"}"#,
+            r#"{"jsonrpc":"2.0","id":11,"method":"session/new","params":"cwd"}"#,
+            r#"{"jsonrpc":"2.0","id":11,"method":"session/new","params":7}"#,
+        ] {
+            let v = classify(line.as_bytes().to_vec());
+            assert_eq!(code_id(v), (INVALID_REQUEST, json!(11)), "{line}");
+        }
+        // Not JSON, but its id came before the fault.
+        let v = classify(br#"{"jsonrpc":"2.0","id":"r","method":"m","params":{"#.to_vec());
+        assert_eq!(code_id(v), (PARSE_ERROR, json!("r")));
+        // Notifications with a bad envelope pass to the crate (never answered).
+        let v = classify(br#"{"method":"session/cancel","params":{"sessionId":"x"}}"#.to_vec());
+        assert!(matches!(v, Verdict::Pass(_)));
     }
 
     #[test]

@@ -16,6 +16,15 @@
 //! | anything else | replies `echo: <line>` |
 //!
 //! Each step's reply is sent as a `session/update` (`agent_message_chunk`).
+//! Background jobs speak ACP's tool calls (A11): `$&` sends a `tool_call`
+//! (id the job id, `in_progress`) with its reply; when the job ends, its
+//! completion notice runs a turn of the agent's own that sends one
+//! `tool_call_update` (`completed`, `rawOutput` with `exitCode` and the
+//! last [`NOTICE_TAIL_BYTES`] of output) and no message text. Turns are
+//! serial, so that turn ends before the next client prompt is claimed, and
+//! a completion never lands inside another prompt's message stream. A load
+//! replays the log in the same form (never a notice as user text), and
+//! continues job numbers after the log's typed job-start records only.
 //! Cancellation is cooperative: a `session/cancel` stops the turn at its
 //! next step boundary. When the client disconnects (stdin reaches EOF) the
 //! bridge quiesces: every session is disposed, every background job killed,
@@ -33,18 +42,19 @@ use crate::hooks::Hooks;
 use crate::provider::Provider;
 use crate::registry::Registry;
 use crate::rt::{BoxFuture, TokioRt};
-use crate::session_log::Entry;
+use crate::session_log::{Entry, Origin, StepOutput, ToolEvent};
 use crate::shell::real::RealShell;
-use crate::shell::{max_job_number, ExecResult};
+use crate::shell::{job_number, ExecResult};
 use crate::store::durable::{Durable, DurableRecord, FileDurable, LockError, MemoryDurable};
 use crate::store::SessionStore;
 use crate::tool_bash::ToolBash;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, ContentBlock,
-    ContentChunk, EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, PromptResponse, SessionId, SessionNotification,
-    SessionUpdate, StopReason,
+    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, Content,
+    ContentBlock, ContentChunk, EmbeddedResourceResource, Implementation, InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionId,
+    SessionNotification, SessionUpdate, StopReason, ToolCall, ToolCallContent, ToolCallId,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Lines};
@@ -161,12 +171,39 @@ impl StepRunner for Responder {
         step: u32,
         signal: StepSignal,
     ) -> BoxFuture<Option<String>> {
+        let out = self.run_step_output(agent_id, prompt, step, signal);
+        Box::pin(async move { out.await.map(|o| o.text) })
+    }
+
+    fn run_step_output(
+        &self,
+        agent_id: &str,
+        prompt: &PromptSpec,
+        step: u32,
+        signal: StepSignal,
+    ) -> BoxFuture<Option<StepOutput>> {
+        let tools = self.tools.clone();
+        let id = agent_id.to_string();
+        // A11: the turn of a job's completion notice is the agent's own: it
+        // reports the job's end as a tool call update, never as text.
+        if let Origin::JobDone { job, exit } = &prompt.origin {
+            let (job, exit) = (job.clone(), *exit);
+            return Box::pin(async move {
+                let tail = tools.bash_output(Some(&id), &job).unwrap_or_default();
+                Some(StepOutput {
+                    text: format!("{job} finished with exit {exit}"),
+                    tool: Some(ToolEvent::JobFinished {
+                        job,
+                        exit,
+                        tail: tail_of(&tail, NOTICE_TAIL_BYTES).to_string(),
+                    }),
+                })
+            });
+        }
         let this_step = self
             .steps(agent_id, prompt, step)
             .get(step as usize)
             .cloned();
-        let tools = self.tools.clone();
-        let id = agent_id.to_string();
         let cwd = self.cwd(agent_id);
         Box::pin(async move {
             let reply = match this_step? {
@@ -185,7 +222,12 @@ impl StepRunner for Responder {
                 }
                 ScriptStep::BashBackground(c) => {
                     match tools.bash_in(Some(&id), &c, true, cwd.as_deref()).await {
-                        Ok(ExecResult::Started { job }) => format!("started {job}"),
+                        Ok(ExecResult::Started { job }) => {
+                            return Some(StepOutput {
+                                text: format!("started {job}"),
+                                tool: Some(ToolEvent::JobStarted { job, command: c }),
+                            })
+                        }
                         Ok(other) => format!("{other:?}"),
                         Err(e) => format!("error: {e}"),
                     }
@@ -206,21 +248,64 @@ impl StepRunner for Responder {
                 }
                 ScriptStep::Echo(l) => format!("echo: {l}"),
             };
-            Some(reply)
+            Some(StepOutput::from(reply))
         })
     }
 
-    /// The reply reaches the client only once it is durable (D9).
-    fn deliver(&self, agent_id: &str, _prompt: &PromptSpec, _step: u32, output: &str) {
+    /// The reply reaches the client only once it is durable (D9), in the
+    /// form a load replays it in (A11).
+    fn deliver_output(&self, agent_id: &str, _prompt: &PromptSpec, _step: u32, out: &StepOutput) {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(conn) = conn {
-            let _ = conn.send_notification(SessionNotification::new(
-                SessionId::new(agent_id.to_string()),
-                SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(
-                    output.to_string(),
-                ))),
-            ));
+            for update in step_updates(&out.text, out.tool.as_ref()) {
+                let session = SessionId::new(agent_id.to_string());
+                let _ = conn.send_notification(SessionNotification::new(session, update));
+            }
         }
+    }
+}
+
+/// How much of a finished job's output its `tool_call_update` carries.
+pub const NOTICE_TAIL_BYTES: usize = 4_096;
+
+/// The last `max` bytes of `text` at most, cut at a character boundary.
+fn tail_of(text: &str, max: usize) -> &str {
+    let mut from = text.len().saturating_sub(max);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    &text[from..]
+}
+
+/// What the client sees of one step, live and on replay alike (A11): a
+/// background job's start is a `tool_call` (in progress) and the step's
+/// reply; its completion is a `tool_call_update` (completed, with its exit
+/// code and output tail) and no message text; any other step is its reply.
+fn step_updates(text: &str, tool: Option<&ToolEvent>) -> Vec<SessionUpdate> {
+    let chunk = |text: &str| {
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text.to_string())))
+    };
+    match tool {
+        Some(ToolEvent::JobStarted { job, command }) => vec![
+            SessionUpdate::ToolCall(
+                ToolCall::new(ToolCallId::new(job.as_str()), command.clone())
+                    .kind(ToolKind::Execute)
+                    .status(ToolCallStatus::InProgress)
+                    .raw_input(serde_json::json!({"command": command, "background": true})),
+            ),
+            chunk(text),
+        ],
+        Some(ToolEvent::JobFinished { job, exit, tail }) => {
+            let content = ToolCallContent::Content(Content::new(ContentBlock::from(tail.clone())));
+            vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                ToolCallId::new(job.as_str()),
+                ToolCallUpdateFields::new()
+                    .status(ToolCallStatus::Completed)
+                    .content(vec![content])
+                    .raw_output(serde_json::json!({"exitCode": exit, "output": tail})),
+            ))]
+        }
+        None => vec![chunk(text)],
     }
 }
 
@@ -333,21 +418,43 @@ impl Logs {
     }
 }
 
-/// The conversation of a session log, as `session/update`s: each prompt
-/// (`user/message`) as a user message chunk, each step's output as an agent
-/// message chunk, in log order (A9: a load replays the history).
+/// The conversation of a session log, as `session/update`s: each user
+/// prompt (`user/message`) as a user message chunk, each step as
+/// [`step_updates`] made it live, in log order (A9: a load replays the
+/// history; A11: a job's notice turn replays as its `tool_call_update`,
+/// never as user text).
 fn history(records: &[DurableRecord]) -> Vec<SessionUpdate> {
-    let chunk = |text: &str| ContentChunk::new(ContentBlock::from(text.to_string()));
+    let mut updates = Vec::new();
+    for r in records {
+        match &r.entry {
+            Entry::UserMessage { text, origin, .. } if origin.is_user() => {
+                let chunk = ContentChunk::new(ContentBlock::from(text.clone()));
+                updates.push(SessionUpdate::UserMessageChunk(chunk));
+            }
+            Entry::Step {
+                output: Some(out),
+                tool,
+                ..
+            } => updates.extend(step_updates(out, tool.as_ref())),
+            _ => {}
+        }
+    }
+    updates
+}
+
+/// The largest job number the typed job-start records of a log name (A11:
+/// never read from text).
+fn last_job(records: &[DurableRecord]) -> Option<u64> {
     records
         .iter()
         .filter_map(|r| match &r.entry {
-            Entry::UserMessage { text, .. } => Some(SessionUpdate::UserMessageChunk(chunk(text))),
             Entry::Step {
-                output: Some(out), ..
-            } => Some(SessionUpdate::AgentMessageChunk(chunk(out))),
+                tool: Some(ToolEvent::JobStarted { job, .. }),
+                ..
+            } => job_number(job),
             _ => None,
         })
-        .collect()
+        .max()
 }
 
 /// The prompt's script: its text blocks and the text of its embedded text
@@ -506,13 +613,9 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                     }
                     match bridge.load_session(&req.session_id.0).await {
                         Ok(_) => {
-                            // Job numbers continue after every one the
-                            // log mentions (A9).
-                            let outputs = past.iter().filter_map(|r| match &r.entry {
-                                Entry::Step { output, .. } => output.as_deref(),
-                                _ => None,
-                            });
-                            if let Some(n) = outputs.filter_map(max_job_number).max() {
+                            // Job numbers continue after every job the
+                            // log's job records name (A9, A11).
+                            if let Some(n) = last_job(&past) {
                                 shell.continue_after(n);
                             }
                             responder_state.set_cwd(&id, req.cwd.clone());
@@ -547,6 +650,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                     steps: script(&text).len().max(1) as u32,
                     text,
                     step_ms: 0,
+                    origin: Origin::User,
                 };
                 cx.spawn(async move {
                     match bridge.prompt(&req.session_id.0, spec).await {

@@ -30,6 +30,7 @@
 
 use crate::faults::{Fault, Faults};
 use crate::journal::{CallId, Cause, EndReason, Event, Journal, PromptId, SteerId};
+pub use crate::session_log::Origin;
 use std::collections::VecDeque;
 
 /// Agent status (SPEC §1).
@@ -52,6 +53,22 @@ pub struct PromptSpec {
     pub steps: u32,
     /// How long each step awaits, in milliseconds.
     pub step_ms: u64,
+    /// Who asks for the turn (A11): a user, or a job's completion.
+    pub origin: Origin,
+}
+
+/// One step of 0 ms with no text, from a user: the base for struct
+/// update syntax (`..PromptSpec::default()`), so a field added later breaks
+/// no caller.
+impl Default for PromptSpec {
+    fn default() -> Self {
+        PromptSpec {
+            text: String::new(),
+            steps: 1,
+            step_ms: 0,
+            origin: Origin::User,
+        }
+    }
 }
 
 impl From<&str> for PromptSpec {
@@ -60,6 +77,7 @@ impl From<&str> for PromptSpec {
             text: text.to_string(),
             steps: 1,
             step_ms: 10,
+            origin: Origin::User,
         }
     }
 }
@@ -486,6 +504,7 @@ impl AgentCore {
                         text: s.text,
                         steps: 1,
                         step_ms: 10,
+                        origin: Origin::User,
                     },
                 });
                 self.journal.push(

@@ -27,7 +27,7 @@ use crate::bus::{Bus, Observer, PublicEvent};
 use crate::faults::{Fault, Faults};
 use crate::journal::{Cause, Event, Record};
 use crate::rt::{self, JoinHandle, Monitor, Rt};
-use crate::session_log::{Entry, SessionLog, SessionSink, StorageError};
+use crate::session_log::{Entry, SessionLog, SessionSink, StepOutput, StorageError};
 use std::sync::Arc;
 
 pub use self::core::{Accept, Prompt, PromptSpec, Status, Steer};
@@ -106,9 +106,29 @@ pub trait StepRunner: Send + Sync + 'static {
         signal: StepSignal,
     ) -> crate::rt::BoxFuture<Option<String>>;
 
+    /// [`run_step`](Self::run_step) with what the step did with a
+    /// background job (A11). The loop calls this one; the default wraps
+    /// `run_step`'s text with no job event.
+    fn run_step_output(
+        &self,
+        agent_id: &str,
+        prompt: &PromptSpec,
+        step: u32,
+        signal: StepSignal,
+    ) -> crate::rt::BoxFuture<Option<StepOutput>> {
+        let text = self.run_step(agent_id, prompt, step, signal);
+        Box::pin(async move { text.await.map(StepOutput::from) })
+    }
+
     /// Hand step `step`'s output to the client. Called only once the output
     /// is durable (D9: nothing a client saw is lost in a crash).
     fn deliver(&self, _agent_id: &str, _prompt: &PromptSpec, _step: u32, _output: &str) {}
+
+    /// [`deliver`](Self::deliver) with the step's job event. The loop calls
+    /// this one; the default hands on the text.
+    fn deliver_output(&self, agent_id: &str, prompt: &PromptSpec, step: u32, output: &StepOutput) {
+        self.deliver(agent_id, prompt, step, &output.text);
+    }
 }
 
 struct Shared<R: Rt> {
@@ -426,6 +446,7 @@ impl<R: Rt> Agent<R> {
             Entry::UserMessage {
                 prompt: prompt.id,
                 text: prompt.spec.text.clone(),
+                origin: prompt.spec.origin.clone(),
             },
         );
         // D9: the turn is durable before its first step runs.
@@ -461,7 +482,7 @@ impl<R: Rt> Agent<R> {
             let output = match &self.shared.runner {
                 Some(runner) => {
                     runner
-                        .run_step(&self.shared.id, &prompt.spec, step, signal)
+                        .run_step_output(&self.shared.id, &prompt.spec, step, signal)
                         .await
                 }
                 None => {
@@ -472,7 +493,8 @@ impl<R: Rt> Agent<R> {
             let entry = Entry::Step {
                 prompt: prompt.id,
                 step,
-                output: output.clone(),
+                output: output.as_ref().map(|o| o.text.clone()),
+                tool: output.as_ref().and_then(|o| o.tool.clone()),
             };
             self.append(&mut storage, entry);
             if let (Some(out), Some(runner)) = (output, &self.shared.runner) {
@@ -481,7 +503,7 @@ impl<R: Rt> Agent<R> {
                     self.flush(&mut storage).await;
                 }
                 if storage.is_ok() {
-                    runner.deliver(&self.shared.id, &prompt.spec, step, &out);
+                    runner.deliver_output(&self.shared.id, &prompt.spec, step, &out);
                 }
             }
             core.update(|c| c.step_done(R::now_ms(), step));

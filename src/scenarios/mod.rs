@@ -123,6 +123,7 @@ pub(crate) fn spec(text: &str, steps: u32) -> crate::agent::core::PromptSpec {
         text: text.into(),
         steps,
         step_ms: 10,
+        origin: crate::session_log::Origin::User,
     }
 }
 

@@ -21,10 +21,11 @@
 //!
 //! # Job numbers
 //! Job ids are `job-N`. An executor numbers its jobs from a counter of its
-//! own; a server that loads old session logs scans them with
-//! [`max_job_number`] and moves the real shell's counter past the largest
-//! ([`real::RealShell::continue_after`]), so an id an old log mentions
-//! never names a new job.
+//! own; a server that loads an old session log moves the real shell's
+//! counter past the largest job its typed job-start records name
+//! ([`real::RealShell::continue_after`]), so an id an old log's tool calls
+//! show never names a new job. Log text (command output, prompts) is never
+//! read for numbers (A11), and no log can use up the numbers.
 
 pub mod real;
 pub mod reaper;
@@ -40,46 +41,6 @@ pub type JobId = String;
 /// The number in a job id; `None` if `job` is not one.
 pub fn job_number(job: &str) -> Option<u64> {
     job.strip_prefix("job-")?.parse().ok()
-}
-
-/// A byte that belongs to a word: ASCII letter, digit or `_`. Any other
-/// byte (non-ASCII included) is a boundary, so a token is found rather
-/// than missed: a number skipped costs nothing, a number reused is a bug.
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// The largest `N` of a `job-N` token in `text`; `None` if there is none.
-///
-/// A token is `job-` and one or more ASCII digits, with a word boundary on
-/// both sides: `xjob-3`, `_job-3` and `job-3x` do not count; `(job-3)`,
-/// `"job-3"`, `job-3.` and `a-job-3` do. A number too large for a `u64`
-/// is skipped. One pass over the text (linear time).
-pub fn max_job_number(text: &str) -> Option<u64> {
-    const PREFIX: &str = "job-";
-    let bytes = text.as_bytes();
-    let mut best: Option<u64> = None;
-    let mut from = 0;
-    while let Some(found) = text[from..].find(PREFIX) {
-        let start = from + found;
-        let digits = start + PREFIX.len();
-        let end = digits
-            + bytes[digits..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-        // Resume after the digits: no token can start inside them.
-        from = end;
-        let bounded_before = start == 0 || !is_word_byte(bytes[start - 1]);
-        let bounded_after = end == bytes.len() || !is_word_byte(bytes[end]);
-        if end == digits || !bounded_before || !bounded_after {
-            continue;
-        }
-        if let Ok(n) = text[digits..end].parse::<u64>() {
-            best = best.max(Some(n));
-        }
-    }
-    best
 }
 
 /// What a caller asks for.
@@ -183,56 +144,4 @@ pub fn drain_hook(shell: Arc<dyn ShellExecutor>) -> crate::provider::DrainHook {
             drained.await;
         })
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::max_job_number;
-
-    #[test]
-    fn max_job_number_takes_the_largest_bounded_token() {
-        assert_eq!(max_job_number(""), None);
-        assert_eq!(max_job_number("no jobs here"), None);
-        assert_eq!(max_job_number("job-"), None);
-        assert_eq!(max_job_number("job-x job- 7"), None);
-        assert_eq!(max_job_number("job-3"), Some(3));
-        assert_eq!(max_job_number("[bash] job-12 finished; job-9"), Some(12));
-        assert_eq!(max_job_number("job-9 then job-12"), Some(12));
-        assert_eq!(max_job_number("{\"job\":\"job-41\"}"), Some(41));
-        assert_eq!(max_job_number("(job-5). a-job-6,job-7\n"), Some(7));
-        assert_eq!(max_job_number("job-007"), Some(7));
-        assert_eq!(max_job_number("job-0"), Some(0));
-        // Non-ASCII neighbours are boundaries.
-        assert_eq!(max_job_number("«job-8»"), Some(8));
-    }
-
-    #[test]
-    fn max_job_number_ignores_tokens_inside_words() {
-        assert_eq!(max_job_number("xjob-3"), None);
-        assert_eq!(max_job_number("_job-3"), None);
-        assert_eq!(max_job_number("job-3x"), None);
-        assert_eq!(max_job_number("job-3_"), None);
-        assert_eq!(max_job_number("Xjob-90 job-2 job-91a"), Some(2));
-        // A rejected token does not hide a later one.
-        assert_eq!(max_job_number("job-job-4"), Some(4));
-        assert_eq!(max_job_number("job-5job-6"), None);
-    }
-
-    #[test]
-    fn max_job_number_skips_numbers_beyond_u64() {
-        let huge = format!("job-{}0", u64::MAX);
-        assert_eq!(max_job_number(&huge), None);
-        assert_eq!(max_job_number(&format!("{huge} job-4")), Some(4));
-        let max = format!("job-{}", u64::MAX);
-        assert_eq!(max_job_number(&max), Some(u64::MAX));
-    }
-
-    #[test]
-    fn max_job_number_is_linear_on_long_text() {
-        // 200k near-misses: a quadratic scan would take minutes.
-        let text = "xjob-1 job-".repeat(200_000) + "job-77";
-        let started = std::time::Instant::now();
-        assert_eq!(max_job_number(&text), Some(77));
-        assert!(started.elapsed() < std::time::Duration::from_secs(2));
-    }
 }

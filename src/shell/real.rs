@@ -35,9 +35,9 @@
 //!
 //! # Job numbers
 //! Jobs are `job-1`, `job-2`, ... from a counter of this executor;
-//! [`RealShell::continue_after`] moves it forward (never back), so a
-//! server started on an old sessions directory does not reuse an id the
-//! old logs mention.
+//! [`RealShell::continue_after`] moves it forward (never back, and never
+//! past [`LAST_CONTINUED`]), so a server started on an old sessions
+//! directory does not reuse an id the old logs' job records name.
 
 use super::{DoneListener, ExecResult, JobStatus, ShellExecSpec, ShellExecutor};
 use crate::rt::BoxFuture;
@@ -224,6 +224,9 @@ fn spawn(spec: &ShellExecSpec) -> Result<Child, String> {
         })
 }
 
+/// The furthest [`RealShell::continue_after`] moves the job counter.
+pub const LAST_CONTINUED: u64 = u64::MAX - u32::MAX as u64;
+
 impl RealShell {
     /// A new executor.
     pub fn new() -> Self {
@@ -231,12 +234,12 @@ impl RealShell {
     }
 
     /// Number jobs after `n` from now on: the next job is `job-{n+1}` or
-    /// later. The counter never moves back (a smaller `n` does nothing).
-    /// After `continue_after(u64::MAX)` no background job can start (its
-    /// exec fails); foreground commands are not numbered and still run.
+    /// later. The counter never moves back (a smaller `n` does nothing),
+    /// and never past [`LAST_CONTINUED`], so whatever a log names, 2^32 - 1
+    /// numbers are left (A11: no log can disable background jobs).
     pub fn continue_after(&self, n: u64) {
         let mut st = lock(&self.state);
-        st.next_job = st.next_job.max(n);
+        st.next_job = st.next_job.max(n.min(LAST_CONTINUED));
     }
 
     /// Process ids of jobs still running (for tests that check nothing is
