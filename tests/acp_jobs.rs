@@ -127,7 +127,11 @@ fn a11_jobs_are_tool_calls_between_turns_across_a_turn_and_after_a_load() {
         let done = tool_updates(&replay, "tool_call_update", job);
         assert_eq!(done.len(), 1, "{job}: {replay:?}");
     }
-    assert_completed(tool_updates(&replay, "tool_call_update", &job1)[0], 3, "quick-out");
+    assert_completed(
+        tool_updates(&replay, "tool_call_update", &job1)[0],
+        3,
+        "quick-out",
+    );
     assert!(
         agent_texts(&replay).iter().all(|t| !t.contains("[bash]")),
         "{replay:?}"

@@ -311,7 +311,11 @@ pub fn classify(mut line: Vec<u8>) -> Verdict {
         (Some(_), Some(id)) if map.get("jsonrpc") != Some(&json!("2.0")) => {
             invalid(id.clone(), "\"jsonrpc\" must be \"2.0\"")
         }
-        (Some(_), Some(id)) if map.get("params").is_some_and(|p| !p.is_object() && !p.is_array()) => {
+        (Some(_), Some(id))
+            if map
+                .get("params")
+                .is_some_and(|p| !p.is_object() && !p.is_array()) =>
+        {
             invalid(id.clone(), "params must be an object or an array")
         }
         (None, Some(id))

@@ -79,6 +79,9 @@ pub struct SessionRecord<R: Rt> {
     /// The session's handle: the bridge is its owner.
     pub handle: AgentHandle<R>,
     prompt_in_flight: bool,
+    /// `session/cancel` arrived while the prompt was in flight: the next
+    /// prompt waits for its answer instead of failing (A8).
+    cancelled: bool,
 }
 
 enum Quiesce<R: Rt> {
@@ -258,6 +261,7 @@ impl<R: Rt> Bridge<R> {
                 SessionRecord {
                     handle: handle.clone(),
                     prompt_in_flight: false,
+                    cancelled: false,
                 },
             );
             true
@@ -276,17 +280,25 @@ impl<R: Rt> Bridge<R> {
         id: &str,
         prompt: impl Into<crate::agent::core::PromptSpec>,
     ) -> Result<StopReason, AcpError> {
-        let agent = self.state.update(|s| {
-            let rec = s
-                .sessions
-                .get_mut(id)
-                .ok_or_else(|| AcpError::UnknownSession(id.to_string()))?;
-            if rec.prompt_in_flight {
-                return Err(AcpError::PromptInFlight(id.to_string()));
-            }
-            rec.prompt_in_flight = true;
-            Ok(rec.handle.agent.clone())
-        })?;
+        // A8: a prompt sent while a cancelled one is still in flight waits
+        // for that one's answer, then runs; any other second prompt fails.
+        let agent = self
+            .state
+            .wait_until("cancelled prompt answered (A8)", |s| {
+                let Some(rec) = s.sessions.get_mut(id) else {
+                    return Some(Err(AcpError::UnknownSession(id.to_string())));
+                };
+                match (rec.prompt_in_flight, rec.cancelled) {
+                    (true, true) => None,
+                    (true, false) => Some(Err(AcpError::PromptInFlight(id.to_string()))),
+                    (false, _) => {
+                        rec.prompt_in_flight = true;
+                        rec.cancelled = false;
+                        Some(Ok(rec.handle.agent.clone()))
+                    }
+                }
+            })
+            .await?;
         // Clears the flag when the prompt is answered or its caller gives
         // up (D8: a dropped prompt does not wedge the session).
         let _in_flight = Unmark {
@@ -295,6 +307,7 @@ impl<R: Rt> Bridge<R> {
             mark: |s, id| {
                 if let Some(rec) = s.sessions.get_mut(id) {
                     rec.prompt_in_flight = false;
+                    rec.cancelled = false;
                 }
             },
         };
@@ -312,10 +325,14 @@ impl<R: Rt> Bridge<R> {
 
     /// `session/cancel` → `cancel(user)`; a no-op for an unknown session (A2, A3).
     pub fn cancel(&self, id: &str) {
-        if let Some(agent) = self
-            .state
-            .read(|s| s.sessions.get(id).map(|r| r.handle.agent.clone()))
-        {
+        // Marked before the cancel takes effect, so a prompt that follows
+        // this notice finds the mark (A8).
+        if let Some(agent) = self.state.update(|s| {
+            s.sessions.get_mut(id).map(|r| {
+                r.cancelled |= r.prompt_in_flight;
+                r.handle.agent.clone()
+            })
+        }) {
             agent.cancel(Cause::User);
         }
     }

@@ -59,6 +59,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Lines};
 use futures::future::Either;
+use futures::StreamExt;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -487,6 +488,49 @@ fn prompt_text(req: &PromptRequest) -> Result<String, Error> {
     Ok(parts.join("\n"))
 }
 
+/// The `session/prompt` requests not yet answered: the end of input waits
+/// for them to be answered (A10).
+#[derive(Clone, Default)]
+struct InFlight(Arc<tokio::sync::watch::Sender<usize>>);
+
+/// One prompt request counted in [`InFlight`] until it is dropped.
+struct Counted(InFlight);
+
+impl InFlight {
+    fn enter(&self) -> Counted {
+        self.0.send_modify(|n| *n += 1);
+        Counted(self.clone())
+    }
+
+    async fn none_left(&self) {
+        let _ = self.0.subscribe().wait_for(|n| *n == 0).await;
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0 .0.send_modify(|n| *n -= 1);
+    }
+}
+
+/// Resolves on the first SIGTERM or SIGINT (A10: the orderly exit of
+/// stdin closing); never, if the handlers cannot be installed.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}
+
 /// Serve the bridge on stdin/stdout until the client disconnects. Sessions
 /// are kept in `sessions` (JSON-lines files) or in memory.
 pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
@@ -538,7 +582,26 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     // Stdin goes through the framing (A10) before the crate parses it; the
     // crate's lines and the framing's error answers share one stdout writer.
     let out = LineOut::new(tokio::io::stdout());
-    let incoming = framing::incoming(framing::stdin_chunks(), out.clone());
+    // The end of input: stdin's EOF, SIGTERM or SIGINT (A10). Then, with
+    // the connection still open, every session is disposed, so each prompt
+    // in flight is answered `cancelled` before the connection closes.
+    let prompts = InFlight::default();
+    let closing = {
+        let (bridge, prompts) = (bridge.clone(), prompts.clone());
+        async move {
+            let answered = async {
+                bridge.disconnect().await;
+                prompts.none_left().await;
+            };
+            let grace = std::time::Duration::from_millis(DISCONNECT_GRACE_MS);
+            let _ = tokio::time::timeout(grace, answered).await;
+            None
+        }
+    };
+    let incoming = framing::incoming(framing::stdin_chunks(), out.clone())
+        .take_until(Box::pin(stop_signal()))
+        .chain(futures::stream::once(closing).filter_map(futures::future::ready));
+    let p_prompts = prompts.clone();
     let result = Agent
         .v1()
         .name("agent-lifecycle")
@@ -652,17 +715,28 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                     step_ms: 0,
                     origin: Origin::User,
                 };
-                cx.spawn(async move {
-                    match bridge.prompt(&req.session_id.0, spec).await {
-                        Ok(BridgeStop::EndTurn) => {
-                            responder.respond(PromptResponse::new(StopReason::EndTurn))
-                        }
-                        Ok(BridgeStop::Cancelled) => {
-                            responder.respond(PromptResponse::new(StopReason::Cancelled))
-                        }
-                        Err(e) => responder.respond_with_error(acp_error(e)),
+                let counted = p_prompts.enter();
+                let sid = req.session_id.0.to_string();
+                let mut answer = Box::pin(async move {
+                    let _counted = counted;
+                    match bridge.prompt(&sid, spec).await {
+                        Ok(BridgeStop::EndTurn) => Ok(PromptResponse::new(StopReason::EndTurn)),
+                        Ok(BridgeStop::Cancelled) => Ok(PromptResponse::new(StopReason::Cancelled)),
+                        Err(e) => Err(acp_error(e)),
                     }
-                })
+                });
+                // The prompt is claimed here, in the order the requests and
+                // notifications arrive: a `session/cancel` that follows it
+                // finds it in flight (A2, A8). Then it runs on a task.
+                let respond =
+                    |responder: agent_client_protocol::Responder<_, _>, result| match result {
+                        Ok(answer) => responder.respond(answer),
+                        Err(e) => responder.respond_with_error(e),
+                    };
+                if let std::task::Poll::Ready(result) = futures::poll!(answer.as_mut()) {
+                    return respond(responder, result);
+                }
+                cx.spawn(async move { respond(responder, answer.await) })
             },
             agent_client_protocol::on_receive_request!(),
         )
