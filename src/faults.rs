@@ -75,11 +75,14 @@ pub enum Fault {
     /// Creation checks its owner before the setup await instead of after
     /// it (violates R3).
     M24,
+    /// After a storage error the session refuses appends until the process
+    /// restarts: its next turn does not recover it (violates D10).
+    M26,
 }
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 24] = [
+    pub const ALL: [Fault; 25] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -104,6 +107,7 @@ impl Fault {
         Fault::M22,
         Fault::M23,
         Fault::M24,
+        Fault::M26,
     ];
 
     /// What the fault does.
@@ -141,6 +145,9 @@ impl Fault {
             }
             Fault::M23 => "a turn stopped by disposal after an earlier cancel ends aborted",
             Fault::M24 => "creation checks its owner before the setup await instead of after it",
+            Fault::M26 => {
+                "after a storage error the session refuses appends until the process restarts"
+            }
         }
     }
 
@@ -161,7 +168,7 @@ impl Fault {
             Fault::M13 => &[Rule::A5],
             Fault::M15 => &[Rule::D8, Rule::D1],
             Fault::M16 | Fault::M17 => &[Rule::D9],
-            Fault::M18 => &[Rule::D10],
+            Fault::M18 | Fault::M26 => &[Rule::D10],
             Fault::M19 => &[Rule::C10],
             Fault::M20 => &[Rule::S7],
             Fault::M21 => &[Rule::S6],

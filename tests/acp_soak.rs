@@ -154,3 +154,92 @@ fn a10_soak_memory_stays_bounded_over_3000_prompts() {
         PROMPTS - WARM_UP
     );
 }
+
+/// The server's peak resident set (VmHWM), in KiB.
+fn peak_rss_kib(server: &AcpServer) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM")
+}
+
+/// The most any soak case may reach, VmHWM (SPEC A10).
+const PEAK_RSS_MAX_KIB: u64 = 64 * 1024;
+
+/// Sessions opened under a soft descriptor limit of 256.
+const MANY_SESSIONS: usize = 1_000;
+
+/// A10: 1,000 sessions under a soft descriptor limit of 256 and a hard
+/// one of 4,096: the server raises its soft limit, every session is
+/// created, and every one answers a prompt.
+#[test]
+fn a10_soak_1000_sessions_under_a_soft_descriptor_limit_of_256() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start_with_nofile(sessions.path(), (256, 4_096));
+    server.patience = PATIENCE;
+    let ids: Vec<String> = (0..MANY_SESSIONS).map(|_| server.new_session()).collect();
+    let fds = server.open_fds();
+    let asked: Vec<i64> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, sid)| server.send_prompt(sid, &format!("ping {i}")))
+        .collect();
+    let (answers, updates) = server.answers(&asked);
+    for (i, answer) in answers.iter().enumerate() {
+        assert_eq!(
+            answer["result"]["stopReason"], "end_turn",
+            "session {i}: {answer}"
+        );
+    }
+    assert_eq!(agent_texts(&updates).len(), MANY_SESSIONS);
+    let peak = peak_rss_kib(&server);
+    eprintln!("soak: {MANY_SESSIONS} sessions, soft limit 256: {fds} descriptors open, peak VmHWM {peak} KiB");
+    server.close();
+    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+}
+
+/// A10: under a hard descriptor limit too low for every session, creating
+/// a session past it fails with a clear JSON-RPC error, and every session
+/// already open keeps answering prompts.
+#[test]
+fn a10_soak_descriptor_exhaustion_fails_only_the_request_that_needed_one() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start_with_nofile(sessions.path(), (64, 64));
+    server.patience = PATIENCE;
+    let mut ids = Vec::new();
+    let refused = loop {
+        let new = server.ask(
+            "session/new",
+            serde_json::json!({"cwd": "/", "mcpServers": []}),
+        );
+        match new["result"]["sessionId"].as_str() {
+            Some(id) => ids.push(id.to_string()),
+            None => break new,
+        }
+        assert!(
+            ids.len() < 64,
+            "64 sessions under a limit of 64 descriptors"
+        );
+    };
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    let why = refused["error"]["data"].as_str().unwrap_or_default();
+    assert!(why.contains("Too many open files"), "{refused}");
+    for round in 0..3 {
+        for (i, sid) in ids.iter().enumerate() {
+            let (answer, updates) = server.prompt(sid, &format!("ping {round} {i}"));
+            assert_eq!(
+                answer["result"]["stopReason"], "end_turn",
+                "A10: open session {i} failed at round {round}: {answer}"
+            );
+            assert_eq!(agent_texts(&updates), [format!("echo: ping {round} {i}")]);
+        }
+    }
+    eprintln!(
+        "soak: hard limit 64: {} sessions opened, the next refused; every open one kept working; peak VmHWM {} KiB",
+        ids.len(),
+        peak_rss_kib(&server)
+    );
+    server.close();
+}

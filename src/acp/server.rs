@@ -513,6 +513,33 @@ impl Drop for Counted {
     }
 }
 
+/// A10 and D10 at the process level: the soft descriptor limit is raised
+/// to the hard one (each held session log keeps one descriptor), and
+/// SIGXFSZ is ignored, so a file-size limit fails the write (EFBIG, a
+/// storage error the session recovers from) instead of killing the server.
+fn process_limits() {
+    // SAFETY: getrlimit/setrlimit write or read only the struct passed;
+    // `signal` with SIG_IGN installs no handler code.
+    unsafe {
+        let mut nofile = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut nofile) == 0
+            && nofile.rlim_cur < nofile.rlim_max
+        {
+            nofile.rlim_cur = nofile.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &nofile) != 0 {
+                eprintln!(
+                    "agent-lifecycle: cannot raise the descriptor limit: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
 /// Resolves on the first SIGTERM or SIGINT (A10: the orderly exit of
 /// stdin closing); never, if the handlers cannot be installed.
 async fn stop_signal() {
@@ -534,6 +561,7 @@ async fn stop_signal() {
 /// Serve the bridge on stdin/stdout until the client disconnects. Sessions
 /// are kept in `sessions` (JSON-lines files) or in memory.
 pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
+    process_limits();
     // A10: the journals of a long-lived server are bounded.
     // No faults and no observer: the server keeps no world journal.
     let hooks = Hooks::<TokioRt>::none();

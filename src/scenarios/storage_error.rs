@@ -3,20 +3,25 @@
 //!
 //! A disk-fault task arms a failure of the next write (ENOSPC after half
 //! its bytes) and of the next sync (EIO); every checker places it at each
-//! scheduling point, so the failure hits the turn's write-ahead flush, a
-//! step's flush, or the closing flush, as a write or as a sync. A second
-//! prompt follows the first. Checked on the receiving side: the disk's own
-//! operation log and what the agent's callers and client got back:
-//! - after the first failed operation, nothing more is written to the log
-//!   (the session refuses appends until it is loaded again);
+//! scheduling point, so the first failure hits the turn's write-ahead
+//! flush, a step's flush, or the closing flush, as a write or as a sync,
+//! and the other armed failure hits a later operation. Prompts B and C
+//! follow A. Checked on the receiving side, on the disk's own operation
+//! log and on what the agent's callers and client got back:
+//! - after A's first failed operation, nothing more of A reaches the log
+//!   (the session refuses appends until its next turn recovers it);
 //! - the prompt during which it failed settles with the error, and ends
-//!   `{failed}` if its `turn/end` was not yet decided; the later prompt
-//!   settles with an error too;
+//!   `{failed}` if its `turn/end` was not yet decided;
+//! - B settles with an error only if a second operation failed;
+//! - C recovers the session in the same process unless an operation of
+//!   its own fails: it settles with no error and its turn/end is synced,
+//!   and A's failed turn is closed `{failed}` on disk (D10: never
+//!   permanent);
 //! - every output the client was sent is synced on disk;
-//! - a load after the failure (a new store over the same bytes) succeeds,
-//!   cuts the partial record, and closes the failed turn `interrupted`.
+//! - a load after all of it (a new store over the same bytes) succeeds.
 //!
-//! Fault M18 (the failure logged and ignored) breaks D10 here.
+//! Fault M18 (the failure logged and ignored) and fault M26 (the session
+//! refuses appends until the process restarts) break D10 here.
 
 use super::crash::{echo_rig, restart_checks, Client};
 use super::goals::{excused, label, Goal};
@@ -75,7 +80,7 @@ const GOALS: &[Goal] = &[
 /// `storage-error-mid-turn`, registered in [`super::ALL`].
 pub static STORAGE_ERROR_MID_TURN: Scenario = Scenario::new(
     "storage-error-mid-turn",
-    "a write (ENOSPC) or fsync (EIO) of the session log fails during a turn; a second prompt follows",
+    "a write (ENOSPC) or fsync (EIO) of the session log fails during a turn; two prompts follow, and the session recovers in the same process",
     bodies!(storage_error_mid_turn),
 )
 .rules(&[Rule::D10, Rule::D9])
@@ -85,7 +90,7 @@ pub static STORAGE_ERROR_MID_TURN: Scenario = Scenario::new(
     loom_cap: 1,
     ..Bounds::PR
 })
-.targets(&[Fault::M18]);
+.targets(&[Fault::M18, Fault::M26]);
 
 /// The body: see the module docs.
 pub async fn storage_error_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
@@ -105,8 +110,12 @@ pub async fn storage_error_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
     let a = h.agent.send(spec("A", 2)).expect("send A");
     let (a_end, a_err) = h.agent.settled(a).await;
     faulter.join().await;
+    let a_ops = disk.ops().len();
     let b = h.agent.send(spec("B", 1)).expect("send B");
     let (_, b_err) = h.agent.settled(b).await;
+    let b_ops = disk.ops().len();
+    let c = h.agent.send(spec("C", 1)).expect("send C");
+    let (c_end, c_err) = h.agent.settled(c).await;
     h.dispose().await;
 
     let ops: Vec<DiskOp> = disk.ops();
@@ -147,14 +156,14 @@ pub async fn storage_error_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
                 3 => "turn-end",
                 _ => "prompt-B",
             };
-            let later = ops[at + 1..]
+            let later = ops[at + 1..a_ops.max(at + 1)]
                 .iter()
                 .filter(|op| matches!(op, DiskOp::Write { failed: None, .. }))
                 .count();
             check(
                 later == 0,
                 format!(
-                    "after a failed {kind} ({during}), {later} more write(s) reached the log: the session must refuse appends until it is loaded again"
+                    "after a failed {kind} ({during}), {later} more write(s) of prompt A reached the log: the session must refuse appends until its next turn recovers it"
                 ),
             );
             if k < 4 {
@@ -171,10 +180,6 @@ pub async fn storage_error_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
                     ),
                 );
             }
-            check(
-                b_err.is_some(),
-                format!("after a failed {kind} ({during}), prompt B settled with no error"),
-            );
             format!("{during}:{kind}")
         }
     };
@@ -184,9 +189,35 @@ pub async fn storage_error_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
             format!("no storage operation failed, yet A settled {a_err:?} and B {b_err:?}"),
         );
     }
-    // Whatever the client was sent is durable.
+    let failures = ops.iter().filter(|op| op.failed()).count();
+    check(
+        b_err.is_none() || failures >= 2,
+        format!("prompt B settled with an error ({b_err:?}), but only {failures} storage operation(s) failed: a transient error must not outlast the turn it hit"),
+    );
+    // C recovers the session unless an operation of its own failed.
+    let c_hit = ops[b_ops.min(ops.len())..].iter().any(DiskOp::failed);
+    check(
+        c_hit || (c_err.is_none() && c_end == Some(EndReason::Completed)),
+        format!("after {failures} transient storage failure(s) before it, prompt C settled {c_end:?} with {c_err:?}: the session must recover in the same process"),
+    );
     let image = disk.crash_image();
     let synced = image.synced("a");
+    let ended = |p: u64, why: EndReason| {
+        synced
+            .iter()
+            .any(|r| matches!(&r.entry, Entry::TurnEnd { prompt, reason } if *prompt == p && *reason == why))
+    };
+    check(
+        c_end != Some(EndReason::Completed) || ended(c, EndReason::Completed),
+        format!("prompt C (p{c}) completed, but its turn/end is not synced on disk"),
+    );
+    if failed_at.is_some_and(|at| synced_before(at) < 3) {
+        check(
+            ended(a, EndReason::Failed),
+            format!("prompt A (p{a}) failed, but the recovered log does not close it turn/end {{failed}}"),
+        );
+    }
+    // Whatever the client was sent is durable.
     for out in client.seen() {
         let durable = synced
             .iter()

@@ -210,6 +210,15 @@ fn command(line: &str, cwd: Option<&Path>) -> Command {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // SAFETY: runs between fork and exec; `signal` is async-signal-safe.
+    // The server ignores SIGXFSZ (a file-size limit is a storage error to
+    // it, D10); its commands get the default action back.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     super::reaper::list_from_child(&mut c);
     c
 }

@@ -146,6 +146,17 @@ pub enum DiskOp {
     },
 }
 
+impl DiskOp {
+    /// Whether the operation returned an error.
+    pub fn failed(&self) -> bool {
+        match self {
+            DiskOp::Write { failed, .. }
+            | DiskOp::Sync { failed, .. }
+            | DiskOp::Truncate { failed, .. } => failed.is_some(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct FileBytes {
     bytes: Vec<u8>,

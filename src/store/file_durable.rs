@@ -27,7 +27,9 @@
 //! belongs to that open file, so a second process, or a second
 //! `FileDurable` in the same process, gets [`LockError::Held`]. It is
 //! advisory: `write` does not check it; the caller locks a log before it
-//! writes to it. `exists` looks at the file name only.
+//! writes to it. A held log is written and synced through its locked file
+//! (one descriptor per held log, none per write). `exists` looks at the
+//! file name only.
 //!
 //! [`TornTail::offset`]: crate::store::durable::TornTail::offset
 
@@ -39,7 +41,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The longest plain log name, `session-<hex>.jsonl`, in bytes; a longer
 /// one is replaced by a hashed name. Well under the usual 255-byte limit.
@@ -51,7 +53,7 @@ pub struct FileDurable {
     dir: PathBuf,
     /// The logs this `FileDurable` has locked, each with its open, locked
     /// file (closing it releases the lock).
-    locks: Mutex<BTreeMap<String, File>>,
+    locks: Mutex<BTreeMap<String, Arc<File>>>,
 }
 
 /// Why [`FileDurable::lock`] failed.
@@ -267,12 +269,18 @@ impl FileDurable {
         // 1.89+) would shadow it, and our rust-version is older.
         match fs4::FileExt::try_lock(&f) {
             Ok(()) => {
-                locks.insert(id.to_string(), f);
+                locks.insert(id.to_string(), Arc::new(f));
                 Ok(())
             }
             Err(fs4::TryLockError::WouldBlock) => Err(LockError::Held { id: id.to_string() }),
             Err(fs4::TryLockError::Error(e)) => Err(LockError::Io(e)),
         }
+    }
+
+    /// The locked file of `id`, if this `FileDurable` holds its lock.
+    fn held(&self, id: &str) -> Option<Arc<File>> {
+        let locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
+        locks.get(id).cloned()
     }
 
     /// Release the lock on the log of `id`, if this `FileDurable` holds it.
@@ -292,6 +300,12 @@ impl Durable for FileDurable {
 
     fn write(&self, id: &str, records: &[DurableRecord]) -> io::Result<()> {
         let buf = encode(records)?;
+        // A log this process holds is written through its locked file: a
+        // session's appends need no new descriptor (A10: running out of
+        // descriptors fails only the request that needed one).
+        if let Some(f) = self.held(id) {
+            return (&*f).write_all(&buf);
+        }
         let (path, hashed) = self.create_if_missing(id)?;
         let mut f = OpenOptions::new().read(hashed).append(true).open(&path)?;
         if hashed {
@@ -301,6 +315,9 @@ impl Durable for FileDurable {
     }
 
     fn sync(&self, id: &str) -> io::Result<()> {
+        if let Some(f) = self.held(id) {
+            return f.sync_data();
+        }
         match OpenOptions::new().append(true).open(self.path(id)) {
             Ok(f) => f.sync_data(),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),

@@ -11,8 +11,10 @@
 //! A flush writes the pending batch, awaits (an I/O point: a crash may land
 //! between the write and the sync), then syncs. A failed write or sync
 //! marks the session `failed`: the flush returns the error and every later
-//! append or flush of that session is refused until it is loaded again
-//! (D10; fault M18 logs the error and goes on). [`SessionStore::recover`]
+//! append or flush of that session is refused until its next turn recovers
+//! it, or it is loaded again (D10; fault M18 logs the error and goes on,
+//! fault M26 never recovers). Recovery re-opens the log from disk, repairs
+//! it as a load does (D9), and closes the failed turn `turn/end {failed}`. [`SessionStore::recover`]
 //! is how a session is loaded after a crash (D9): a torn last record is
 //! truncated before anything is appended (fault M17 keeps it), and a turn
 //! whose `turn/start` is durable but whose `turn/end` is not is closed with
@@ -171,28 +173,62 @@ impl<R: Rt> SessionStore<R> {
 
     /// Append through the session's publication hooks; lost (and journaled)
     /// if they were removed, refused if the session's storage failed (D10).
+    /// A failed session's next turn recovers it: its `turn/start` re-opens
+    /// the log from disk and repairs it ([`reopen`](Self::reopen)) before it
+    /// is appended; if that fails too, the turn is refused and the next one
+    /// tries again (fault M26 never recovers).
     pub fn append(&self, id: &str, serial: u64, entry: Entry) -> Result<(), StorageError> {
-        let lost =
+        enum Then {
+            Done,
+            Lost(Entry),
+            Reopen(Entry),
+        }
+        let recovers = matches!(entry, Entry::TurnStart { .. }) && !self.hooks.has(Fault::M26);
+        let then =
             self.state.update(
                 |st| match st.sessions.iter_mut().find(|s| s.serial == serial) {
                     Some(s) => match &s.failed {
+                        Some(_) if recovers => Ok(Then::Reopen(entry)),
                         Some(e) => Err(StorageError(format!("appends refused after: {e}"))),
                         None => {
                             s.pending.push(entry);
-                            Ok(None)
+                            Ok(Then::Done)
                         }
                     },
-                    None => Ok(Some(entry)),
+                    None => Ok(Then::Lost(entry)),
                 },
             )?;
-        if let Some(entry) = lost {
-            self.hooks.record(WorldEvent::AppendDropped {
+        match then {
+            Then::Done => {}
+            Then::Lost(entry) => self.hooks.record(WorldEvent::AppendDropped {
                 id: id.to_string(),
                 serial,
                 entry: serde_json::to_string(&entry).unwrap_or_default(),
-            });
+            }),
+            Then::Reopen(entry) => {
+                self.reopen(id, serial)?;
+                self.state.update(|st| {
+                    if let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) {
+                        s.failed = None;
+                        s.pending.push(entry);
+                    }
+                });
+            }
         }
         Ok(())
+    }
+
+    /// D10: re-open session `serial`'s log from disk after a storage
+    /// failure and repair it (D9): a torn last record is cut, and the turn
+    /// the failure left open is closed `turn/end {failed}`, synced. On
+    /// error the session stays failed.
+    pub fn reopen(&self, id: &str, serial: u64) -> Result<(), StorageError> {
+        let repaired = self.repair(id, |s| (s == serial).then_some(EndReason::Failed));
+        repaired.map(drop).map_err(|e| {
+            StorageError(format!(
+                "the log could not be recovered after a failure: {e}"
+            ))
+        })
     }
 
     /// Make the session's appended entries durable: write, await (the I/O
@@ -293,31 +329,41 @@ impl<R: Rt> SessionStore<R> {
     /// Later sessions get serials above every serial in the log. Returns
     /// the repaired log; `torn` says what was cut.
     pub fn recover(&self, id: &str) -> std::io::Result<Loaded> {
+        let loaded = self.repair(id, |_| Some(EndReason::Interrupted))?;
+        let top = loaded.records.iter().map(|r| r.serial).max().unwrap_or(0);
+        self.state
+            .update(|st| st.next_serial = st.next_serial.max(top));
+        Ok(loaded)
+    }
+
+    /// Cut a torn last record (M17 keeps it) and close each open turn whose
+    /// serial `close` gives a reason for, synced. The repaired log.
+    fn repair(
+        &self,
+        id: &str,
+        close: impl Fn(u64) -> Option<EndReason>,
+    ) -> std::io::Result<Loaded> {
         let mut loaded = self.durable.load(id)?;
         if let Some(torn) = &loaded.torn {
             if !self.hooks.has(Fault::M17) {
                 self.durable.truncate(id, torn.offset)?;
             }
         }
-        let open = open_turns(&loaded.records);
-        if !open.is_empty() {
-            let closing: Vec<DurableRecord> = open
-                .into_iter()
-                .map(|(serial, prompt)| DurableRecord {
+        let closing: Vec<DurableRecord> = open_turns(&loaded.records)
+            .into_iter()
+            .filter_map(|(serial, prompt)| {
+                let reason = close(serial)?;
+                Some(DurableRecord {
                     serial,
-                    entry: Entry::TurnEnd {
-                        prompt,
-                        reason: EndReason::Interrupted,
-                    },
+                    entry: Entry::TurnEnd { prompt, reason },
                 })
-                .collect();
+            })
+            .collect();
+        if !closing.is_empty() {
             self.durable.write(id, &closing)?;
             self.durable.sync(id)?;
             loaded.records.extend(closing);
         }
-        let top = loaded.records.iter().map(|r| r.serial).max().unwrap_or(0);
-        self.state
-            .update(|st| st.next_serial = st.next_serial.max(top));
         Ok(loaded)
     }
 

@@ -45,7 +45,35 @@ impl AcpServer {
     /// Spawn the server on `sessions` with working directory `cwd`, in a
     /// process group of its own, stderr discarded. Not initialized.
     pub fn spawn_in(sessions: &Path, cwd: &Path) -> AcpServer {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+        AcpServer::spawn_with(sessions, cwd, None)
+    }
+
+    /// Spawn the server on `sessions` (in `/`) with its descriptor limit
+    /// set to `(soft, hard)` before it starts, and `initialize` it.
+    pub fn start_with_nofile(sessions: &Path, nofile: (u64, u64)) -> AcpServer {
+        let mut server = AcpServer::spawn_with(sessions, Path::new("/"), Some(nofile));
+        server.initialize();
+        server
+    }
+
+    fn spawn_with(sessions: &Path, cwd: &Path, nofile: Option<(u64, u64)>) -> AcpServer {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"));
+        if let Some((soft, hard)) = nofile {
+            // SAFETY: between fork and exec; setrlimit is async-signal-safe.
+            unsafe {
+                command.pre_exec(move || {
+                    let lim = libc::rlimit {
+                        rlim_cur: soft as libc::rlim_t,
+                        rlim_max: hard as libc::rlim_t,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let mut child = command
             .arg("acp")
             .arg("--sessions")
             .arg(sessions)
@@ -259,6 +287,32 @@ impl AcpServer {
         let patience = self.patience;
         let (status, _) = self.close_within(patience);
         assert!(status.success(), "the server exited with {status}");
+    }
+
+    /// Set the running server's resource limit `resource` (soft and hard)
+    /// with `prlimit(2)`.
+    pub fn set_limit(&self, resource: libc::__rlimit_resource_t, soft: u64, hard: u64) {
+        let lim = libc::rlimit {
+            rlim_cur: soft as libc::rlim_t,
+            rlim_max: hard as libc::rlim_t,
+        };
+        // SAFETY: prlimit reads the struct passed; the pid is our child.
+        let set = unsafe {
+            libc::prlimit(
+                self.pid() as libc::pid_t,
+                resource,
+                &lim,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(set, 0, "prlimit: {}", std::io::Error::last_os_error());
+    }
+
+    /// The number of descriptors the server has open.
+    pub fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .map(|d| d.count())
+            .unwrap_or(0)
     }
 
     /// SIGKILL the server process alone (not its group) and reap it.

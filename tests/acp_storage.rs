@@ -1,0 +1,87 @@
+//! Storage errors of the real `lifecycle acp` (SPEC D10), over raw
+//! JSON-RPC: a transient write failure (the server's file-size limit,
+//! lowered with `prlimit(2)` to just past the log's size, so the write is
+//! cut part-way: EFBIG) fails the prompt it hit with a JSON-RPC error;
+//! once the limit is lifted, the next prompt recovers the session in the
+//! same process: the torn record is cut, the failed turn closed, and the
+//! conversation goes on, in this process and after a load in another.
+
+mod common;
+
+use agent_lifecycle::journal::EndReason;
+use agent_lifecycle::session_log::Entry;
+use agent_lifecycle::store::durable::{Durable, FileDurable};
+use common::acp::{agent_texts, chunks, load_params, AcpServer};
+
+fn log_size(dir: &std::path::Path) -> u64 {
+    let logs: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    std::fs::metadata(&logs[0]).unwrap().len()
+}
+
+#[test]
+fn d10_a_transient_write_error_fails_one_prompt_and_the_next_recovers() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start(sessions.path());
+    let session = server.new_session();
+    let (answer, _) = server.prompt(&session, "one");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+
+    // The next write is cut 7 bytes in.
+    let size = log_size(sessions.path());
+    server.set_limit(libc::RLIMIT_FSIZE, size + 7, libc::RLIM_INFINITY);
+    let (answer, updates) = server.prompt(&session, "two");
+    assert_eq!(answer["error"]["code"], -32603, "D10: {answer}");
+    let data = answer["error"]["data"].as_str().unwrap_or_default();
+    assert!(data.contains("storage"), "{answer}");
+    assert!(agent_texts(&updates).is_empty(), "{updates:?}");
+    // Still failing: the next prompt's recovery fails too, with an error.
+    let (answer, _) = server.prompt(&session, "still full");
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+
+    // The error goes away: the next prompt recovers the session.
+    server.set_limit(libc::RLIMIT_FSIZE, libc::RLIM_INFINITY, libc::RLIM_INFINITY);
+    for text in ["three", "four"] {
+        let (answer, updates) = server.prompt(&session, text);
+        assert_eq!(
+            answer["result"]["stopReason"], "end_turn",
+            "D10: the session must recover in the same process: {answer}"
+        );
+        assert_eq!(agent_texts(&updates), [format!("echo: {text}")]);
+    }
+    server.close();
+
+    // On disk: no torn record, the failed turn closed, the rest whole.
+    let log = FileDurable::new(sessions.path())
+        .unwrap()
+        .load(&session)
+        .unwrap();
+    assert!(log.torn.is_none(), "{:?}", log.torn);
+    let ends: Vec<EndReason> = log
+        .records
+        .iter()
+        .filter_map(|r| match r.entry {
+            Entry::TurnEnd { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends.first(), Some(&EndReason::Completed), "{ends:?}");
+    assert_eq!(
+        ends[ends.len() - 2..],
+        [EndReason::Completed, EndReason::Completed],
+        "{ends:?}"
+    );
+    let mut second = AcpServer::start(sessions.path());
+    let (answer, replay) = second.ask_with_updates("session/load", load_params(&session, "/"));
+    assert!(answer.get("result").is_some(), "{answer}");
+    let said = chunks(&replay, "user_message_chunk");
+    assert_eq!(said.first().map(String::as_str), Some("one"), "{said:?}");
+    assert!(said.ends_with(&["three".into(), "four".into()]), "{said:?}");
+    let (answer, _) = second.prompt(&session, "five");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    second.close();
+}
