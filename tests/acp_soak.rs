@@ -243,3 +243,42 @@ fn a10_soak_descriptor_exhaustion_fails_only_the_request_that_needed_one() {
     );
     server.close();
 }
+
+/// A10: 100 background jobs that each print 1 MB, one after another, in
+/// one session: the finished jobs' output is capped per session (the
+/// oldest lose theirs first), and the server's peak stays under 64 MB.
+#[test]
+fn a10_soak_100_finished_1mb_jobs() {
+    use agent_lifecycle::shell::real::DISCARDED;
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start(sessions.path());
+    server.patience = PATIENCE;
+    let sid = server.new_session();
+    let mut jobs = Vec::new();
+    for _ in 0..100 {
+        let (answer, updates) = server.prompt(&sid, "$& head -c 1000000 /dev/zero | tr '\\0' x");
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        let job = agent_texts(&updates)[0]
+            .strip_prefix("started ")
+            .expect("started job-N")
+            .to_string();
+        // Its completion arrives before the next prompt's answer, or now.
+        loop {
+            let v = server.read();
+            if v["params"]["update"]["sessionUpdate"] == "tool_call_update"
+                && v["params"]["update"]["toolCallId"] == job.as_str()
+            {
+                break;
+            }
+        }
+        jobs.push(job);
+    }
+    let (_, updates) = server.prompt(&sid, &format!("? {}\n? {}", jobs[0], jobs[99]));
+    let texts = agent_texts(&updates);
+    assert_eq!(texts[0], DISCARDED, "the oldest job's output is discarded");
+    assert_eq!(texts[1].len(), 1_000_000, "the newest job's output is kept");
+    let peak = peak_rss_kib(&server);
+    eprintln!("soak: 100 finished 1 MB jobs in one session: peak VmHWM {peak} KiB");
+    server.close();
+    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+}

@@ -285,13 +285,43 @@ fn restart_checks_uncached(
         ),
     );
     for id in ids {
-        let log = match store.recover(&id) {
+        let parsed = match store.recover(&id) {
             Ok(log) => log.records,
             Err(e) => {
                 check(false, format!("loading {id:?} failed: {e}"));
                 continue;
             }
         };
+        // Every check below reads the disk as the repair left it, from the
+        // receiving side, not the records the load parsed before it cut.
+        let log = match disk.load(&id) {
+            Ok(l) if l.torn.is_none() => l.records,
+            Ok(l) => {
+                check(
+                    false,
+                    format!(
+                        "after the load of {id:?} the disk still has a torn tail: {:?}",
+                        l.torn.map(|t| t.reason)
+                    ),
+                );
+                continue;
+            }
+            Err(e) => {
+                check(
+                    false,
+                    format!("re-reading {id:?} after its repair failed: {e}"),
+                );
+                continue;
+            }
+        };
+        check(
+            log == parsed,
+            format!(
+                "the repaired disk of {id:?} holds {} records, but its load returned {}",
+                log.len(),
+                parsed.len()
+            ),
+        );
         let (synced, written) = (image.synced(&id), image.written(&id));
         let added = log
             .iter()

@@ -28,7 +28,8 @@
 //! invalid UTF-8 becomes U+FFFD instead of losing the output (a character
 //! cut by the cap shows as U+FFFD too). So a command that prints 30 MB
 //! costs about the cap in memory, foreground or background, not 30 MB.
-//! The cap is per job; the number of jobs a server keeps is not capped here.
+//! The finished jobs of one owner keep at most [`FINISHED_OUTPUT_CAP_BYTES`]
+//! of output in all; the oldest lose theirs first ([`DISCARDED`]).
 //!
 //! A running background job's [`JobStatus::output`] is its tail so far
 //! (decoded on each read); a finished one's is the final tail.
@@ -51,6 +52,35 @@ use tokio::process::{Child, Command};
 /// The most output bytes one job keeps (stdout and stderr together): the
 /// last ones, after a notice of how many earlier ones were dropped.
 pub const OUTPUT_CAP_BYTES: usize = 1 << 20;
+
+/// The most output the finished jobs of one owner (a session) keep in
+/// all (A10): past it, the oldest finished jobs' output is replaced by
+/// [`DISCARDED`]. Their status and exit code stay readable.
+pub const FINISHED_OUTPUT_CAP_BYTES: usize = 4 << 20;
+
+/// What a finished job's output reads as once the owner's cap took it.
+pub const DISCARDED: &str =
+    "[output discarded: this session's finished jobs are over their output cap]\n";
+
+/// Keep the finished jobs of `owner` within [`FINISHED_OUTPUT_CAP_BYTES`],
+/// discarding the oldest first (job numbers rise with age).
+fn trim_finished(st: &mut State, owner: Option<&str>) {
+    let mut finished: Vec<&mut Job> = st
+        .jobs
+        .values_mut()
+        .filter(|j| !j.status.running && j.owner.as_deref() == owner)
+        .collect();
+    let mut total: usize = finished.iter().map(|j| j.status.output.len()).sum();
+    for job in finished.iter_mut() {
+        if total <= FINISHED_OUTPUT_CAP_BYTES {
+            break;
+        }
+        if job.status.output.len() > DISCARDED.len() {
+            total -= job.status.output.len() - DISCARDED.len();
+            job.status.output = DISCARDED.to_string();
+        }
+    }
+}
 
 /// How much one read of a job's pipe takes at most.
 const READ_CHUNK_BYTES: usize = 32 * 1024;
@@ -318,6 +348,8 @@ impl RealShell {
                     exit: Some(exit),
                     output,
                 };
+                let owner = j.owner.clone();
+                trim_finished(&mut st, owner.as_deref());
             }
             st.listeners
                 .iter()
