@@ -353,6 +353,7 @@ impl<const FAULT: u8> StateMachineTest for DurabilityConformance<FAULT> {
                         prompt: t as u64,
                         step: 0,
                         output: Some(format!("output of turn {t}")),
+                        tool: None,
                     },
                 )]
             }
@@ -467,13 +468,19 @@ fn compare(sut: &mut Sut, s: &DurabilityState) {
         "the synced records (D9)"
     );
     if s.proc == Proc::Refusing {
-        // D10: the failed session refuses appends. (What a load reads is
-        // not compared here: the model already dropped the failed batch.)
+        // D10: the failed session refuses appends within the failed turn
+        // (a `turn/start` would recover it, so the probe is a step). What a
+        // load reads is not compared here: the model already dropped the
+        // failed batch.
         let (store, serial) = sut.store.clone().expect("the process is up");
         let probe = sut.d.run(move || {
-            store
-                .append(ID, serial, Entry::TurnStart { prompt: 99 })
-                .map_err(|_| "refused")
+            let step = Entry::Step {
+                prompt: 99,
+                step: 0,
+                output: None,
+                tool: None,
+            };
+            store.append(ID, serial, step).map_err(|_| "refused")
         });
         assert_eq!(
             probe,

@@ -272,9 +272,13 @@ fn crash_image_tears_only_unsynced_bytes() {
 }
 
 /// D10: a failed write fails the flush, and the session refuses every
-/// later append and flush; nothing more reaches the disk.
+/// later append and flush of that turn; nothing more reaches the disk. The
+/// next `turn/start` recovers it: the torn half-record is cut, the failed
+/// turn closed `failed`, and the new turn is appended and flushed.
 #[test]
-fn a_failed_write_fails_the_session() {
+fn a_failed_write_fails_the_session_until_its_next_turn() {
+    use agent_lifecycle::journal::EndReason;
+    use agent_lifecycle::store::durable::DiskOp;
     let disk: Arc<MemoryDurable<SimRt>> = Arc::new(MemoryDurable::default());
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
@@ -286,21 +290,72 @@ fn a_failed_write_fails_the_session() {
         store
             .append("s", serial, Entry::TurnStart { prompt: 0 })
             .expect("append");
+        store.flush("s", serial).await.expect("flush");
+        let step = |step| Entry::Step {
+            prompt: 0,
+            step,
+            output: None,
+            tool: None,
+        };
+        store.append("s", serial, step(0)).expect("append");
         d.fail_next(DiskFault::WriteEnospc);
         let err = store.flush("s", serial).await.expect_err("ENOSPC");
         assert!(err.to_string().contains("ENOSPC"), "{err}");
         store
-            .append("s", serial, Entry::TurnStart { prompt: 1 })
+            .append("s", serial, step(1))
             .expect_err("refused after the failure");
         store.flush("s", serial).await.expect_err("refused");
+        assert_eq!(
+            d.ops().iter().filter(|op| matches!(op, DiskOp::Write { .. })).count(),
+            2,
+            "nothing is written after the failure"
+        );
+        // The next turn recovers the session.
+        store
+            .append("s", serial, Entry::TurnStart { prompt: 1 })
+            .expect("the next turn recovers the session");
+        store.flush("s", serial).await.expect("flush after recovery");
+        let log = d.load("s").expect("load");
+        assert!(log.torn.is_none(), "the torn half-record is cut");
+        let entries: Vec<Entry> = log.records.into_iter().map(|r| r.entry).collect();
+        assert_eq!(
+            entries,
+            [
+                Entry::TurnStart { prompt: 0 },
+                Entry::TurnEnd {
+                    prompt: 0,
+                    reason: EndReason::Failed
+                },
+                Entry::TurnStart { prompt: 1 },
+            ]
+        );
     })
     .expect("sim");
-    let writes = disk
-        .ops()
-        .iter()
-        .filter(|op| matches!(op, agent_lifecycle::store::durable::DiskOp::Write { .. }))
-        .count();
-    assert_eq!(writes, 1);
+}
+
+/// Fault M26: the session never recovers; its next turn is refused too.
+#[test]
+fn m26_a_failed_session_refuses_its_next_turn() {
+    use agent_lifecycle::faults::{Fault, Faults};
+    let disk: Arc<MemoryDurable<SimRt>> = Arc::new(MemoryDurable::default());
+    let d = disk.clone();
+    let mut sim = lifecycle_sim::Sim::with_seed(1);
+    sim.block_on(async move {
+        let hooks = Hooks::none().with_faults(Faults::none().with(Fault::M26));
+        let store = SessionStore::<SimRt>::new(d.clone(), hooks);
+        let p = store.prepare("s").expect("prepare");
+        let serial = p.serial();
+        store.enter(p).expect("enter");
+        store
+            .append("s", serial, Entry::TurnStart { prompt: 0 })
+            .expect("append");
+        d.fail_next(DiskFault::WriteEnospc);
+        store.flush("s", serial).await.expect_err("ENOSPC");
+        store
+            .append("s", serial, Entry::TurnStart { prompt: 1 })
+            .expect_err("M26 refuses the next turn");
+    })
+    .expect("sim");
 }
 
 /// D10 for load's repair: a truncate of the torn tail that fails surfaces

@@ -9,7 +9,7 @@
 //! | not UTF-8 | -32700 Parse error, id null |
 //! | longer than [`MAX_LINE`] (discarded as it streams) | -32600 Invalid Request, the id if a top-level one is found |
 //! | nested deeper than [`MAX_DEPTH`] | -32600 Invalid Request, the id if a top-level one is found |
-//! | not JSON (an empty line too) | -32700 Parse error, with the top-level id if one was read before the fault, else null |
+//! | not JSON (an empty line too) | -32700 Parse error, with the top-level id if it and a `method` were read before the fault, else null |
 //! | a request whose `id` is not a string or an integer (`null`, `{}`, `[1]`, `true`, `1.5`) | -32600 Invalid Request, id null; not served |
 //! | an object with a usable `id` and no `method` (not a response) | -32600 Invalid Request, that id |
 //! | a request with a usable `id` whose `jsonrpc` is not `"2.0"` or whose `params` is neither an object nor an array | -32600 Invalid Request, that id |
@@ -283,10 +283,14 @@ pub fn classify(mut line: Vec<u8>) -> Verdict {
     let value = match serde_json::from_str::<Value>(&line) {
         Ok(v) => v,
         Err(e) => {
-            // A10: the id, where the scan could read one before the text
-            // went wrong, is answered to.
+            // A10: a request's id, where the scan read one (and its method)
+            // before the text went wrong, is answered to.
+            let id = match scan.seen.method {
+                true => scan.id(),
+                false => None,
+            };
             return Verdict::Answer(error_line(
-                scan.id().unwrap_or(Value::Null),
+                id.unwrap_or(Value::Null),
                 PARSE_ERROR,
                 &reason(&e),
                 line.as_bytes(),
