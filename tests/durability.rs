@@ -306,7 +306,10 @@ fn a_failed_write_fails_the_session_until_its_next_turn() {
             .expect_err("refused after the failure");
         store.flush("s", serial).await.expect_err("refused");
         assert_eq!(
-            d.ops().iter().filter(|op| matches!(op, DiskOp::Write { .. })).count(),
+            d.ops()
+                .iter()
+                .filter(|op| matches!(op, DiskOp::Write { .. }))
+                .count(),
             2,
             "nothing is written after the failure"
         );
@@ -314,7 +317,10 @@ fn a_failed_write_fails_the_session_until_its_next_turn() {
         store
             .append("s", serial, Entry::TurnStart { prompt: 1 })
             .expect("the next turn recovers the session");
-        store.flush("s", serial).await.expect("flush after recovery");
+        store
+            .flush("s", serial)
+            .await
+            .expect("flush after recovery");
         let log = d.load("s").expect("load");
         assert!(log.torn.is_none(), "the torn half-record is cut");
         let entries: Vec<Entry> = log.records.into_iter().map(|r| r.entry).collect();
