@@ -75,6 +75,9 @@ pub enum Fault {
     /// Creation checks its owner before the setup await instead of after
     /// it (violates R3).
     M24,
+    /// The teardown of a dropped `dispose` waits for another caller to
+    /// continue it: nothing drives it by itself (violates D8).
+    M25,
     /// After a storage error the session refuses appends until the process
     /// restarts: its next turn does not recover it (violates D10).
     M26,
@@ -82,7 +85,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 25] = [
+    pub const ALL: [Fault; 26] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -107,6 +110,7 @@ impl Fault {
         Fault::M22,
         Fault::M23,
         Fault::M24,
+        Fault::M25,
         Fault::M26,
     ];
 
@@ -145,6 +149,9 @@ impl Fault {
             }
             Fault::M23 => "a turn stopped by disposal after an earlier cancel ends aborted",
             Fault::M24 => "creation checks its owner before the setup await instead of after it",
+            Fault::M25 => {
+                "the teardown of a dropped dispose waits for another caller to continue it"
+            }
             Fault::M26 => {
                 "after a storage error the session refuses appends until the process restarts"
             }
@@ -169,6 +176,7 @@ impl Fault {
             Fault::M15 => &[Rule::D8, Rule::D1],
             Fault::M16 | Fault::M17 => &[Rule::D9],
             Fault::M18 | Fault::M26 => &[Rule::D10],
+            Fault::M25 => &[Rule::D8],
             Fault::M19 => &[Rule::C10],
             Fault::M20 => &[Rule::S7],
             Fault::M21 => &[Rule::S6],

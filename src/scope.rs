@@ -127,6 +127,8 @@ impl<R: Rt> Effect<R> {
         }
         if faults.has(Fault::M15) {
             relay.drive_unguarded("teardown (memoized)").await;
+        } else if faults.has(Fault::M25) {
+            relay.drive_parking("teardown (memoized)").await;
         } else {
             relay.drive("teardown (memoized)").await;
         }
@@ -310,7 +312,7 @@ impl<R: Rt> Scope<R> {
                 ScopeState::Unloaded => None,
             });
             if let Some(relay) = relay {
-                relay.drive("scope unload").await;
+                relay.drive_parking("scope unload").await;
             }
         })
     }

@@ -143,3 +143,56 @@ fn a10_sigterm_and_sigint_answer_the_prompt_in_flight_and_exit_in_order() {
         );
     }
 }
+
+/// A10: a client that stops reading stdout and then closes stdin: the
+/// server still exits within its grace period (plus 3 s of slack for a
+/// loaded machine), whatever it had left to write.
+#[test]
+fn a10_the_grace_period_holds_with_stdout_blocked() {
+    use agent_lifecycle::acp::server::DISCONNECT_GRACE_MS;
+    use std::io::{BufRead, Write};
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut child = common::acp::command(sessions.path(), std::path::Path::new("/"))
+        .spawn()
+        .expect("spawn");
+    let _group = common::acp::KillGroup(child.id());
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut ask = |id: i64, method: &str, params: serde_json::Value| {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{line}").expect("write");
+        stdin.flush().expect("flush");
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).expect("read");
+        serde_json::from_str::<Value>(&answer).expect("json")
+    };
+    ask(1, "initialize", json!({"protocolVersion": 1}));
+    let new = ask(2, "session/new", json!({"cwd": "/", "mcpServers": []}));
+    let session = new["result"]["sessionId"].as_str().expect("id").to_string();
+    // About 6 MB of replies, none of them read.
+    let text = vec!["y".repeat(100); 60_000].join("\n");
+    let prompt = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": prompt_params(&session, &text)});
+    writeln!(stdin, "{prompt}").expect("write");
+    stdin.flush().expect("flush");
+    std::thread::sleep(Duration::from_millis(1_500));
+    let closed = std::time::Instant::now();
+    drop(stdin);
+    let limit = Duration::from_millis(DISCONNECT_GRACE_MS + 3_000);
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            break;
+        }
+        assert!(
+            closed.elapsed() < limit,
+            "A10: the server still runs {:?} after stdin closed with stdout blocked",
+            closed.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!(
+        "exited {:?} after stdin closed, stdout blocked",
+        closed.elapsed()
+    );
+    drop(stdout);
+}

@@ -18,9 +18,9 @@
 //! this rig), then dropped, then every task runs until nothing can move.
 //! In the model that is `HandleDispose`, `TeardownStep` (step 1),
 //! `DropCaller`, then the internal actions: the loop ends its turn, flushes
-//! and exits, and the chain stays parked at step 2 until a scope's unload
-//! continues it. Fault M15 (the chain lives in the first caller's future)
-//! wedges that unload.
+//! and exits, and the chain runs on by itself to its end (D8: the task the
+//! dropped caller left continues it). Fault M15 (the chain lives in the
+//! first caller's future) wedges it, and a later unload with it.
 
 mod conformance;
 

@@ -272,6 +272,13 @@ pub fn is_running() -> bool {
     try_current().is_some()
 }
 
+/// Whether a task may be spawned now: a simulation is running on this
+/// thread and is not being torn down (a destructor that runs while the
+/// simulator drops its unfinished tasks must not start new work).
+pub fn can_spawn() -> bool {
+    try_current().is_some_and(|s| !s.tearing_down.get())
+}
+
 /// The id and name of the task being polled, or `None` outside a task.
 pub fn current_task() -> Option<(TaskId, String)> {
     let shared = try_current()?;

@@ -374,7 +374,7 @@ impl<R: Rt> Bridge<R> {
         if self.hooks.has(Fault::M15) {
             relay.drive_unguarded("acp quiesce").await;
         } else {
-            relay.drive("acp quiesce").await;
+            relay.drive_parking("acp quiesce").await;
         }
     }
 }

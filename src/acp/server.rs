@@ -613,16 +613,21 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     // The end of input: stdin's EOF, SIGTERM or SIGINT (A10). Then, with
     // the connection still open, every session is disposed, so each prompt
     // in flight is answered `cancelled` before the connection closes.
+    // One deadline for everything after the end of input: the grace
+    // period (A10), which holds even when stdout is blocked.
     let prompts = InFlight::default();
+    let (ended_tx, ended_rx) = tokio::sync::oneshot::channel::<tokio::time::Instant>();
     let closing = {
         let (bridge, prompts) = (bridge.clone(), prompts.clone());
         async move {
+            let grace = std::time::Duration::from_millis(DISCONNECT_GRACE_MS);
+            let deadline = tokio::time::Instant::now() + grace;
+            let _ = ended_tx.send(deadline);
             let answered = async {
                 bridge.disconnect().await;
                 prompts.none_left().await;
             };
-            let grace = std::time::Duration::from_millis(DISCONNECT_GRACE_MS);
-            let _ = tokio::time::timeout(grace, answered).await;
+            let _ = tokio::time::timeout_at(deadline, answered).await;
             None
         }
     };
@@ -630,7 +635,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         .take_until(Box::pin(stop_signal()))
         .chain(futures::stream::once(closing).filter_map(futures::future::ready));
     let p_prompts = prompts.clone();
-    let result = Agent
+    let served = Agent
         .v1()
         .name("agent-lifecycle")
         .on_receive_request(
@@ -775,20 +780,35 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Lines::new(Box::pin(out.sink()), Box::pin(incoming)))
-        .await;
+        .connect_to(Lines::new(Box::pin(out.sink()), Box::pin(incoming)));
+    // After the end of input the connection gets until the deadline to
+    // flush: a client that stopped reading cannot hold the exit (A10).
+    let (result, deadline) = {
+        let mut served = std::pin::pin!(served);
+        let mut ended = ended_rx;
+        tokio::select! {
+            r = &mut served => (r, None),
+            Ok(deadline) = &mut ended => {
+                tokio::select! {
+                    r = &mut served => (r, Some(deadline)),
+                    _ = tokio::time::sleep_until(deadline) => (Ok(()), Some(deadline)),
+                }
+            }
+        }
+    };
+    let grace = std::time::Duration::from_millis(DISCONNECT_GRACE_MS);
+    let deadline = deadline.unwrap_or_else(|| tokio::time::Instant::now() + grace);
 
     // The client is gone: quiesce (A1), then unload the bridge and tools,
-    // for at most the grace period (A10); then every command's process
-    // group is killed, whatever is still hung.
+    // until the deadline (A10); then every command's process group is
+    // killed, whatever is still hung.
     let teardown = async {
         bridge.disconnect().await;
         bridge.unload().await;
         tools.unload();
         provider.unload().await;
     };
-    let grace = std::time::Duration::from_millis(DISCONNECT_GRACE_MS);
-    if tokio::time::timeout(grace, teardown).await.is_err() {
+    if tokio::time::timeout_at(deadline, teardown).await.is_err() {
         eprintln!(
             "agent-lifecycle: teardown still running after the {DISCONNECT_GRACE_MS} ms grace period; killing every command and exiting (A10)"
         );

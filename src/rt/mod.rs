@@ -100,6 +100,12 @@ pub trait Rt: Send + Sync + Sized + 'static {
     }
     /// Start a detached task. `name` shows in traces and stall reports.
     fn spawn_detached(name: &str, fut: BoxFuture<()>);
+    /// Whether [`spawn_detached`](Rt::spawn_detached) may be called now:
+    /// false while the executor tears down (a destructor run then must not
+    /// start work). The default is true.
+    fn can_spawn() -> bool {
+        true
+    }
     /// A scheduling point: lets every other ready task run first.
     fn yield_now() -> BoxFuture<()>;
     /// Wait `ms` milliseconds (virtual on the simulator; a yield under the

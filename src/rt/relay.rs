@@ -4,17 +4,29 @@
 //! (a timeout, a `select`). The work is one future kept in a [`Monitor`]:
 //! the caller that finds it parked takes it and polls it; if that caller's
 //! future is dropped mid-way, a guard parks the work again, exactly where
-//! it stopped, and wakes the other callers, one of which takes it over. No
-//! step is skipped, repeated or wedged, and no task is spawned for it.
+//! it stopped, wakes the other callers, and spawns one detached task that
+//! drives it on, so work a dropped call started runs to completion by
+//! itself, as a JS promise does (D8). Whoever takes it first (a waiting
+//! caller or that task) continues it; no step is skipped, repeated or
+//! wedged. A task is spawned only when a caller is dropped mid-work.
 //!
-//! States: `Parked(work)` → `Driven` (a caller polls it) → `Parked` again
-//! if that caller is dropped, or `Done`.
+//! States: `Parked(work)` → `Driven` (a caller or the continuing task polls
+//! it) → `Parked` again if that caller is dropped (and a task is spawned to
+//! take it), or `Done`.
+//!
+//! [`Relay::drive_parking`] parks the work on a drop and spawns nothing,
+//! so it waits for another caller: a scope's unload and the bridge's
+//! quiesce are driven this way (their later callers, the owner's unload
+//! and the end of the connection, always come), and so is the teardown
+//! under fault M25. Fault M15 runs the work inside the first caller's
+//! future ([`Relay::drive_unguarded`]).
 //!
 //! `futures::future::Shared` is not used: it wakes its waiters while
 //! holding a std mutex, which the simulator's preemption (a task suspended
 //! inside a waker) turns into a real deadlock.
 
 use super::{BoxFuture, Monitor, Rt};
+use std::sync::Arc;
 
 enum Work {
     Parked(BoxFuture<()>),
@@ -27,16 +39,26 @@ pub struct Relay<R: Rt> {
     state: Monitor<R, Work>,
 }
 
-/// Parks the work again if the caller driving it is dropped.
-struct Baton<'a, R: Rt> {
-    relay: &'a Relay<R>,
+/// Parks the work again if the caller driving it is dropped, and (unless
+/// `parking`, fault M25) spawns a task that continues it.
+struct Baton<R: Rt> {
+    relay: Arc<Relay<R>>,
     work: Option<BoxFuture<()>>,
+    label: &'static str,
+    parking: bool,
 }
 
-impl<R: Rt> Drop for Baton<'_, R> {
+impl<R: Rt> Drop for Baton<R> {
     fn drop(&mut self) {
         if let Some(work) = self.work.take() {
             self.relay.state.update(|s| *s = Work::Parked(work));
+            if !self.parking && R::can_spawn() {
+                let (relay, label) = (self.relay.clone(), self.label);
+                R::spawn_detached(
+                    "continues a dropped caller's work (D8)",
+                    Box::pin(async move { relay.drive(label).await }),
+                );
+            }
         }
     }
 }
@@ -55,9 +77,21 @@ impl<R: Rt> Relay<R> {
     }
 
     /// Drive the work until it is done, taking it over from any caller
-    /// that gave up. Resolves when it is done. `label` names the wait in
-    /// stall reports.
-    pub async fn drive(&self, label: &'static str) {
+    /// that gave up; if this caller gives up mid-work, a spawned task
+    /// continues it (D8). Resolves when it is done. `label` names the wait
+    /// in stall reports.
+    pub async fn drive(self: &Arc<Self>, label: &'static str) {
+        self.drive_with(label, false).await
+    }
+
+    /// As [`drive`](Self::drive), but a caller that gives up mid-work only
+    /// parks it, and it waits for some later caller to continue it (for the
+    /// teardown, the rejected design of fault M25).
+    pub async fn drive_parking(self: &Arc<Self>, label: &'static str) {
+        self.drive_with(label, true).await
+    }
+
+    async fn drive_with(self: &Arc<Self>, label: &'static str, parking: bool) {
         let taken = self.state.wait_until(label, |s| match s {
             Work::Done => Some(None),
             Work::Driven => None,
@@ -70,8 +104,10 @@ impl<R: Rt> Relay<R> {
             return;
         };
         let mut baton = Baton {
-            relay: self,
+            relay: self.clone(),
             work: Some(work),
+            label,
+            parking,
         };
         if let Some(w) = baton.work.as_mut() {
             w.await;

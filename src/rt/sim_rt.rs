@@ -155,6 +155,10 @@ impl Rt for SimRt {
         lifecycle_sim::spawn(name, fut);
     }
 
+    fn can_spawn() -> bool {
+        lifecycle_sim::can_spawn()
+    }
+
     fn yield_now() -> BoxFuture<()> {
         Box::pin(lifecycle_sim::yield_now())
     }

@@ -6,10 +6,14 @@
 //! suspended; every checker explores where it fires relative to the
 //! teardown's steps, so the dispose future is dropped at each of its
 //! suspension points. (It cannot be dropped before the teardown begins:
-//! the first poll of `dispose` starts the chain.) The later callers must resolve with the whole chain
-//! run once (D1, D2, checked by the world oracle) and nothing left
-//! registered. Fault M15 runs the chain inside the first caller's future:
-//! dropping it mid-chain leaves every later caller waiting forever.
+//! the first poll of `dispose` starts the chain.) Then, with no further
+//! lifecycle call, the body waits for the agent's `agent/disposed` and
+//! `session/disposed` listeners: the teardown the dropped call started
+//! must finish by itself (D8). Only then do the later callers come; they
+//! must resolve with the whole chain run once (D1, D2, checked by the world
+//! oracle) and nothing left registered. Fault M15 runs the chain inside the
+//! first caller's future, so dropping it drops the chain; fault M25 parks
+//! it for a later caller. Either way the wait never ends: a D8 stall.
 
 use super::goals::{excused, label, Goal};
 use super::rig::{give_up, Rig};
@@ -17,9 +21,10 @@ use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::faults::Fault;
 use crate::oracle::Violation;
-use crate::rt::Rt;
+use crate::rt::{Monitor, Rt};
 use crate::rules::Rule;
 use crate::world::WorldEvent;
+use std::sync::Arc;
 
 const GOALS: &[Goal] = &[
     label(
@@ -43,13 +48,13 @@ const GOALS: &[Goal] = &[
 /// `dropped-dispose`, registered in [`super::ALL`].
 pub static DROPPED_DISPOSE: Scenario = Scenario::new(
     "dropped-dispose",
-    "the first dispose() caller drops its future mid-teardown; a second dispose and the owner's unload follow",
+    "the first dispose() caller drops its future mid-teardown; the teardown finishes with no further call; a second dispose and the owner's unload follow",
     bodies!(dropped_dispose),
 )
 .rules(&[Rule::D8, Rule::D1, Rule::D2])
 .goals(GOALS)
 .bounds(Bounds { dfs: None, ..Bounds::PR })
-.targets(&[Fault::M15]);
+.targets(&[Fault::M15, Fault::M25]);
 
 /// The body: see the module docs.
 pub async fn dropped_dispose<R: Rt>(ctx: Ctx) -> Outcome {
@@ -58,6 +63,13 @@ pub async fn dropped_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     let h = rig.provider.create("a", &owner).await.expect("create a");
     rig.track(&h.agent, h.serial());
     h.agent.send(spec("A", 2)).expect("send A");
+    // Receiving side of the teardown: the two disposal notifications.
+    let disposed = Arc::new(Monitor::<R, (bool, bool)>::new((false, false)));
+    let (agent_gone, session_gone) = (disposed.clone(), disposed.clone());
+    rig.registry
+        .on_disposed(Arc::new(move |_| agent_gone.update(|d| d.0 = true)));
+    rig.store
+        .on_disposed(Arc::new(move |_| session_gone.update(|d| d.1 = true)));
     h.agent.started(0).await;
     let first = match give_up::<R, _>(h.dispose_as("caller-1")).await {
         Some(()) => "completed",
@@ -73,6 +85,12 @@ pub async fn dropped_dispose<R: Rt>(ctx: Ctx) -> Outcome {
             }
         }
     };
+    // D8: no further call; the teardown finishes by itself.
+    disposed
+        .wait_until("teardown (memoized) finishes with no further call", |d| {
+            (d.0 && d.1).then_some(())
+        })
+        .await;
     futures::future::join(h.dispose_as("caller-2"), owner.unload()).await;
     let left = rig.leftovers(|id| id == "a");
     let own = vec![(

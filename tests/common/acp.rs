@@ -57,7 +57,7 @@ impl AcpServer {
     }
 
     fn spawn_with(sessions: &Path, cwd: &Path, nofile: Option<(u64, u64)>) -> AcpServer {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"));
+        let mut command = command(sessions, cwd);
         if let Some((soft, hard)) = nofile {
             // SAFETY: between fork and exec; setrlimit is async-signal-safe.
             unsafe {
@@ -73,17 +73,7 @@ impl AcpServer {
                 });
             }
         }
-        let mut child = command
-            .arg("acp")
-            .arg("--sessions")
-            .arg(sessions)
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("spawn lifecycle acp");
+        let mut child = command.spawn().expect("spawn lifecycle acp");
         let stdin = child.stdin.take();
         let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
         let (tx, lines) = mpsc::channel();
@@ -336,6 +326,35 @@ impl Drop for AcpServer {
                 libc::killpg(self.pid() as libc::pid_t, libc::SIGKILL);
             }
             let _ = self.child.wait();
+        }
+    }
+}
+
+/// `lifecycle acp --sessions SESSIONS` in `cwd`, on pipes (stderr
+/// discarded), in a process group of its own; not spawned.
+pub fn command(sessions: &Path, cwd: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"));
+    command
+        .arg("acp")
+        .arg("--sessions")
+        .arg(sessions)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0);
+    command
+}
+
+/// SIGKILLs process group `.0` when dropped: a test that spawns the server
+/// itself (with [`command`]) leaves nothing behind when it fails.
+pub struct KillGroup(pub u32);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        // SAFETY: killpg only sends a signal; the group is the test's child's.
+        unsafe {
+            libc::killpg(self.0 as libc::pid_t, libc::SIGKILL);
         }
     }
 }

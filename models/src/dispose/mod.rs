@@ -27,9 +27,10 @@
 //!   (`Armed` → `Running(step)` → `Done`), and the callers waiting on it
 //!   (each waiting → gone: returned, or its future dropped mid-chain, D8).
 //!   The chain is shared work kept in the effect: any caller still waiting
-//!   drives it, and with none left it is parked where it stopped until the
-//!   next caller comes (fault M15: only the first caller's future drives
-//!   it, so dropping that caller wedges it for good).
+//!   drives it, and a caller dropped mid-chain leaves a task that drives it
+//!   on, so it finishes with no further call (D8; fault M15: only the first
+//!   caller's future drives it, so dropping that caller wedges it for
+//!   good).
 //! - Scopes `owner` and `provider`: `Active` → `Unloading` → `Unloaded`.
 //! - Registry entries `(id, serial)`; store sessions `(id, serial, live)`
 //!   with pending appends; the durable log. Step 3 detaches exactly the
@@ -506,12 +507,14 @@ impl DisposeModel {
                 let EffectState::Running(step) = a.effect else {
                     return None;
                 };
-                // D8: any waiting caller drives the shared chain; M15: only
-                // the first caller's future does.
+                // D8: any waiting caller drives the shared chain, and so
+                // does the task a caller dropped mid-chain left to continue
+                // it (a caller gone while the chain runs was dropped); M15:
+                // only the first caller's future does.
                 let driven = if self.has(Fault::M15) {
                     a.callers.first().is_some_and(|c| !c.1)
                 } else {
-                    a.callers.iter().any(|c| !c.1)
+                    !a.callers.is_empty()
                 };
                 if !driven {
                     return None;
