@@ -1,4 +1,4 @@
-//! Sessions of the real `lifecycle acp` (SPEC A9, issue 15): commands run
+//! Sessions of the real `lifecycle acp` (SPEC A9): commands run
 //! in the session's `cwd`; content blocks the agent does not take are
 //! refused with -32602 and embedded text resources are read; one process
 //! at a time writes a session's log (an OS file lock); turn and job

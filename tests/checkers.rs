@@ -115,7 +115,7 @@ fn every_fault_is_killed_by_sim_and_shuttle_pct() {
     }
 }
 
-/// The faults of the oracles that observe (issue 13): each is killed from
+/// The faults of the oracles that observe: each is killed from
 /// what the receiving side saw, on at least two checkers. loom cannot run
 /// `completion-notice-routing` (8 tasks).
 #[test]

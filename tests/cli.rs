@@ -1,4 +1,4 @@
-//! The command line (issue 16): every test drives the built `lifecycle`
+//! The command line: every test drives the built `lifecycle`
 //! binary and asserts its exit code and the first line of its stdout or
 //! stderr. This file is the shared runner; the tests are in `tests/cli/`:
 //!

@@ -1,4 +1,4 @@
-//! The exploration engine (issue 5): exhaustive search with sleep-set
+//! The exploration engine: exhaustive search with sleep-set
 //! reduction, sharding, checkpoints, shrinking, the determinism self-check,
 //! robust replay and reachability goals.
 

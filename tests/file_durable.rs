@@ -1,4 +1,4 @@
-//! The file backend's storage names and its lock (issue 15, A9): any id
+//! The file backend's storage names and its lock (A9): any id
 //! gets a file name within the OS limit and round-trips; a hashed-name log
 //! keeps its id in a header and refuses another id's file; offsets on a
 //! hashed log count from its first record; one `FileDurable` at a time

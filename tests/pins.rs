@@ -1,4 +1,4 @@
-//! The pins file (`pins.json`, issue 12 item 8) is not stale: it parses,
+//! The pins file (`pins.json`) is not stale: it parses,
 //! it is exactly what `lifecycle bench --pins --write` writes for the keys
 //! that command measures, every key a test reads is in it, and its cheap
 //! pins (registries, the clause table, task counts, the smallest searches)

@@ -64,7 +64,7 @@ pub fn run_with_progress(
                     shard: budget.shard,
                     // Every alternative above the split depth, sharded or
                     // not: the union of `--shard k/n` runs is then this very
-                    // search, schedule for schedule (issue 16).
+                    // search, schedule for schedule.
                     full_top: true,
                     ..DfsConfig::default()
                 },
