@@ -155,16 +155,6 @@ fn a10_soak_memory_stays_bounded_over_3000_prompts() {
     );
 }
 
-/// The server's peak resident set (VmHWM), in KiB.
-fn peak_rss_kib(server: &AcpServer) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
-}
-
 /// The most any soak case may reach, VmHWM (SPEC A10).
 const PEAK_RSS_MAX_KIB: u64 = 64 * 1024;
 
@@ -194,7 +184,7 @@ fn a10_soak_1000_sessions_under_a_soft_descriptor_limit_of_256() {
         );
     }
     assert_eq!(agent_texts(&updates).len(), MANY_SESSIONS);
-    let peak = peak_rss_kib(&server);
+    let peak = server.peak_rss_kib();
     eprintln!("soak: {MANY_SESSIONS} sessions, soft limit 256: {fds} descriptors open, peak VmHWM {peak} KiB");
     server.close();
     assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
@@ -239,7 +229,7 @@ fn a10_soak_descriptor_exhaustion_fails_only_the_request_that_needed_one() {
     eprintln!(
         "soak: hard limit 64: {} sessions opened, the next refused; every open one kept working; peak VmHWM {} KiB",
         ids.len(),
-        peak_rss_kib(&server)
+        server.peak_rss_kib()
     );
     server.close();
 }
@@ -277,7 +267,7 @@ fn a10_soak_100_finished_1mb_jobs() {
     let texts = agent_texts(&updates);
     assert_eq!(texts[0], DISCARDED, "the oldest job's output is discarded");
     assert_eq!(texts[1].len(), 1_000_000, "the newest job's output is kept");
-    let peak = peak_rss_kib(&server);
+    let peak = server.peak_rss_kib();
     eprintln!("soak: 100 finished 1 MB jobs in one session: peak VmHWM {peak} KiB");
     server.close();
     assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");

@@ -233,13 +233,23 @@ impl AcpServer {
 
     /// The server's resident set (VmRSS), in KiB.
     pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS:")
+    }
+
+    /// The server's peak resident set (VmHWM), in KiB.
+    pub fn peak_rss_kib(&self) -> u64 {
+        self.status_kib("VmHWM:")
+    }
+
+    /// A `kB` field of `/proc/<pid>/status`.
+    fn status_kib(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
             .expect("/proc/<pid>/status of the server");
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS in /proc/<pid>/status")
+            .unwrap_or_else(|| panic!("{field} in /proc/<pid>/status"))
     }
 
     /// Close the server's stdin (the client disconnects).
