@@ -751,7 +751,6 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 let counted = p_prompts.enter();
                 let sid = req.session_id.0.to_string();
                 let mut answer = Box::pin(async move {
-                    let _counted = counted;
                     match bridge.prompt(&sid, spec).await {
                         Ok(BridgeStop::EndTurn) => Ok(PromptResponse::new(StopReason::EndTurn)),
                         Ok(BridgeStop::Cancelled) => Ok(PromptResponse::new(StopReason::Cancelled)),
@@ -766,10 +765,18 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                         Ok(answer) => responder.respond(answer),
                         Err(e) => responder.respond_with_error(e),
                     };
+                // The request stops counting as unanswered only once its
+                // answer is handed to the connection.
                 if let std::task::Poll::Ready(result) = futures::poll!(answer.as_mut()) {
-                    return respond(responder, result);
+                    let sent = respond(responder, result);
+                    drop(counted);
+                    return sent;
                 }
-                cx.spawn(async move { respond(responder, answer.await) })
+                cx.spawn(async move {
+                    let sent = respond(responder, answer.await);
+                    drop(counted);
+                    sent
+                })
             },
             agent_client_protocol::on_receive_request!(),
         )
