@@ -260,11 +260,9 @@ impl<R: Rt> Provider<R> {
     /// resume (D10).
     pub async fn resume(&self, id: &str, owner: &Scope<R>) -> Result<AgentHandle<R>, CreateError> {
         // Turn numbers continue from the log's (A9).
-        let first = match self.store.recover(id) {
-            Ok(log) => {
-                tracing::debug!(id, history = log.records.len(), "resume: log recovered");
-                log.records.iter().map(|r| r.entry.prompt() + 1).max()
-            }
+        // The log is streamed, never held whole (A10).
+        let first = match self.store.recover_with(id, &mut |_| {}) {
+            Ok(log) => log.next_prompt,
             Err(e) => {
                 let e = CreateError::Storage(format!("the log of session {id:?}: {e}"));
                 return Err(e);

@@ -12,6 +12,12 @@
 //! Speed is printed, not asserted. The whole test fails (it does not hang)
 //! after [`DEADLINE`].
 //!
+//! The A10 cases each print their peak RSS (VmHWM) and fail past
+//! [`PEAK_RSS_MAX_KIB`]: 1,000 sessions under a soft descriptor limit of
+//! 256; a hard limit too low for all of them; 100 finished 1 MB jobs; a
+//! client that stops reading while a turn writes 150 MB; and the load of
+//! a 400 MB log.
+//!
 //! Run: `cargo test --test acp_soak -- --nocapture` (prints a table of
 //! RSS by prompt count and the mean time per prompt).
 //!
@@ -269,6 +275,147 @@ fn a10_soak_100_finished_1mb_jobs() {
     assert_eq!(texts[1].len(), 1_000_000, "the newest job's output is kept");
     let peak = server.peak_rss_kib();
     eprintln!("soak: 100 finished 1 MB jobs in one session: peak VmHWM {peak} KiB");
+    server.close();
+    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+}
+
+/// Steps of 1 MB each that the client does not read while they run.
+const UNREAD_STEPS: usize = 150;
+
+/// A10: a client that stops reading stdout while a turn writes 150 MB of
+/// replies: the server's outbound queue is bounded, so the turn waits for
+/// the client instead of queueing it all, and every reply arrives once
+/// the client reads again.
+#[test]
+fn a10_soak_a_client_that_stops_reading() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start(sessions.path());
+    server.patience = PATIENCE;
+    let sid = server.new_session();
+    server.pause_reading();
+    let text = vec!["$ head -c 1000000 /dev/zero | tr '\\0' x"; UNREAD_STEPS].join("\n");
+    let asked = server.send_prompt(&sid, &text);
+    std::thread::sleep(Duration::from_secs(4));
+    let stalled = server.peak_rss_kib();
+    server.resume_reading();
+    let (answers, updates) = server.answers(&[asked]);
+    assert_eq!(
+        answers[0]["result"]["stopReason"], "end_turn",
+        "{}",
+        answers[0]
+    );
+    let replies = agent_texts(&updates);
+    assert_eq!(replies.len(), UNREAD_STEPS);
+    assert!(
+        replies
+            .iter()
+            .all(|r| r.len() == 1_000_000 + "[exit 0]".len()),
+        "every 1 MB reply arrives whole"
+    );
+    let peak = server.peak_rss_kib();
+    eprintln!(
+        "soak: a client that stops reading during {UNREAD_STEPS} MB of replies: peak VmHWM {stalled} KiB while unread, {peak} KiB at the end"
+    );
+    server.close();
+    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+}
+
+/// The size of the log [`a10_soak_a_400_mb_log_loads`] loads.
+const BIG_LOG_BYTES: u64 = 400 << 20;
+
+/// The output of each step in that log.
+const BIG_STEP_BYTES: usize = 100_000;
+
+/// A10: `session/load` of a 400 MB log streams it: the history reaches
+/// the client whole, the session answers prompts after it, and the
+/// server's peak stays under 64 MB.
+#[test]
+fn a10_soak_a_400_mb_log_loads() {
+    use std::io::Write;
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let sid = {
+        let mut server = AcpServer::start(sessions.path());
+        let sid = server.new_session();
+        let (answer, _) = server.prompt(&sid, "hello");
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        server.close();
+        sid
+    };
+    let path = std::fs::read_dir(sessions.path())
+        .expect("sessions dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("the session's log");
+    // The one turn in the log, repeated with numbers that go on and a
+    // step output of BIG_STEP_BYTES.
+    let text = std::fs::read_to_string(&path).expect("read the log");
+    let turn: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["entry"].get("prompt").is_some())
+        .collect();
+    assert!(
+        turn.iter().any(|r| r["entry"].get("output").is_some()),
+        "the turn has a step with output: {text}"
+    );
+    let first = turn[0]["entry"]["prompt"].as_u64().expect("prompt number");
+    let big = "z".repeat(BIG_STEP_BYTES);
+    let mut log = std::io::BufWriter::new(
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open the log"),
+    );
+    let mut turns = 0u64;
+    let mut size = std::fs::metadata(&path).expect("size").len();
+    while size < BIG_LOG_BYTES {
+        turns += 1;
+        for record in &turn {
+            let mut r = record.clone();
+            r["entry"]["prompt"] = (first + turns).into();
+            if r["entry"].get("output").is_some() {
+                r["entry"]["output"] = big.as_str().into();
+            }
+            let line = format!("{r}\n");
+            size += line.len() as u64;
+            log.write_all(line.as_bytes()).expect("write the log");
+        }
+    }
+    log.flush().expect("flush the log");
+    drop(log);
+
+    let mut server = AcpServer::start(sessions.path());
+    server.patience = PATIENCE;
+    let started = Instant::now();
+    let load = server.request("session/load", common::acp::load_params(&sid, "/"));
+    let (mut user, mut agent) = (0u64, 0u64);
+    let answer = loop {
+        let line = server.next_line().expect("the server closed its stdout");
+        let v: Value = serde_json::from_str(&line).expect("json");
+        if v["id"] == load {
+            break v;
+        }
+        match v["params"]["update"]["sessionUpdate"].as_str() {
+            Some("user_message_chunk") => user += 1,
+            Some("agent_message_chunk") => {
+                let text = v["params"]["update"]["content"]["text"].as_str();
+                assert!(text.is_some_and(|t| agent == 0 || t.len() == BIG_STEP_BYTES));
+                agent += 1;
+            }
+            _ => {}
+        }
+    };
+    let took = started.elapsed();
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert_eq!((user, agent), (turns + 1, turns + 1), "the whole history");
+    let (after, replies) = server.prompt(&sid, "after");
+    assert_eq!(after["result"]["stopReason"], "end_turn", "{after}");
+    assert_eq!(agent_texts(&replies), ["echo: after"]);
+    let peak = server.peak_rss_kib();
+    eprintln!(
+        "soak: load of a {} MB log ({turns} turns of {BIG_STEP_BYTES} B): {took:?}, peak VmHWM {peak} KiB",
+        size >> 20
+    );
     server.close();
     assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
 }

@@ -85,3 +85,60 @@ fn d10_a_transient_write_error_fails_one_prompt_and_the_next_recovers() {
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     second.close();
 }
+
+/// D10: a `session/load` in the same process recovers a session that a
+/// storage error left failed: it answers with the history (the failed
+/// turn's prompt included), not "already loaded", and prompts go on.
+#[test]
+fn d10_a_load_in_the_same_process_recovers_a_failed_session() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start(sessions.path());
+    let session = server.new_session();
+    let (answer, _) = server.prompt(&session, "one");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let size = log_size(sessions.path());
+    server.set_limit(libc::RLIMIT_FSIZE, size + 7, libc::RLIM_INFINITY);
+    let (answer, _) = server.prompt(&session, "two");
+    assert_eq!(answer["error"]["code"], -32603, "D10: {answer}");
+    server.set_limit(libc::RLIMIT_FSIZE, libc::RLIM_INFINITY, libc::RLIM_INFINITY);
+
+    let (answer, replay) = server.ask_with_updates("session/load", load_params(&session, "/"));
+    assert!(
+        answer.get("result").is_some(),
+        "D10: a load in the same process must recover the session: {answer}"
+    );
+    assert_eq!(chunks(&replay, "user_message_chunk"), ["one"], "{replay:?}");
+    assert_eq!(agent_texts(&replay), ["echo: one"]);
+    // Recovered: a second load of the live session is refused (A5).
+    let again = server.ask("session/load", load_params(&session, "/"));
+    assert!(
+        again["error"]["data"]
+            .as_str()
+            .is_some_and(|d| d.contains("already loaded")),
+        "A5: {again}"
+    );
+    let (answer, updates) = server.prompt(&session, "three");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(agent_texts(&updates), ["echo: three"]);
+    server.close();
+    let log = FileDurable::new(sessions.path())
+        .unwrap()
+        .load(&session)
+        .unwrap();
+    assert!(log.torn.is_none(), "the repair cut the torn record");
+    let ends: Vec<EndReason> = log
+        .records
+        .iter()
+        .filter_map(|r| match r.entry {
+            Entry::TurnEnd { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    // The failed turn's first record was the torn one the repair cut, so
+    // no turn of it is left open, and none ends `interrupted`.
+    assert_eq!(
+        ends,
+        [EndReason::Completed, EndReason::Completed],
+        "{ends:?}"
+    );
+}

@@ -14,6 +14,8 @@
 //! the records under, so nothing slips between them.
 
 pub mod framing;
+mod logs;
+pub mod outbound;
 pub mod server;
 
 use crate::faults::Fault;
@@ -193,6 +195,17 @@ impl<R: Rt> Bridge<R> {
 
     /// `session/load`: resume the session `id` from its durable log.
     pub async fn load_session(&self, id: &str) -> Result<String, AcpError> {
+        // D10: a session of this bridge that a storage error left refusing
+        // appends is recovered by its load, in place.
+        let mine = self
+            .state
+            .read(|s| s.sessions.get(id).map(|r| r.handle.serial()));
+        if let Some(serial) = mine {
+            let healed = self.provider.store().heal(id, serial);
+            if healed.map_err(|e| AcpError::Storage(e.to_string()))? {
+                return Ok(id.to_string());
+            }
+        }
         let live = self.provider.registry().get(id).is_some();
         let check = |s: &State<R>| {
             if s.closed {

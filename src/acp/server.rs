@@ -35,6 +35,8 @@
 //! without a usable id is answered there, and the server keeps serving.
 
 use super::framing::{self, LineOut};
+use super::logs::Logs;
+use super::outbound::{self, Outbound};
 use super::{AcpError, Bridge, StopReason as BridgeStop};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
@@ -42,10 +44,10 @@ use crate::hooks::Hooks;
 use crate::provider::Provider;
 use crate::registry::Registry;
 use crate::rt::{BoxFuture, TokioRt};
-use crate::session_log::{Entry, Origin, StepOutput, ToolEvent};
+use crate::session_log::{Origin, StepOutput, ToolEvent};
 use crate::shell::real::RealShell;
-use crate::shell::{job_number, ExecResult};
-use crate::store::durable::{Durable, DurableRecord, FileDurable, LockError, MemoryDurable};
+use crate::shell::ExecResult;
+use crate::store::durable::{Durable, FileDurable, MemoryDurable};
 use crate::store::SessionStore;
 use crate::tool_bash::ToolBash;
 use agent_client_protocol::v1::schema::{
@@ -53,8 +55,8 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, EmbeddedResourceResource, Implementation, InitializeRequest,
     InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionId,
-    SessionNotification, SessionUpdate, StopReason, ToolCall, ToolCallContent, ToolCallId,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    SessionUpdate, StopReason, ToolCall, ToolCallContent, ToolCallId, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Lines};
@@ -118,6 +120,8 @@ pub fn script(text: &str) -> Vec<ScriptStep> {
 struct Responder {
     tools: Arc<ToolBash<TokioRt>>,
     conn: Mutex<Option<ConnectionTo<Client>>>,
+    /// The updates queued for stdout: each step waits for room (A10).
+    outbound: Arc<Outbound>,
     /// Each session's running turn, parsed once (at its step 0): the
     /// address and length of the turn's text, and its steps. A step of the
     /// same text reuses them, so a turn of n lines costs O(n), not O(n²).
@@ -185,11 +189,21 @@ impl StepRunner for Responder {
     ) -> BoxFuture<Option<StepOutput>> {
         let tools = self.tools.clone();
         let id = agent_id.to_string();
+        // A10: no step runs while the client is behind on reading; a
+        // cancel or disposal does not wait.
+        let room = {
+            let (outbound, signal) = (self.outbound.clone(), signal.clone());
+            async move {
+                let room = Box::pin(async move { outbound.room().await });
+                futures::future::select(room, signal.fired()).await;
+            }
+        };
         // A11: the turn of a job's completion notice is the agent's own: it
         // reports the job's end as a tool call update, never as text.
         if let Origin::JobDone { job, exit } = &prompt.origin {
             let (job, exit) = (job.clone(), *exit);
             return Box::pin(async move {
+                room.await;
                 let tail = tools.bash_output(Some(&id), &job).unwrap_or_default();
                 Some(StepOutput {
                     text: format!("{job} finished with exit {exit}"),
@@ -207,7 +221,9 @@ impl StepRunner for Responder {
             .cloned();
         let cwd = self.cwd(agent_id);
         Box::pin(async move {
-            let reply = match this_step? {
+            let this_step = this_step?;
+            room.await;
+            let reply = match this_step {
                 // C10: a cancel kills the foreground command's process
                 // group (dropping the exec future does).
                 ScriptStep::Bash(c) => {
@@ -259,8 +275,7 @@ impl StepRunner for Responder {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(conn) = conn {
             for update in step_updates(&out.text, out.tool.as_ref()) {
-                let session = SessionId::new(agent_id.to_string());
-                let _ = conn.send_notification(SessionNotification::new(session, update));
+                self.outbound.send(&conn, agent_id, update);
             }
         }
     }
@@ -282,7 +297,7 @@ fn tail_of(text: &str, max: usize) -> &str {
 /// background job's start is a `tool_call` (in progress) and the step's
 /// reply; its completion is a `tool_call_update` (completed, with its exit
 /// code and output tail) and no message text; any other step is its reply.
-fn step_updates(text: &str, tool: Option<&ToolEvent>) -> Vec<SessionUpdate> {
+pub(super) fn step_updates(text: &str, tool: Option<&ToolEvent>) -> Vec<SessionUpdate> {
     let chunk = |text: &str| {
         SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text.to_string())))
     };
@@ -329,7 +344,7 @@ fn acp_error(e: AcpError) -> Error {
 }
 
 /// The protocol's session-not-found (-32002 with `data.sessionId`).
-fn not_found(id: &str) -> Error {
+pub(super) fn not_found(id: &str) -> Error {
     agent_client_protocol::v1::schema::Error::session_not_found(SessionId::new(id.to_string()))
         .into()
 }
@@ -349,113 +364,6 @@ fn check_cwd(cwd: &std::path::Path) -> Result<(), Error> {
         ))));
     }
     Ok(())
-}
-
-/// The session logs: the storage behind the store, and, when they are
-/// files, the one-writer locks (A9: a second process that loads a session
-/// this one writes gets a clear error).
-struct Logs {
-    durable: Arc<dyn Durable>,
-    files: Option<Arc<FileDurable>>,
-}
-
-impl Logs {
-    /// Create the log of a new session, durably, and hold its lock. D9:
-    /// the id the client is given survives a crash before the first
-    /// prompt: its (empty) log exists, synced, with its directory entry.
-    fn create(&self, id: &str) -> Result<(), Error> {
-        let created = match &self.files {
-            Some(files) => files.lock(id).map_err(std::io::Error::from),
-            None => self
-                .durable
-                .write(id, &[])
-                .and_then(|()| self.durable.sync(id)),
-        };
-        created.map_err(|e| {
-            Error::internal_error().data(serde_json::json!(format!(
-                "the log of session {id} cannot be created: {e}"
-            )))
-        })
-    }
-
-    /// Before a `session/load` of an id this process does not hold: the
-    /// log must exist (else -32002, and nothing is created), its lock must
-    /// be free (else -32602: another process writes it), and it must read
-    /// cleanly. Returns the history to replay.
-    fn claim(&self, id: &str) -> Result<Vec<DurableRecord>, Error> {
-        let storage = |e: std::io::Error| {
-            Error::internal_error().data(serde_json::json!(format!(
-                "the log of session {id} cannot be read: {e}"
-            )))
-        };
-        if !self.durable.exists(id).map_err(storage)? {
-            return Err(not_found(id));
-        }
-        if let Some(files) = &self.files {
-            match files.lock(id) {
-                Ok(()) => {}
-                Err(LockError::Held { .. }) => {
-                    return Err(Error::invalid_params().data(serde_json::json!(format!(
-                        "the log of session {id} is in use by another process"
-                    ))))
-                }
-                Err(LockError::Io(e)) => return Err(storage(e)),
-            }
-        }
-        match self.durable.load(id) {
-            Ok(loaded) => Ok(loaded.records),
-            Err(e) => {
-                self.release(id);
-                Err(storage(e))
-            }
-        }
-    }
-
-    /// Let go of a log this process no longer writes.
-    fn release(&self, id: &str) {
-        if let Some(files) = &self.files {
-            files.unlock(id);
-        }
-    }
-}
-
-/// The conversation of a session log, as `session/update`s: each user
-/// prompt (`user/message`) as a user message chunk, each step as
-/// [`step_updates`] made it live, in log order (A9: a load replays the
-/// history; A11: a job's notice turn replays as its `tool_call_update`,
-/// never as user text).
-fn history(records: &[DurableRecord]) -> Vec<SessionUpdate> {
-    let mut updates = Vec::new();
-    for r in records {
-        match &r.entry {
-            Entry::UserMessage { text, origin, .. } if origin.is_user() => {
-                let chunk = ContentChunk::new(ContentBlock::from(text.clone()));
-                updates.push(SessionUpdate::UserMessageChunk(chunk));
-            }
-            Entry::Step {
-                output: Some(out),
-                tool,
-                ..
-            } => updates.extend(step_updates(out, tool.as_ref())),
-            _ => {}
-        }
-    }
-    updates
-}
-
-/// The largest job number the typed job-start records of a log name (A11:
-/// never read from text).
-fn last_job(records: &[DurableRecord]) -> Option<u64> {
-    records
-        .iter()
-        .filter_map(|r| match &r.entry {
-            Entry::Step {
-                tool: Some(ToolEvent::JobStarted { job, .. }),
-                ..
-            } => job_number(job),
-            _ => None,
-        })
-        .max()
 }
 
 /// The prompt's script: its text blocks and the text of its embedded text
@@ -584,9 +492,11 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     let provider = Provider::new("agent-loop", registry.clone(), store.clone(), hooks.clone());
     let shell = Arc::new(RealShell::new());
     let tools = ToolBash::load(shell.clone(), registry.clone(), hooks.clone());
+    let outbound = Arc::new(Outbound::default());
     let responder = Arc::new(Responder {
         tools: tools.clone(),
         conn: Mutex::new(None),
+        outbound: outbound.clone(),
         scripts: Mutex::new(BTreeMap::new()),
         cwds: Mutex::new(BTreeMap::new()),
     });
@@ -605,6 +515,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         bridge.clone(),
     );
     let (d_load, d_new) = (logs.clone(), logs.clone());
+    let o_load = outbound.clone();
     let (r_new, r_load, s_load) = (responder.clone(), responder.clone(), shell.clone());
     let r_init = responder.clone();
     // Stdin goes through the framing (A10) before the crate parses it; the
@@ -631,10 +542,36 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
             None
         }
     };
+    // A10: no line is taken while the client is behind on reading, until
+    // it hangs up.
+    let hangup = outbound::stdin_hangup();
+    let gate = {
+        let outbound = outbound.clone();
+        move |line| {
+            let (outbound, mut hangup) = (outbound.clone(), hangup.clone());
+            async move {
+                outbound.room_or(&mut hangup).await;
+                line
+            }
+        }
+    };
     let incoming = framing::incoming(framing::stdin_chunks(), out.clone())
+        .then(gate)
         .take_until(Box::pin(stop_signal()))
         .chain(futures::stream::once(closing).filter_map(futures::future::ready));
     let p_prompts = prompts.clone();
+    // Every line written frees the budget its update took (A10).
+    let sink = futures::sink::unfold(
+        (out.clone(), outbound.clone()),
+        |(out, outbound), line: String| async move {
+            let update = outbound::is_update(&line);
+            out.write_line(line).await?;
+            if update {
+                outbound.wrote_update();
+            }
+            Ok::<_, std::io::Error>((out, outbound))
+        },
+    );
     let served = Agent
         .v1()
         .name("agent-lifecycle")
@@ -696,14 +633,14 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 }
                 let (logs, responder_state, shell) =
                     (d_load.clone(), r_load.clone(), s_load.clone());
-                let conn = cx.clone();
+                let (conn, outbound) = (cx.clone(), o_load.clone());
                 cx.spawn(async move {
                     let id = req.session_id.0.to_string();
-                    let mut past = Vec::new();
+                    let mut last_job = None;
                     let claimed = !bridge.sessions().contains(&id);
                     if claimed {
                         match logs.claim(&id) {
-                            Ok(records) => past = records,
+                            Ok(last) => last_job = last,
                             Err(e) => return responder.respond_with_error(e),
                         }
                     }
@@ -711,18 +648,15 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                         Ok(_) => {
                             // Job numbers continue after every job the
                             // log's job records name (A9, A11).
-                            if let Some(n) = last_job(&past) {
+                            if let Some(n) = last_job {
                                 shell.continue_after(n);
                             }
                             responder_state.set_cwd(&id, req.cwd.clone());
                             // The history first, then the answer (ACP).
-                            for update in history(&past) {
-                                let _ = conn.send_notification(SessionNotification::new(
-                                    req.session_id.clone(),
-                                    update,
-                                ));
+                            match logs.replay(&id, &conn, &outbound).await {
+                                Ok(()) => responder.respond(LoadSessionResponse::new()),
+                                Err(e) => responder.respond_with_error(e),
                             }
-                            responder.respond(LoadSessionResponse::new())
                         }
                         Err(e) => {
                             if claimed {
@@ -787,7 +721,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Lines::new(Box::pin(out.sink()), Box::pin(incoming)));
+        .connect_to(Lines::new(Box::pin(sink), Box::pin(incoming)));
     // After the end of input the connection gets until the deadline to
     // flush: a client that stopped reading cannot hold the exit (A10).
     let (result, deadline) = {

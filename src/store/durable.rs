@@ -71,6 +71,22 @@ pub trait Durable: Send + Sync + 'static {
     fn sync(&self, id: &str) -> io::Result<()>;
     /// Read the log of `id` (empty if it has none).
     fn load(&self, id: &str) -> io::Result<Loaded>;
+    /// Read the log of `id` record by record, keeping none (a long log
+    /// is never held whole): `visit` sees each complete record in order
+    /// and returns whether to go on. The torn tail, as `load` reports it.
+    fn scan(
+        &self,
+        id: &str,
+        visit: &mut dyn FnMut(DurableRecord) -> bool,
+    ) -> io::Result<Option<TornTail>> {
+        let loaded = self.load(id)?;
+        for r in loaded.records {
+            if !visit(r) {
+                return Ok(None);
+            }
+        }
+        Ok(loaded.torn)
+    }
     /// Cut the log of `id` to its first `len` bytes and sync it: how a
     /// torn tail is dropped before the next append (D9).
     fn truncate(&self, id: &str, len: u64) -> io::Result<()>;
@@ -463,29 +479,51 @@ pub fn load_file(path: &Path) -> io::Result<Loaded> {
 /// that does not parse, is a torn tail (reported, not fatal); a bad line
 /// before the last is corruption (an error naming `what` and the offset).
 pub fn parse_log(bytes: &[u8], what: &str) -> io::Result<Loaded> {
-    let mut loaded = Loaded::default();
-    let mut offset = 0usize;
-    while offset < bytes.len() {
-        let rest = &bytes[offset..];
-        let (line, complete) = match rest.iter().position(|b| *b == b'\n') {
-            Some(n) => (&rest[..n], true),
-            None => (rest, false),
-        };
-        let parsed = serde_json::from_slice::<DurableRecord>(line);
-        let is_last = !complete || offset + line.len() + 1 >= bytes.len();
+    let mut records = Vec::new();
+    let torn = scan_log(bytes, what, &mut |r| {
+        records.push(r);
+        true
+    })?;
+    Ok(Loaded { records, torn })
+}
+
+/// Read JSON-lines log records from `input` one line at a time, keeping
+/// none: `visit` sees each complete record in order and returns whether
+/// to go on. The torn tail, as [`parse_log`] defines it (none if `visit`
+/// stopped the scan). Memory: one line.
+pub fn scan_log(
+    mut input: impl io::BufRead,
+    what: &str,
+    visit: &mut dyn FnMut(DurableRecord) -> bool,
+) -> io::Result<Option<TornTail>> {
+    let mut offset = 0u64;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = input.read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let complete = line.last() == Some(&b'\n');
+        let body = if complete { &line[..n - 1] } else { &line[..] };
+        let parsed = serde_json::from_slice::<DurableRecord>(body);
+        let is_last = !complete || input.fill_buf()?.is_empty();
         match (parsed, complete) {
-            (Ok(r), true) => loaded.records.push(r),
+            (Ok(r), true) => {
+                if !visit(r) {
+                    return Ok(None);
+                }
+            }
             (result, _) if is_last => {
                 let reason = match result {
                     Ok(_) => "last record has no terminating newline".to_string(),
                     Err(e) => format!("last record is cut short: {e}"),
                 };
-                loaded.torn = Some(TornTail {
-                    offset: offset as u64,
-                    bytes: rest.len() as u64,
+                return Ok(Some(TornTail {
+                    offset,
+                    bytes: n as u64,
                     reason,
-                });
-                break;
+                }));
             }
             (Err(e), _) => {
                 return Err(io::Error::new(
@@ -495,7 +533,6 @@ pub fn parse_log(bytes: &[u8], what: &str) -> io::Result<Loaded> {
             }
             (Ok(_), false) => unreachable!("an incomplete line is the last"),
         }
-        offset += line.len() + 1;
+        offset += n as u64;
     }
-    Ok(loaded)
 }

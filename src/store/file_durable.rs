@@ -33,7 +33,7 @@
 //!
 //! [`TornTail::offset`]: crate::store::durable::TornTail::offset
 
-use crate::store::durable::{encode, parse_log, Durable, DurableRecord, Loaded};
+use crate::store::durable::{encode, scan_log, Durable, DurableRecord, Loaded, TornTail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -326,20 +326,38 @@ impl Durable for FileDurable {
     }
 
     fn load(&self, id: &str) -> io::Result<Loaded> {
+        let mut records = Vec::new();
+        let torn = self.scan(id, &mut |r| {
+            records.push(r);
+            true
+        })?;
+        Ok(Loaded { records, torn })
+    }
+
+    /// Streams the file: one line in memory at a time (A10: loading a
+    /// long log does not hold it whole).
+    fn scan(
+        &self,
+        id: &str,
+        visit: &mut dyn FnMut(DurableRecord) -> bool,
+    ) -> io::Result<Option<TornTail>> {
         let (name, hashed) = file_name(id);
         let path = self.dir.join(name);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Loaded::default()),
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
+        let mut input = BufReader::with_capacity(64 << 10, file);
         if !hashed {
-            return parse_log(&bytes, &path.display().to_string());
+            return scan_log(input, &path.display().to_string(), visit);
         }
-        let (found, start) = split_header(&bytes, &path)?;
+        let mut header = Vec::new();
+        input.read_until(b'\n', &mut header)?;
+        let (found, start) = split_header(&header, &path)?;
         check_header(&found, id, &path)?;
         let what = format!("{} (records after its {start}-byte header)", path.display());
-        parse_log(&bytes[start..], &what)
+        scan_log(input, &what, visit)
     }
 
     /// Cut the log to its first `len` bytes of records (a hashed log keeps

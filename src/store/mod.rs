@@ -29,7 +29,7 @@ use crate::journal::EndReason;
 use crate::rt::{BoxFuture, Monitor, Mutex, Rt};
 use crate::session_log::{Entry, SessionSink, StorageError};
 use crate::world::WorldEvent;
-use durable::{Durable, DurableRecord, Loaded};
+use durable::{Durable, DurableRecord, Loaded, TornTail};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -218,12 +218,43 @@ impl<R: Rt> SessionStore<R> {
         Ok(())
     }
 
+    /// D10: a `session/load` of session `serial` of `id`, live in this
+    /// process: if a storage failure left it refusing appends, its log is
+    /// re-opened and repaired ([`reopen`](Self::reopen)) and it takes
+    /// appends again (`Ok(true)`); `Ok(false)` if it had not failed. Fault
+    /// M26 refuses until restart.
+    pub fn heal(&self, id: &str, serial: u64) -> Result<bool, StorageError> {
+        let error = self.state.read(|st| {
+            st.sessions
+                .iter()
+                .find(|s| s.serial == serial)
+                .and_then(|s| s.failed.clone())
+        });
+        let Some(error) = error else {
+            return Ok(false);
+        };
+        if self.hooks.has(Fault::M26) {
+            return Err(StorageError(format!("appends refused after: {error}")));
+        }
+        self.reopen(id, serial)?;
+        self.state.update(|st| {
+            if let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) {
+                s.failed = None;
+            }
+        });
+        Ok(true)
+    }
+
     /// D10: re-open session `serial`'s log from disk after a storage
     /// failure and repair it (D9): a torn last record is cut, and the turn
     /// the failure left open is closed `turn/end {failed}`, synced. On
     /// error the session stays failed.
     pub fn reopen(&self, id: &str, serial: u64) -> Result<(), StorageError> {
-        let repaired = self.repair(id, |s| (s == serial).then_some(EndReason::Failed));
+        let repaired = self.repair(
+            id,
+            |s| (s == serial).then_some(EndReason::Failed),
+            &mut |_| {},
+        );
         repaired.map(drop).map_err(|e| {
             StorageError(format!(
                 "the log could not be recovered after a failure: {e}"
@@ -327,29 +358,55 @@ impl<R: Rt> SessionStore<R> {
     /// it first (D9): a torn last record is truncated (M17 keeps it), and
     /// every turn left open is closed with `turn/end {interrupted}`, synced.
     /// Later sessions get serials above every serial in the log. Returns
-    /// the repaired log; `torn` says what was cut.
+    /// the repaired log; `torn` says what was cut. Holds the log whole:
+    /// [`recover_with`](Self::recover_with) does not.
     pub fn recover(&self, id: &str) -> std::io::Result<Loaded> {
-        let loaded = self.repair(id, |_| Some(EndReason::Interrupted))?;
-        let top = loaded.records.iter().map(|r| r.serial).max().unwrap_or(0);
+        let mut records = Vec::new();
+        let repaired = self.recover_with(id, &mut |r| records.push(r))?;
+        Ok(Loaded {
+            records,
+            torn: repaired.torn,
+        })
+    }
+
+    /// [`recover`](Self::recover), streamed: `keep` sees each record of
+    /// the repaired log in order (the closing ones last), and none is held.
+    pub fn recover_with(
+        &self,
+        id: &str,
+        keep: &mut dyn FnMut(DurableRecord),
+    ) -> std::io::Result<Repaired> {
+        let repaired = self.repair(id, |_| Some(EndReason::Interrupted), keep)?;
         self.state
-            .update(|st| st.next_serial = st.next_serial.max(top));
-        Ok(loaded)
+            .update(|st| st.next_serial = st.next_serial.max(repaired.top_serial));
+        Ok(repaired)
     }
 
     /// Cut a torn last record (M17 keeps it) and close each open turn whose
-    /// serial `close` gives a reason for, synced. The repaired log.
+    /// serial `close` gives a reason for, synced. Reads the log once, one
+    /// record at a time, each handed to `keep`.
     fn repair(
         &self,
         id: &str,
         close: impl Fn(u64) -> Option<EndReason>,
-    ) -> std::io::Result<Loaded> {
-        let mut loaded = self.durable.load(id)?;
-        if let Some(torn) = &loaded.torn {
+        keep: &mut dyn FnMut(DurableRecord),
+    ) -> std::io::Result<Repaired> {
+        let mut open = OpenTurns::default();
+        let (mut top_serial, mut next_prompt) = (0, None::<u64>);
+        let torn = self.durable.scan(id, &mut |r| {
+            open.see(&r);
+            top_serial = top_serial.max(r.serial);
+            next_prompt = next_prompt.max(Some(r.entry.prompt() + 1));
+            keep(r);
+            true
+        })?;
+        if let Some(torn) = &torn {
             if !self.hooks.has(Fault::M17) {
                 self.durable.truncate(id, torn.offset)?;
             }
         }
-        let closing: Vec<DurableRecord> = open_turns(&loaded.records)
+        let closing: Vec<DurableRecord> = open
+            .0
             .into_iter()
             .filter_map(|(serial, prompt)| {
                 let reason = close(serial)?;
@@ -362,9 +419,13 @@ impl<R: Rt> SessionStore<R> {
         if !closing.is_empty() {
             self.durable.write(id, &closing)?;
             self.durable.sync(id)?;
-            loaded.records.extend(closing);
+            closing.into_iter().for_each(keep);
         }
-        Ok(loaded)
+        Ok(Repaired {
+            torn,
+            top_serial,
+            next_prompt,
+        })
     }
 
     /// `(id, serial)` of every session not yet detached.
@@ -389,15 +450,35 @@ impl<R: Rt> SessionStore<R> {
 
 /// `(serial, prompt)` of every turn whose `turn/start` has no `turn/end`.
 pub fn open_turns(records: &[DurableRecord]) -> Vec<(u64, crate::journal::PromptId)> {
-    let mut open: Vec<(u64, crate::journal::PromptId)> = Vec::new();
-    for r in records {
+    let mut open = OpenTurns::default();
+    records.iter().for_each(|r| open.see(r));
+    open.0
+}
+
+/// The turns open so far in a log read in order: `(serial, prompt)` of
+/// each `turn/start` not yet matched by its `turn/end`.
+#[derive(Default)]
+struct OpenTurns(Vec<(u64, crate::journal::PromptId)>);
+
+impl OpenTurns {
+    fn see(&mut self, r: &DurableRecord) {
         match r.entry {
-            Entry::TurnStart { prompt } => open.push((r.serial, prompt)),
-            Entry::TurnEnd { prompt, .. } => open.retain(|o| *o != (r.serial, prompt)),
+            Entry::TurnStart { prompt } => self.0.push((r.serial, prompt)),
+            Entry::TurnEnd { prompt, .. } => self.0.retain(|o| *o != (r.serial, prompt)),
             _ => {}
         }
     }
-    open
+}
+
+/// What a repair found in a log read as a stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Repaired {
+    /// The torn tail it cut (or, under M17, kept).
+    pub torn: Option<TornTail>,
+    /// The highest session serial in the log.
+    pub top_serial: u64,
+    /// One past the highest prompt number in the log (none if empty).
+    pub next_prompt: Option<u64>,
 }
 
 /// Deliver a disposal notification to listeners; panics are contained and

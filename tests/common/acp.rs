@@ -28,6 +28,9 @@ pub struct AcpServer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
+    /// While `true`, the reader thread reads nothing more: the server's
+    /// stdout pipe fills and its writes block.
+    paused: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
     next_id: i64,
     /// Set once the child is waited for: its pid (and group id) may then be
     /// reused, so `Drop` must not signal it.
@@ -77,9 +80,26 @@ impl AcpServer {
         let stdin = child.stdin.take();
         let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
         let (tx, lines) = mpsc::channel();
+        let paused = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let gate = paused.clone();
         std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { return };
+            let mut stdout = stdout;
+            loop {
+                {
+                    let (lock, resumed) = &*gate;
+                    let mut paused = lock.lock().unwrap_or_else(|p| p.into_inner());
+                    while *paused {
+                        paused = resumed.wait(paused).unwrap_or_else(|p| p.into_inner());
+                    }
+                }
+                let mut line = String::new();
+                match stdout.read_line(&mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+                if line.ends_with('\n') {
+                    line.pop();
+                }
                 if tx.send(line).is_err() {
                     return;
                 }
@@ -89,6 +109,7 @@ impl AcpServer {
             child,
             stdin,
             lines,
+            paused,
             next_id: 0,
             reaped: false,
             patience: PATIENCE,
@@ -229,6 +250,19 @@ impl AcpServer {
                 return seen;
             }
         }
+    }
+
+    /// Stop reading the server's stdout (after the line being read): its
+    /// pipe fills, and then its writes block, as with a client that stops
+    /// reading.
+    pub fn pause_reading(&self) {
+        *self.paused.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+    }
+
+    /// Read the server's stdout again.
+    pub fn resume_reading(&self) {
+        *self.paused.0.lock().unwrap_or_else(|p| p.into_inner()) = false;
+        self.paused.1.notify_all();
     }
 
     /// The server's resident set (VmRSS), in KiB.

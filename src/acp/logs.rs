@@ -1,0 +1,151 @@
+//! The session logs as the ACP server uses them: creating a new
+//! session's log, claiming a log to load (its lock, a streamed check, the
+//! job numbers it used) and replaying its conversation to the client.
+//! Nothing here holds a log whole: a load of any size streams it (A10).
+
+use super::outbound::Outbound;
+use super::server::{not_found, step_updates};
+use crate::session_log::{Entry, ToolEvent};
+use crate::shell::job_number;
+use crate::store::durable::{Durable, DurableRecord, FileDurable, LockError};
+use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Client, Error};
+use std::sync::Arc;
+
+/// How many updates the replay's reader may read ahead of the client.
+pub const REPLAY_AHEAD: usize = 16;
+
+/// The session logs: the storage behind the store, and, when they are
+/// files, the one-writer locks (A9: a second process that loads a session
+/// this one writes gets a clear error).
+pub(super) struct Logs {
+    pub(super) durable: Arc<dyn Durable>,
+    pub(super) files: Option<Arc<FileDurable>>,
+}
+
+impl Logs {
+    /// Create the log of a new session, durably, and hold its lock. D9:
+    /// the id the client is given survives a crash before the first
+    /// prompt: its (empty) log exists, synced, with its directory entry.
+    pub(super) fn create(&self, id: &str) -> Result<(), Error> {
+        let created = match &self.files {
+            Some(files) => files.lock(id).map_err(std::io::Error::from),
+            None => self
+                .durable
+                .write(id, &[])
+                .and_then(|()| self.durable.sync(id)),
+        };
+        created.map_err(|e| {
+            Error::internal_error().data(serde_json::json!(format!(
+                "the log of session {id} cannot be created: {e}"
+            )))
+        })
+    }
+
+    /// Before a `session/load` of an id this process does not hold: the
+    /// log must exist (else -32002, and nothing is created), its lock must
+    /// be free (else -32602: another process writes it), and it must read
+    /// cleanly, which is checked by streaming it once. Returns the largest
+    /// job number its typed job-start records name (A11: never read from
+    /// text).
+    pub(super) fn claim(&self, id: &str) -> Result<Option<u64>, Error> {
+        if !self.durable.exists(id).map_err(|e| unreadable(id, e))? {
+            return Err(not_found(id));
+        }
+        if let Some(files) = &self.files {
+            match files.lock(id) {
+                Ok(()) => {}
+                Err(LockError::Held { .. }) => {
+                    return Err(Error::invalid_params().data(serde_json::json!(format!(
+                        "the log of session {id} is in use by another process"
+                    ))))
+                }
+                Err(LockError::Io(e)) => return Err(unreadable(id, e)),
+            }
+        }
+        let mut last = None;
+        let scanned = self.durable.scan(id, &mut |r| {
+            last = last.max(job_started(&r));
+            true
+        });
+        match scanned {
+            Ok(_) => Ok(last),
+            Err(e) => {
+                self.release(id);
+                Err(unreadable(id, e))
+            }
+        }
+    }
+
+    /// A10, A9: the conversation of session `id`'s log sent to the client
+    /// as it is read, one record in memory at a time, each update waiting
+    /// for room in the outbound budget. The log is read on a blocking
+    /// thread that stays at most [`REPLAY_AHEAD`] updates ahead.
+    pub(super) async fn replay(
+        &self,
+        id: &str,
+        conn: &ConnectionTo<Client>,
+        outbound: &Outbound,
+    ) -> Result<(), Error> {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<SessionUpdate>(REPLAY_AHEAD);
+        let (durable, log) = (self.durable.clone(), id.to_string());
+        let reader = tokio::task::spawn_blocking(move || {
+            durable.scan(&log, &mut |r| {
+                history(&r).into_iter().all(|u| tx.blocking_send(u).is_ok())
+            })
+        });
+        while let Some(update) = rx.recv().await {
+            outbound.room().await;
+            outbound.send(conn, id, update);
+        }
+        match reader.await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(unreadable(id, e)),
+            Err(e) => Err(unreadable(id, std::io::Error::other(e.to_string()))),
+        }
+    }
+
+    /// Let go of a log this process no longer writes.
+    pub(super) fn release(&self, id: &str) {
+        if let Some(files) = &self.files {
+            files.unlock(id);
+        }
+    }
+}
+
+/// What the client sees of one record on replay, in the form it saw it
+/// live: a user prompt (`user/message`) as a user message chunk, a step as
+/// [`step_updates`] made it (A9: a load replays the history; A11: a job's
+/// notice turn replays as its `tool_call_update`, never as user text).
+fn history(r: &DurableRecord) -> Vec<SessionUpdate> {
+    match &r.entry {
+        Entry::UserMessage { text, origin, .. } if origin.is_user() => {
+            let chunk = ContentChunk::new(ContentBlock::from(text.clone()));
+            vec![SessionUpdate::UserMessageChunk(chunk)]
+        }
+        Entry::Step {
+            output: Some(out),
+            tool,
+            ..
+        } => step_updates(out, tool.as_ref()),
+        _ => Vec::new(),
+    }
+}
+
+/// The job number of a typed job-start record.
+fn job_started(r: &DurableRecord) -> Option<u64> {
+    match &r.entry {
+        Entry::Step {
+            tool: Some(ToolEvent::JobStarted { job, .. }),
+            ..
+        } => job_number(job),
+        _ => None,
+    }
+}
+
+fn unreadable(id: &str, e: std::io::Error) -> Error {
+    Error::internal_error().data(serde_json::json!(format!(
+        "the log of session {id} cannot be read: {e}"
+    )))
+}

@@ -1,0 +1,217 @@
+//! The bounded outbound queue of `lifecycle acp` (A10): the bytes of
+//! `session/update` notifications handed to the connection and not yet
+//! written to stdout are counted, and they may not grow past
+//! [`OUTBOUND_BUDGET_BYTES`]. A client that stops reading stdout therefore
+//! stops the server: every step, job notice and history replay waits for
+//! room before it sends ([`Outbound::room`]), and reading stdin waits too,
+//! so no request is taken that would queue more.
+//!
+//! Accounting: [`Outbound::send`] adds an update's serialized size and
+//! hands it to the connection, whose queue is first in, first out; the
+//! writer calls [`Outbound::wrote_update`] for each `session/update` line
+//! it wrote ([`is_update`]), which frees the oldest size. Responses are not counted:
+//! each answers one request read, and reading waits for room.
+//!
+//! Reading waits for room or for stdin's hangup ([`stdin_hangup`]),
+//! whichever comes first: a client that stopped reading and then closed
+//! stdin is seen at once, however much it had sent, so the grace period
+//! after the end of input holds.
+//!
+//! States of the budget: `room` (queued < budget; senders pass) → `full`
+//! (queued ≥ budget; senders and the reader wait) → `room` (the writer
+//! wrote enough). One update larger than the budget passes when nothing
+//! is queued, so it never waits forever.
+
+use agent_client_protocol::v1::schema::{SessionId, SessionNotification, SessionUpdate};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::Client;
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+/// The most `session/update` bytes queued for stdout before senders wait.
+pub const OUTBOUND_BUDGET_BYTES: usize = 4 << 20;
+
+/// The budget's counts.
+#[derive(Default)]
+struct Queued {
+    bytes: usize,
+    sizes: VecDeque<usize>,
+}
+
+/// The outbound budget of one connection.
+#[derive(Default)]
+pub struct Outbound {
+    queued: Mutex<Queued>,
+    freed: tokio::sync::Notify,
+}
+
+/// Counts the bytes written into it.
+struct Count(usize);
+
+impl std::io::Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Outbound {
+    fn queued(&self) -> std::sync::MutexGuard<'_, Queued> {
+        self.queued.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Bytes of updates handed to the connection and not yet written.
+    pub fn bytes(&self) -> usize {
+        self.queued().bytes
+    }
+
+    /// Wait until fewer than [`OUTBOUND_BUDGET_BYTES`] are queued.
+    pub async fn room(&self) {
+        loop {
+            let freed = self.freed.notified();
+            let mut freed = std::pin::pin!(freed);
+            // Registered before the check: a wake between them is kept.
+            freed.as_mut().enable();
+            if self.bytes() < OUTBOUND_BUDGET_BYTES {
+                return;
+            }
+            freed.await;
+        }
+    }
+
+    /// Send `update` of `session` on `conn`, counted. Callers that may
+    /// wait call [`room`](Self::room) first.
+    pub fn send(&self, conn: &ConnectionTo<Client>, session: &str, update: SessionUpdate) {
+        let mut size = Count(0);
+        // An update that does not serialize is refused by the connection
+        // too, and then never written: it must not be counted.
+        if serde_json::to_writer(&mut size, &update).is_err() {
+            return;
+        }
+        let note = SessionNotification::new(SessionId::new(session.to_string()), update);
+        let mut q = self.queued();
+        if conn.send_notification(note).is_ok() {
+            q.bytes += size.0;
+            q.sizes.push_back(size.0);
+        }
+    }
+
+    /// Wait for room, or until `hangup` says stdin's writer is gone.
+    pub async fn room_or(&self, hangup: &mut tokio::sync::watch::Receiver<bool>) {
+        tokio::select! {
+            _ = self.room() => {}
+            _ = async {
+                // A watcher that could not start never says so.
+                if hangup.wait_for(|gone| *gone).await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            } => {}
+        }
+    }
+
+    /// The writer wrote a `session/update` line ([`is_update`]): the
+    /// oldest size is freed.
+    pub fn wrote_update(&self) {
+        let mut q = self.queued();
+        if let Some(size) = q.sizes.pop_front() {
+            q.bytes -= size;
+            drop(q);
+            self.freed.notify_waiters();
+        }
+    }
+}
+
+/// Becomes `true` once stdin's last writer is gone (`POLLHUP`), seen by a
+/// thread of its own whatever data is still unread. A stdin that never
+/// hangs up (a file, `/dev/null`) never turns it.
+pub fn stdin_hangup() -> tokio::sync::watch::Receiver<bool> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let spawned = std::thread::Builder::new()
+        .name("acp-hangup".into())
+        .spawn(move || loop {
+            // Only POLLHUP, POLLERR and POLLNVAL are reported: no events
+            // are asked for, so unread data does not wake it.
+            let mut fd = libc::pollfd {
+                fd: 0,
+                events: 0,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, for the duration of the call.
+            let n = unsafe { libc::poll(&mut fd, 1, -1) };
+            if n > 0 {
+                let _ = tx.send(true);
+                return;
+            }
+            if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return;
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("agent-lifecycle: cannot watch stdin for its hangup: {e}");
+    }
+    rx
+}
+
+/// Whether `line` is a `session/update` notification (a `method` of that
+/// name and no `id`), whatever the order of its fields.
+pub fn is_update(line: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        method: Option<String>,
+        id: Option<serde::de::IgnoredAny>,
+    }
+    matches!(
+        serde_json::from_str::<Probe>(line),
+        Ok(Probe { method: Some(m), id: None }) if m == "session/update"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a10_only_update_notifications_free_the_budget() {
+        assert!(is_update(
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"x":1}}"#
+        ));
+        assert!(is_update(
+            r#"{"params":{"method":"x"},"method":"session/update","jsonrpc":"2.0"}"#
+        ));
+        assert!(!is_update(
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/update","params":{}}"#
+        ));
+        assert!(!is_update(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"method":"session/update"}}"#
+        ));
+        assert!(!is_update("not json"));
+    }
+
+    #[test]
+    fn a10_room_waits_for_the_writer() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let out = std::sync::Arc::new(Outbound::default());
+            {
+                let mut q = out.queued();
+                q.bytes = OUTBOUND_BUDGET_BYTES;
+                q.sizes.push_back(OUTBOUND_BUDGET_BYTES);
+            }
+            let waiter = tokio::spawn({
+                let out = out.clone();
+                async move { out.room().await }
+            });
+            tokio::task::yield_now().await;
+            assert!(!waiter.is_finished(), "room passed with the budget full");
+            out.wrote_update();
+            waiter.await.expect("room after the update was written");
+            assert_eq!(out.bytes(), 0);
+        });
+    }
+}
