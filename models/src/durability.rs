@@ -17,8 +17,10 @@
 //!   `Corrupt` record, which no load can read.
 //! - The process (`proc`): `Up` → `Down` (crashed) or `Refusing` (a write
 //!   or sync failed: the turn ended `failed`, the caller got the error, the
-//!   session refuses appends, D10) → (load) `Up`, or `LoadFailed` (the log
-//!   does not parse).
+//!   session refuses appends, D10) → `Up` by a load, or, in the same
+//!   process, by the next prompt, which first repairs the log and closes
+//!   the failed turn `failed` (fault M26 refuses that prompt and any load
+//!   until a restart); or `LoadFailed` (the log does not parse).
 //! - Ghosts: every record that was synced, the outputs a client was shown,
 //!   the answers given to prompt callers, whether a write or sync failed
 //!   since the last load, and the rules a transition broke.
@@ -26,13 +28,13 @@
 //! # Transitions
 //! | action | who | effect |
 //! | --- | --- | --- |
-//! | `Prompt` | a client | a turn starts: `turn/start` appended |
+//! | `Prompt` | a client | a turn starts: `turn/start` appended (a refusing session is repaired first) |
 //! | `Write`, `Sync` | the loop's flush | batch → file; file → durable |
 //! | `Step` | the loop | the step runs, its output is appended |
 //! | `Deliver` | the loop | the output reaches the client; `turn/end` appended |
 //! | `DiskFails` | the disk | the write or sync in flight fails (D10) |
 //! | `Crash(tear)` | the machine | unsynced bytes are lost, kept, or torn |
-//! | `Load` | a restart or a reload | truncate a torn tail, close open turns `interrupted` |
+//! | `Load` | a restart, or a reload in the same process | truncate a torn tail, close open turns `interrupted` (after a crash) or `failed` (after a storage failure) |
 //!
 //! `Load` is atomic here: a crash inside the load's own write is not
 //! modelled.
@@ -47,6 +49,9 @@ pub enum EndReason {
     Completed,
     /// Closed by a load: the process died during the turn (D9).
     Interrupted,
+    /// Closed by the recovery after a storage failure in the same
+    /// process: the write or sync of the turn failed (D10).
+    Failed,
 }
 
 /// A record of the session log file.
@@ -141,6 +146,10 @@ pub struct DurabilityState {
     pub answers: Vec<(u8, Answer)>,
     /// A write or sync failed since the last load (ghost).
     pub io_failed: bool,
+    /// Turns during which a write or sync failed (ghost).
+    pub hit: Vec<u8>,
+    /// A prompt recovered a refusing session in the same process (ghost).
+    pub recovered: bool,
     /// Rules a transition broke (ghost).
     pub broken: Vec<&'static str>,
 }
@@ -281,14 +290,53 @@ impl DurabilityModel {
         };
     }
 
+    /// A load's repair (D9, D10): a torn last record is truncated before
+    /// anything is appended (M17 keeps it), every open turn is closed
+    /// `reason`, synced, and the session is up. `false` (and
+    /// `LoadFailed`) if the log does not parse.
+    fn repair(&self, n: &mut DurabilityState, reason: EndReason) -> bool {
+        if n.file.last() == Some(&Record::Torn) && !self.has(Fault::M17) {
+            n.file.pop();
+            n.synced = n.file.len() as u8;
+        }
+        let Some(log) = read(&n.file) else {
+            n.proc = Proc::LoadFailed;
+            return false;
+        };
+        let closing: Vec<Record> = open_turns(&log)
+            .into_iter()
+            .map(|t| Record::TurnEnd(t, reason))
+            .collect();
+        Self::write(n, closing);
+        Self::sync(n);
+        n.proc = Proc::Up;
+        n.pos = Pos::Idle;
+        n.io_failed = false;
+        true
+    }
+
     /// Apply `action` if it is enabled.
     pub fn step(&self, s: &DurabilityState, action: &DurabilityAction) -> Option<DurabilityState> {
         let mut n = s.clone();
         let up = s.proc == Proc::Up;
         match *action {
             DurabilityAction::Prompt => {
-                if !up || s.pos != Pos::Idle || s.turns >= self.turns {
+                let refusing = s.proc == Proc::Refusing;
+                if !(up || refusing) || s.pos != Pos::Idle || s.turns >= self.turns {
                     return None;
+                }
+                if refusing && self.has(Fault::M26) {
+                    // M26: refused until a restart.
+                    n.answers.push((s.turns, Answer::Failed));
+                    n.turns += 1;
+                    return Some(n);
+                }
+                if refusing {
+                    // D10: the prompt re-opens and repairs the log first.
+                    if !self.repair(&mut n, EndReason::Failed) {
+                        return Some(n);
+                    }
+                    n.recovered = true;
                 }
                 n.turns += 1;
                 Self::append(&mut n, Record::TurnStart(s.turns));
@@ -339,6 +387,7 @@ impl DurabilityModel {
                 }
                 n.failures += 1;
                 n.io_failed = true;
+                n.hit.push(Self::current(s));
                 // The failing batch is gone: not written, or its dirty
                 // pages dropped by the failed sync.
                 n.buffer.clear();
@@ -376,28 +425,20 @@ impl DurabilityModel {
                 n.pos = Pos::Idle;
             }
             DurabilityAction::Load => {
-                if !matches!(s.proc, Proc::Down | Proc::Refusing) {
+                let refusing = s.proc == Proc::Refusing;
+                if !(refusing || s.proc == Proc::Down) || (refusing && self.has(Fault::M26)) {
                     return None;
                 }
-                // A torn last record is truncated before anything is
-                // appended (M17 keeps it).
-                if n.file.last() == Some(&Record::Torn) && !self.has(Fault::M17) {
-                    n.file.pop();
-                    n.synced = n.file.len() as u8;
-                }
-                let Some(log) = read(&n.file) else {
-                    n.proc = Proc::LoadFailed;
-                    return Some(n);
+                // A load in the same process closes the turn the failure
+                // left open `failed`; a restart, `interrupted`.
+                let reason = if refusing {
+                    EndReason::Failed
+                } else {
+                    EndReason::Interrupted
                 };
-                let closing: Vec<Record> = open_turns(&log)
-                    .into_iter()
-                    .map(|t| Record::TurnEnd(t, EndReason::Interrupted))
-                    .collect();
-                Self::write(&mut n, closing);
-                Self::sync(&mut n);
-                n.proc = Proc::Up;
-                n.pos = Pos::Idle;
-                n.io_failed = false;
+                if !self.repair(&mut n, reason) {
+                    return Some(n);
+                }
             }
         }
         Some(n)
@@ -435,6 +476,8 @@ impl Model for DurabilityModel {
             shown: vec![],
             answers: vec![],
             io_failed: false,
+            hit: vec![],
+            recovered: false,
             broken: vec![],
         }]
     }
@@ -497,7 +540,7 @@ impl Model for DurabilityModel {
                 },
             ),
             Property::<Self>::always(
-                "D10 after a failed write or sync the session appends nothing until loaded",
+                "D10 after a failed write or sync the session appends nothing until repaired",
                 |_, s| !s.broken.contains(&"D10"),
             ),
             Property::<Self>::always(
@@ -512,6 +555,18 @@ impl Model for DurabilityModel {
                         })
                     })
                 },
+            ),
+            Property::<Self>::always(
+                "D10 a storage error fails only the turn it hit: a prompt answered failed had a write or sync fail",
+                |_, s| {
+                    s.answers
+                        .iter()
+                        .all(|&(t, a)| a != Answer::Failed || s.hit.contains(&t))
+                },
+            ),
+            Property::<Self>::sometimes(
+                "D10 window: the next prompt recovers the session in the same process",
+                |_, s| s.recovered && s.answers.last().is_some_and(|a| a.1 == Answer::Completed),
             ),
             Property::<Self>::sometimes("D9 window: a crash leaves a torn record", |_, s| {
                 s.file.last() == Some(&Record::Torn)

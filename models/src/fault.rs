@@ -62,11 +62,17 @@ pub enum Fault {
     /// it: a creation whose owner unloaded during setup publishes its
     /// session and agent, then tears them down (violates R3).
     M24,
+    /// The teardown of a dropped `dispose` waits for another caller to
+    /// continue it (violates D8).
+    M25,
+    /// After a storage error the session refuses appends until the process
+    /// restarts (violates D10).
+    M26,
 }
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 22] = [
+    pub const ALL: [Fault; 24] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -89,6 +95,8 @@ impl Fault {
         Fault::M22,
         Fault::M23,
         Fault::M24,
+        Fault::M25,
+        Fault::M26,
     ];
 
     /// The rule IDs the fault must violate (SPEC §3).
@@ -114,6 +122,8 @@ impl Fault {
             Fault::M22 => &["R2"],
             Fault::M23 => &["C3"],
             Fault::M24 => &["R3"],
+            Fault::M25 => &["D8"],
+            Fault::M26 => &["D10"],
         }
     }
 }

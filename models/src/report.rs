@@ -33,10 +33,15 @@ pub fn model_of(fault: Fault) -> &'static str {
         Fault::M3 | Fault::M4 | Fault::M5 | Fault::M11 | Fault::M12 | Fault::M19 | Fault::M23 => {
             "agent"
         }
-        Fault::M1 | Fault::M6 | Fault::M9 | Fault::M10 | Fault::M15 | Fault::M22 | Fault::M24 => {
-            "dispose"
-        }
-        Fault::M16 | Fault::M17 | Fault::M18 => "durability",
+        Fault::M1
+        | Fault::M6
+        | Fault::M9
+        | Fault::M10
+        | Fault::M15
+        | Fault::M22
+        | Fault::M24
+        | Fault::M25 => "dispose",
+        Fault::M16 | Fault::M17 | Fault::M18 | Fault::M26 => "durability",
         Fault::M2 | Fault::M20 | Fault::M21 => "shell",
         Fault::M7 | Fault::M8 => "acp",
     }

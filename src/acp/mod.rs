@@ -195,24 +195,15 @@ impl<R: Rt> Bridge<R> {
 
     /// `session/load`: resume the session `id` from its durable log.
     pub async fn load_session(&self, id: &str) -> Result<String, AcpError> {
-        // D10: a session of this bridge that a storage error left refusing
-        // appends is recovered by its load, in place.
-        let mine = self
-            .state
-            .read(|s| s.sessions.get(id).map(|r| r.handle.serial()));
-        if let Some(serial) = mine {
-            let healed = self.provider.store().heal(id, serial);
-            if healed.map_err(|e| AcpError::Storage(e.to_string()))? {
-                return Ok(id.to_string());
-            }
-        }
         let live = self.provider.registry().get(id).is_some();
+        // Refused: why, and the serial of this bridge's own session of `id`.
         let check = |s: &State<R>| {
+            let refuse = |e| Err((e, s.sessions.get(id).map(|r| r.handle.serial())));
             if s.closed {
-                return Err(AcpError::Disposed);
+                return refuse(AcpError::Disposed);
             }
             if live || s.sessions.contains_key(id) || s.loading.contains(id) {
-                return Err(AcpError::AlreadyLoaded(id.to_string()));
+                return refuse(AcpError::AlreadyLoaded(id.to_string()));
             }
             Ok(())
         };
@@ -228,7 +219,17 @@ impl<R: Rt> Bridge<R> {
                 Ok(())
             })
         };
-        claimed?;
+        if let Err((e, mine)) = claimed {
+            // D10: a session of this bridge that a storage error left
+            // refusing appends is recovered by its load, in place.
+            if let (AcpError::AlreadyLoaded(_), Some(serial)) = (&e, mine) {
+                let healed = self.provider.store().heal(id, serial);
+                if healed.map_err(|e| AcpError::Storage(e.to_string()))? {
+                    return Ok(id.to_string());
+                }
+            }
+            return Err(e);
+        }
         // Frees the id when the resume ends or its caller gives up (D8).
         let loading = Unmark {
             state: &self.state,

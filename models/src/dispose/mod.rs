@@ -49,6 +49,7 @@
 //! | `EndTurn`, `Flush`, `Exit` | the agent's loop |
 //! | `Return` | a dispose caller resolves |
 //! | `DropCaller` | the handle's `dispose()` future is dropped mid-chain (D8) |
+//! | `Quiet` | nobody | once every caller of a running chain dropped its future, no further call comes: the chain must finish by itself (D8, M25) |
 //! | `ScopeUnloaded` | an unloading scope whose effects are all done |
 //!
 //! The `agent/disposed` listener always panics (the D4 situation): the
@@ -198,6 +199,8 @@ pub struct DisposeState {
     pub durable: Vec<(u8, Entry)>,
     /// Whether the handle disposed each attempt already.
     pub handle_called: Vec<bool>,
+    /// No further call comes (ghost, after [`DisposeAction::Quiet`]).
+    pub quiet: bool,
     /// Rules a transition broke (ghost).
     pub broken: Vec<&'static str>,
 }
@@ -246,12 +249,16 @@ pub enum DisposeAction {
     DropCaller(u8, u8),
     /// A scope finishes unloading.
     ScopeUnloaded(ScopeId),
+    /// Once every caller of a running chain dropped its future: no call
+    /// comes after (no creation, dispose or unload), so whatever finishes
+    /// the chain finishes it by itself (D8; fault M25 waits for a call).
+    Quiet,
 }
 
 /// The dispose model.
 #[derive(Clone, Debug)]
 pub struct DisposeModel {
-    /// The fault switched on (M1, M6, M9, M10, M15, M22, M24 act here).
+    /// The fault switched on (M1, M6, M9, M10, M15, M22, M24, M25 act here).
     pub fault: Option<Fault>,
     /// Creation attempts: `(id, owner, whether its agent has a turn running)`.
     pub attempts: Vec<(u8, ScopeId, bool)>,
@@ -413,7 +420,28 @@ impl DisposeModel {
 
     fn step(&self, s: &DisposeState, action: &DisposeAction) -> Option<DisposeState> {
         let mut n = s.clone();
+        let call = matches!(
+            action,
+            DisposeAction::Prepare(_)
+                | DisposeAction::HandleDispose(_)
+                | DisposeAction::UnloadOwner
+                | DisposeAction::UnloadProvider
+        );
+        if s.quiet && call {
+            return None;
+        }
         match *action {
+            DisposeAction::Quiet => {
+                let abandoned = s.attempts.iter().any(|a| {
+                    matches!(a.effect, EffectState::Running(_))
+                        && !a.callers.is_empty()
+                        && a.callers.iter().all(|c| c.1)
+                });
+                if s.quiet || !abandoned {
+                    return None;
+                }
+                n.quiet = true;
+            }
             DisposeAction::Prepare(i) => {
                 let i = i as usize;
                 let a = s.attempts.get(i)?;
@@ -510,9 +538,12 @@ impl DisposeModel {
                 // D8: any waiting caller drives the shared chain, and so
                 // does the task a caller dropped mid-chain left to continue
                 // it (a caller gone while the chain runs was dropped); M15:
-                // only the first caller's future does.
+                // only the first caller's future does; M25: only a caller
+                // still waiting does (a dropped one leaves no task).
                 let driven = if self.has(Fault::M15) {
                     a.callers.first().is_some_and(|c| !c.1)
+                } else if self.has(Fault::M25) {
+                    a.callers.iter().any(|c| !c.1)
                 } else {
                     !a.callers.is_empty()
                 };
@@ -694,6 +725,7 @@ impl Model for DisposeModel {
             sessions,
             pending: vec![],
             durable: vec![],
+            quiet: false,
             broken: vec![],
         }]
     }
@@ -726,6 +758,7 @@ impl Model for DisposeModel {
         all.extend([
             DisposeAction::ScopeUnloaded(ScopeId::Owner),
             DisposeAction::ScopeUnloaded(ScopeId::Provider),
+            DisposeAction::Quiet,
         ]);
         out.extend(all.into_iter().filter(|a| self.step(s, a).is_some()));
     }
