@@ -18,21 +18,9 @@ pub enum Cause {
     Parent,
 }
 
-/// Why a turn ended (`turn/end {reason}`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EndReason {
-    /// Every step ran.
-    Completed,
-    /// Its token was requested by a cancel (C3).
-    Aborted,
-    /// Disposal stopped it (C3: overrides a cancel).
-    Disposed,
-    /// Its session log could not be written (D10).
-    Failed,
-    /// The process died during the turn; written by the next load (D9).
-    Interrupted,
-}
+/// Why a turn ended (`turn/end {reason}`): defined once, in
+/// `lifecycle-spec`.
+pub use lifecycle_spec::EndReason;
 
 /// Identifies one accepted prompt (one turn).
 pub type PromptId = u64;

@@ -232,12 +232,13 @@ fn a10_soak_descriptor_exhaustion_fails_only_the_request_that_needed_one() {
             assert_eq!(agent_texts(&updates), [format!("echo: ping {round} {i}")]);
         }
     }
+    let peak = server.peak_rss_kib();
     eprintln!(
-        "soak: hard limit 64: {} sessions opened, the next refused; every open one kept working; peak VmHWM {} KiB",
+        "soak: hard limit 64: {} sessions opened, the next refused; every open one kept working; peak VmHWM {peak} KiB",
         ids.len(),
-        server.peak_rss_kib()
     );
     server.close();
+    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
 }
 
 /// A10: 100 background jobs that each print 1 MB, one after another, in

@@ -10,12 +10,12 @@ use agent_lifecycle::clauses::{
 use std::process::Command;
 
 /// Every rule ID of SPEC §2, written out here, independently of `Rule`.
-const SPEC_RULES: [&str; 40] = [
+const SPEC_RULES: [&str; 41] = [
     "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", //
     "D1", "D2", "D3", "D4", "D5", "D6", "D7", "D8", "D9", "D10", //
     "R1", "R2", "R3", //
     "S1", "S2", "S3", "S4", "S5", "S6", "S7", //
-    "A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "A9", "A10",
+    "A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "A9", "A10", "A11",
 ];
 
 #[test]

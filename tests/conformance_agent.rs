@@ -19,7 +19,7 @@ use agent_lifecycle::scenarios::OBSERVER_PANIC;
 use agent_lifecycle::session_log::Entry;
 use conformance::Driver;
 use lifecycle_models::agent::{
-    AgentAction as A, AgentModel, AgentState, Cause, EndReason, Fate, LoopPos, Status, TurnPhase,
+    AgentAction as A, AgentModel, AgentState, Cause, Fate, LoopPos, Status, TurnPhase,
 };
 use proptest::prelude::*;
 use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMachineTest};
@@ -295,11 +295,8 @@ fn model_fates(s: &AgentState) -> Vec<String> {
             Fate::ClearedByDispose => "cleared-by-dispose".into(),
             Fate::Skipped => "skipped".into(),
             Fate::Running => "running".into(),
-            Fate::Ended(r) => end(match r {
-                EndReason::Completed => IEnd::Completed,
-                EndReason::Aborted => IEnd::Aborted,
-                EndReason::Disposed => IEnd::Disposed,
-            }),
+            // One type now: the model's end reason is the implementation's.
+            Fate::Ended(r) => end(r),
         })
         .collect()
 }

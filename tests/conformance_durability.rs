@@ -227,8 +227,8 @@ fn record(r: &DurableRecord) -> Record {
         } => Record::TurnEnd(t(prompt), EndReason::Completed),
         Entry::TurnEnd {
             prompt,
-            reason: IEnd::Interrupted,
-        } => Record::TurnEnd(t(prompt), EndReason::Interrupted),
+            reason: reason @ (IEnd::Interrupted | IEnd::Failed),
+        } => Record::TurnEnd(t(prompt), reason),
         ref other => panic!("a record the test never appends: {other:?}"),
     }
 }
@@ -336,13 +336,21 @@ impl<const FAULT: u8> StateMachineTest for DurabilityConformance<FAULT> {
         let op = if r.skipped { Op::Nothing } else { op };
         let answer = match op {
             Op::Prompt => {
+                if sut.proc == Proc::Refusing {
+                    // D10: this prompt's `turn/start` re-opens and repairs
+                    // the log, in the same process; the failed flush's
+                    // unsynced bytes are gone first (the model's "dirty
+                    // pages dropped").
+                    sut.disk.drop_unsynced();
+                }
                 let t = sut.turns;
                 sut.turns += 1;
                 sut.pos = Pos::WriteAhead;
-                vec![Self::append(
-                    &mut sut,
-                    Entry::TurnStart { prompt: t as u64 },
-                )]
+                let answer = Self::append(&mut sut, Entry::TurnStart { prompt: t as u64 });
+                if answer == "appended" {
+                    sut.proc = Proc::Up;
+                }
+                vec![answer]
             }
             Op::Step => {
                 let t = sut.turns.saturating_sub(1);
@@ -405,17 +413,33 @@ impl<const FAULT: u8> StateMachineTest for DurabilityConformance<FAULT> {
                 sut.proc = Proc::Down;
                 vec![]
             }
+            Op::Load if sut.proc == Proc::Refusing => {
+                // D10: a load in the same process heals the session in
+                // place, closing the failed turn `failed`; the failed
+                // flush's unsynced bytes are gone first (the model's
+                // "dirty pages dropped").
+                sut.disk.drop_unsynced();
+                let (store, serial) = Self::up(&sut);
+                let disk = sut.disk.clone();
+                let healed = sut.d.run(move || {
+                    store
+                        .heal(ID, serial)
+                        .map_err(|e| e.0)
+                        .and_then(|_| disk.load(ID).map_err(|e| e.to_string()))
+                });
+                match healed {
+                    Ok(log) => {
+                        sut.proc = Proc::Up;
+                        vec![format!("loaded {:?}", records(&log))]
+                    }
+                    Err(_) => {
+                        sut.proc = Proc::LoadFailed;
+                        vec!["load failed".to_string()]
+                    }
+                }
+            }
             Op::Load => {
                 Self::kill(&mut sut);
-                if sut.proc == Proc::Refusing {
-                    // The failed batch's unsynced bytes are gone (the model's
-                    // "dirty pages dropped"): restart from the durable bytes.
-                    let disk = sut.disk.clone();
-                    sut.disk = Arc::new(
-                        sut.d
-                            .run(move || disk.crash_image().restore(Tear::DropUnsynced)),
-                    );
-                }
                 let (disk, faults) = (sut.disk.clone(), sut.faults);
                 let (loaded, store) = sut.d.run(move || {
                     let store = SessionStore::<SimRt>::new(disk, Hooks::none().with_faults(faults));

@@ -25,6 +25,7 @@
 
 use crate::fault::Fault;
 use crate::model::{Model, Property};
+use lifecycle_spec::Rule;
 
 /// Session ids: `old` (a durable session to load) and `new`.
 pub const SESSIONS: [&str; 2] = ["old", "new"];
@@ -96,7 +97,7 @@ pub struct AcpState {
     /// Calls made: prompts, cancels, disconnect, unload.
     pub calls: [u8; 4],
     /// Rules a transition broke (ghost).
-    pub broken: Vec<&'static str>,
+    pub broken: Vec<Rule>,
 }
 
 /// One transition of the ACP model.
@@ -200,7 +201,7 @@ impl AcpModel {
             return Err(err);
         }
         if s.agents.iter().any(|&(x, gone)| x == sess && !gone) {
-            broke(s, "A5");
+            broke(s, Rule::A5);
         }
         s.agents.push((sess, false));
         if s.closed && !ignore_close {
@@ -310,7 +311,7 @@ impl AcpModel {
                 if n.cancelled_queued.contains(&sess)
                     && n.prompts.iter().filter(|p| p.0 == sess).count() == 1
                 {
-                    broke(&mut n, "A2");
+                    broke(&mut n, Rule::A2);
                 }
             }
             AcpAction::TurnEnd(sess) => {
@@ -354,7 +355,7 @@ impl AcpModel {
     }
 }
 
-fn broke(s: &mut AcpState, rule: &'static str) {
+fn broke(s: &mut AcpState, rule: Rule) {
     if !s.broken.contains(&rule) {
         s.broken.push(rule);
     }
@@ -413,7 +414,7 @@ impl Model for AcpModel {
                 },
             ),
             Property::<Self>::always("A2 a prompt cancelled while queued never runs", |_, s| {
-                !s.broken.contains(&"A2")
+                !s.broken.contains(&Rule::A2)
             }),
             Property::<Self>::always(
                 "A4 a prompt of a disposed session answers cancelled",
@@ -425,7 +426,7 @@ impl Model for AcpModel {
                 },
             ),
             Property::<Self>::always("A5 a session is never loaded twice", |_, s| {
-                !s.broken.contains(&"A5")
+                !s.broken.contains(&Rule::A5)
             }),
             Property::<Self>::always("A6 disconnect and unload share one quiesce", |_, s| {
                 s.quiesces <= 1

@@ -41,18 +41,12 @@
 
 use crate::fault::Fault;
 use crate::model::{Model, Property};
+use lifecycle_spec::Rule;
 
-/// Why a durable turn ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum EndReason {
-    /// Its step ran and its output was delivered.
-    Completed,
-    /// Closed by a load: the process died during the turn (D9).
-    Interrupted,
-    /// Closed by the recovery after a storage failure in the same
-    /// process: the write or sync of the turn failed (D10).
-    Failed,
-}
+/// Why a durable turn ended: `lifecycle-spec`'s type, shared with the
+/// implementation (this model ends turns `completed`, `interrupted` or
+/// `failed`).
+pub use lifecycle_spec::EndReason;
 
 /// A record of the session log file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -151,7 +145,7 @@ pub struct DurabilityState {
     /// A prompt recovered a refusing session in the same process (ghost).
     pub recovered: bool,
     /// Rules a transition broke (ghost).
-    pub broken: Vec<&'static str>,
+    pub broken: Vec<Rule>,
 }
 
 /// One transition of the durability model.
@@ -245,7 +239,7 @@ impl DurabilityModel {
     fn append(s: &mut DurabilityState, r: Record) {
         if s.io_failed {
             // Appended after a failed write or sync (D10).
-            broke(s, "D10");
+            broke(s, Rule::D10);
         }
         s.buffer.push(r);
     }
@@ -445,7 +439,7 @@ impl DurabilityModel {
     }
 }
 
-fn broke(s: &mut DurabilityState, rule: &'static str) {
+fn broke(s: &mut DurabilityState, rule: Rule) {
     if !s.broken.contains(&rule) {
         s.broken.push(rule);
     }
@@ -541,7 +535,7 @@ impl Model for DurabilityModel {
             ),
             Property::<Self>::always(
                 "D10 after a failed write or sync the session appends nothing until repaired",
-                |_, s| !s.broken.contains(&"D10"),
+                |_, s| !s.broken.contains(&Rule::D10),
             ),
             Property::<Self>::always(
                 "D10 a prompt answered completed has its whole turn durable",

@@ -80,7 +80,7 @@ pub mod agent;
 pub mod checker;
 pub mod dispose;
 pub mod durability;
-mod fault;
+pub mod fault;
 pub mod model;
 pub mod report;
 pub mod shell;

@@ -27,6 +27,7 @@
 
 use crate::fault::Fault;
 use crate::model::{Model, Property};
+use lifecycle_spec::Rule;
 
 /// Owner tokens: `"a"`, `"b"`, `""`, `"ab"` (`""` and `"a"` are prefixes
 /// of `"ab"`).
@@ -80,7 +81,7 @@ pub struct ShellState {
     /// How many jobs existed when agent `a` was disposed (S7 drains them).
     pub drained_upto: Option<u8>,
     /// Rules a transition broke (ghost).
-    pub broken: Vec<&'static str>,
+    pub broken: Vec<Rule>,
 }
 
 /// One transition of the shell model.
@@ -181,15 +182,15 @@ impl ShellModel {
         if got != want {
             let j = &n.jobs[job as usize];
             let rule = if j.forgotten {
-                "S7"
+                Rule::S7
             } else if j.generation != n.generation {
-                "S5"
+                Rule::S5
             } else if !j.running && caller.is_some() && caller == j.owner {
-                "S4"
+                Rule::S4
             } else if j.owner.is_none() || j.owner == Some(2) {
-                "S3"
+                Rule::S3
             } else {
-                "S2"
+                Rule::S2
             };
             broke(n, rule);
         }
@@ -296,7 +297,7 @@ impl ShellModel {
     }
 }
 
-fn broke(s: &mut ShellState, rule: &'static str) {
+fn broke(s: &mut ShellState, rule: Rule) {
     if !s.broken.contains(&rule) {
         s.broken.push(rule);
     }
@@ -352,19 +353,19 @@ impl Model for ShellModel {
             ),
             Property::<Self>::always(
                 "S2 a caller other than the owner is rejected; nothing is read or killed",
-                |_, s| !s.broken.contains(&"S2"),
+                |_, s| !s.broken.contains(&Rule::S2),
             ),
             Property::<Self>::always(
                 "S3 an empty-string token is a real owner; an unowned job is open",
-                |_, s| !s.broken.contains(&"S3"),
+                |_, s| !s.broken.contains(&Rule::S3),
             ),
             Property::<Self>::always(
                 "S4 the owner keeps access after the job finished",
-                |_, s| !s.broken.contains(&"S4"),
+                |_, s| !s.broken.contains(&Rule::S4),
             ),
             Property::<Self>::always(
                 "S5 reloading tool-bash changes no fence of an existing job",
-                |_, s| !s.broken.contains(&"S5"),
+                |_, s| !s.broken.contains(&Rule::S5),
             ),
             Property::<Self>::always(
                 "S6 a notice reaches only the live agent whose id equals the owner",

@@ -256,15 +256,20 @@ pub static CLAUSES: &[Clause] = &[
     clause(D10, 1, "a failed write or fsync makes append or flush fail", &[
         sc("storage-error-mid-turn", "write-ahead"),
         sc("storage-error-mid-turn", "sync"),
-        op(Durability, "DiskFails", "D10 after a failed write or sync the session appends nothing until loaded"),
+        op(Durability, "DiskFails", "D10 after a failed write or sync the session appends nothing until repaired"),
     ]),
     clause(D10, 2, "the turn ends {failed} with the error, and the ACP prompt answers an error", &[
         sc("storage-error-mid-turn", "step"),
         op_only(Acp, "PromptOnFailingDisk"),
     ]),
-    clause(D10, 3, "the session refuses further appends until it is loaded again", &[
+    clause(D10, 3, "the session refuses further appends until it is recovered", &[
         sc("storage-error-mid-turn", "write-ahead"),
-        op(Durability, "DiskFails", "D10 after a failed write or sync the session appends nothing until loaded"),
+        op(Durability, "DiskFails", "D10 after a failed write or sync the session appends nothing until repaired"),
+    ]),
+    clause(D10, 4, "the next prompt, or a session/load in the same process, re-opens the log, repairs it and continues: a transient error never leaves a session unusable while its process runs", &[
+        sc("storage-error-mid-turn", "write-ahead"),
+        test("acp_storage", "d10_a_transient_write_error_fails_one_prompt_and_the_next_recovers"),
+        test("acp_storage", "d10_a_load_in_the_same_process_recovers_a_failed_session"),
     ]),
     // Identity.
     clause(R1, 1, "at any moment at most one live agent and one live session per id", &[
@@ -436,5 +441,28 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(A10, 4, "if the server itself is killed, its children die with it", &[
         test("acp_processes", "a10_sigkill_of_the_server_leaves_no_process_of_any_session"),
+    ]),
+    clause(A10, 5, "SIGTERM and SIGINT get the same orderly exit as stdin closing: prompts in flight answer cancelled while stdout is open, turns end disposed", &[
+        test("acp_interrupt", "a10_sigterm_and_sigint_answer_the_prompt_in_flight_and_exit_in_order"),
+        test("acp_interrupt", "a10_a_prompt_in_flight_at_stdin_close_is_answered_cancelled"),
+    ]),
+    clause(A10, 6, "a client that stops reading cannot grow the server: outbound messages are bounded and reading stops while they are full; the grace period holds with stdout blocked", &[
+        test("acp_soak", "a10_soak_a_client_that_stops_reading"),
+        test("acp_interrupt", "a10_the_grace_period_holds_with_stdout_blocked"),
+    ]),
+    clause(A10, 7, "resources per session are bounded: finished jobs' output has a per-session cap, loading streams the log, running out of descriptors fails only the request that needed one", &[
+        test("acp_soak", "a10_soak_100_finished_1mb_jobs"),
+        test("acp_soak", "a10_soak_a_400_mb_log_loads"),
+        test("acp_soak", "a10_soak_1000_sessions_under_a_soft_descriptor_limit_of_256"),
+        test("acp_soak", "a10_soak_descriptor_exhaustion_fails_only_the_request_that_needed_one"),
+    ]),
+    clause(A10, 8, "every error answers with the request's id whenever the id can be read", &[
+        test("acp_hostile", "hostile_lines_are_answered_and_the_server_keeps_serving"),
+    ]),
+    clause(A11, 1, "a background job's start and completion reach the client as tool_call / tool_call_update notifications of its session, inside a turn or between turns, never inside another prompt's message stream, and a load replays them in the same form, never as user text", &[
+        test("acp_jobs", "a11_jobs_are_tool_calls_between_turns_across_a_turn_and_after_a_load"),
+    ]),
+    clause(A11, 2, "log contents, such as a job number in output, never change how later jobs are numbered", &[
+        test("acp_jobs", "a11_a_job_number_in_output_does_not_poison_numbering"),
     ]),
 ];

@@ -340,6 +340,16 @@ impl<R: Rt> MemoryDurable<R> {
         });
     }
 
+    /// Drop every log's written, unsynced bytes, as the page cache may
+    /// after a failed fsync (the durability model assumes it does).
+    pub fn drop_unsynced(&self) {
+        self.disk.with(|d| {
+            for f in d.files.values_mut() {
+                f.bytes.truncate(f.synced);
+            }
+        });
+    }
+
     /// A disk that keeps its image after every operation: the crash points
     /// of [`MemoryDurable::crash_points`].
     pub fn recording() -> Self {

@@ -41,6 +41,7 @@ mod properties;
 
 use crate::fault::Fault;
 use crate::model::{Model, Property};
+use lifecycle_spec::Rule;
 
 /// Who asked for a cancel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -51,16 +52,10 @@ pub enum Cause {
     Parent,
 }
 
-/// Why a turn ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum EndReason {
-    /// Every step ran.
-    Completed,
-    /// A cancel requested the token.
-    Aborted,
-    /// Disposal stopped it.
-    Disposed,
-}
+/// Why a turn ended: `lifecycle-spec`'s type, shared with the
+/// implementation (this model ends turns `completed`, `aborted` or
+/// `disposed`).
+pub use lifecycle_spec::EndReason;
 
 /// Agent status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -220,7 +215,7 @@ pub struct AgentState {
     /// Environment calls made: send, steer, cancel, observer sends, dispose.
     pub calls: [u8; 5],
     /// Rules a transition broke (ghost).
-    pub broken: Vec<&'static str>,
+    pub broken: Vec<Rule>,
 }
 
 /// One transition of the Agent model.
@@ -427,7 +422,7 @@ impl AgentModel {
     fn clear(&self, s: &mut AgentState, cause: Cause) {
         if !s.cancel.as_ref().is_some_and(|c| c.requested) {
             // The inbox is cleared before `cancel-requested` went out.
-            broke(s, "C1");
+            broke(s, Rule::C1);
         }
         for p in std::mem::take(&mut s.queued) {
             s.prompts[p as usize].fate = Fate::Cancelled;
@@ -547,7 +542,7 @@ impl AgentModel {
                 }
                 let done = self.idle_ready(s)?;
                 if !done && !Self::quiescent(s) {
-                    broke(&mut n, "C7");
+                    broke(&mut n, Rule::C7);
                 }
                 n.waiters[*w as usize] = Some(done);
             }
@@ -602,8 +597,8 @@ impl AgentModel {
                         info.fate = Fate::Skipped;
                         match (info.origin, info.doomed) {
                             (_, true) => {}
-                            (Origin::AfterCancel, _) => broke(&mut n, "C5"),
-                            (Origin::AfterIdleCancel, _) => broke(&mut n, "C6"),
+                            (Origin::AfterCancel, _) => broke(&mut n, Rule::C5),
+                            (Origin::AfterIdleCancel, _) => broke(&mut n, Rule::C6),
                             _ => {}
                         }
                         n.pos = LoopPos::Waiting;
@@ -613,10 +608,10 @@ impl AgentModel {
                         info.fate = Fate::Running;
                         let (doomed, observer) = (info.doomed, info.origin == Origin::Observer);
                         if doomed {
-                            broke(&mut n, "C4");
+                            broke(&mut n, Rule::C4);
                         }
                         if observer {
-                            broke(&mut n, "C2");
+                            broke(&mut n, Rule::C2);
                         }
                         n.turn = Some(Turn {
                             prompt: p,
@@ -728,7 +723,7 @@ impl AgentModel {
     }
 }
 
-fn broke(s: &mut AgentState, rule: &'static str) {
+fn broke(s: &mut AgentState, rule: Rule) {
     if !s.broken.contains(&rule) {
         s.broken.push(rule);
     }

@@ -6,6 +6,7 @@
 
 use super::{AgentModel, AgentState, EndReason, Fate, LoopPos, Origin, Status};
 use crate::model::Property;
+use lifecycle_spec::Rule;
 
 /// Queries on a state, for the properties and for conformance drivers.
 impl AgentModel {
@@ -17,7 +18,7 @@ impl AgentModel {
     }
 
     /// Whether a transition broke `rule` so far.
-    pub fn broke(s: &AgentState, rule: &str) -> bool {
+    pub fn broke(s: &AgentState, rule: Rule) -> bool {
         s.broken.contains(&rule)
     }
 
@@ -35,11 +36,11 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
     vec![
         Property::<AgentModel>::always(
             "C1 cancel-requested is emitted before anything is cleared",
-            |_, s| !AgentModel::broke(s, "C1"),
+            |_, s| !AgentModel::broke(s, Rule::C1),
         ),
         Property::<AgentModel>::always(
             "C2 a prompt queued by a cancel-requested observer never starts",
-            |_, s| !AgentModel::broke(s, "C2"),
+            |_, s| !AgentModel::broke(s, Rule::C2),
         ),
         Property::<AgentModel>::always(
             "C3 a cancelled turn ends aborted, a disposed one disposed",
@@ -51,6 +52,8 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
                                 EndReason::Disposed => t.disposed,
                                 EndReason::Aborted => !t.disposed && t.cause.is_some(),
                                 EndReason::Completed => !t.disposed && t.cause.is_none(),
+                                // Storage and crashes are the durability model's.
+                                EndReason::Failed | EndReason::Interrupted => false,
                             }
                     }),
                     _ => true,
@@ -59,19 +62,19 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
         ),
         Property::<AgentModel>::always(
             "C4 a prompt accepted before an effective cancel never starts",
-            |_, s| !AgentModel::broke(s, "C4"),
+            |_, s| !AgentModel::broke(s, Rule::C4),
         ),
         Property::<AgentModel>::always(
             "C5 a prompt accepted after cancel returned is never skipped",
-            |_, s| !AgentModel::broke(s, "C5"),
+            |_, s| !AgentModel::broke(s, Rule::C5),
         ),
         Property::<AgentModel>::always(
             "C6 an idle cancel leaves the next prompt to run",
-            |_, s| !AgentModel::broke(s, "C6"),
+            |_, s| !AgentModel::broke(s, Rule::C6),
         ),
         Property::<AgentModel>::always(
             "C7 when_idle resolves only at quiescence or with done",
-            |_, s| !AgentModel::broke(s, "C7"),
+            |_, s| !AgentModel::broke(s, Rule::C7),
         ),
         Property::<AgentModel>::always("C8 a cancelled turn absorbs no steering", |_, s| {
             // Steering is only kept while the turn's token is unrequested.

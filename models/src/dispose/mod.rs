@@ -57,6 +57,7 @@
 
 use crate::fault::Fault;
 use crate::model::{Model, Property};
+use lifecycle_spec::Rule;
 
 mod properties;
 
@@ -202,7 +203,7 @@ pub struct DisposeState {
     /// No further call comes (ghost, after [`DisposeAction::Quiet`]).
     pub quiet: bool,
     /// Rules a transition broke (ghost).
-    pub broken: Vec<&'static str>,
+    pub broken: Vec<Rule>,
 }
 
 /// One transition of the dispose model.
@@ -321,7 +322,7 @@ impl DisposeModel {
             return false;
         }
         if !Self::admits(s, owner) {
-            broke(s, "R3");
+            broke(s, Rule::R3);
         }
         let serial = n as u8;
         s.sessions.push((id, serial, true));
@@ -370,7 +371,7 @@ impl DisposeModel {
         if s.sessions.iter().any(|x| x.1 == serial) {
             s.pending.push((serial, e));
         } else {
-            broke(s, "D3");
+            broke(s, Rule::D3);
         }
     }
 
@@ -408,7 +409,7 @@ impl DisposeModel {
             4 => {
                 s.sessions.retain(|x| x.1 != serial);
                 if s.pending.iter().any(|p| p.0 == serial) {
-                    broke(s, "D3");
+                    broke(s, Rule::D3);
                     s.pending.retain(|p| p.0 != serial);
                 }
             }
@@ -628,7 +629,7 @@ impl DisposeModel {
                     return None;
                 }
                 if !done {
-                    broke(&mut n, "D1");
+                    broke(&mut n, Rule::D1);
                 }
                 n.attempts[i].callers[c].1 = true;
                 if caller == Caller::Create {
@@ -663,7 +664,7 @@ impl DisposeModel {
     }
 }
 
-fn broke(s: &mut DisposeState, rule: &'static str) {
+fn broke(s: &mut DisposeState, rule: Rule) {
     if !s.broken.contains(&rule) {
         s.broken.push(rule);
     }

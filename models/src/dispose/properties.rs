@@ -6,6 +6,7 @@ use super::{
     Attempt, CreatePhase, DisposeModel, DisposeState, EffectState, Entry, ScopeId, ScopeState,
 };
 use crate::model::Property;
+use lifecycle_spec::Rule;
 
 type P = Property<DisposeModel>;
 
@@ -24,7 +25,7 @@ fn dispose() -> Vec<P> {
     vec![
         P::always(
             "D1 every dispose caller resolves only after the whole teardown",
-            |_, s| !s.broken.contains(&"D1"),
+            |_, s| !s.broken.contains(&Rule::D1),
         ),
         P::always("D2 teardown steps run once, in order 1..5", |_, s| {
             s.attempts.iter().all(|a| {
@@ -37,7 +38,7 @@ fn dispose() -> Vec<P> {
         P::always(
             "D3 every appended event is durable and every turn/end survives",
             |m, s| {
-                !s.broken.contains(&"D3")
+                !s.broken.contains(&Rule::D3)
                     && s.attempts.iter().enumerate().all(|(i, a)| {
                         !m.effects_done(a)
                             || !a.turn
@@ -107,7 +108,7 @@ fn identity() -> Vec<P> {
         ),
         P::always(
             "R3 nothing is published once its owner or the provider began unloading",
-            |_, s| !s.broken.contains(&"R3"),
+            |_, s| !s.broken.contains(&Rule::R3),
         ),
         P::always(
             "R3 a creation that failed left nothing published",

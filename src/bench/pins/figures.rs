@@ -133,7 +133,7 @@ fn registries() -> Job {
                 gaps.count() as u64,
                 Rule::ALL.len() as u64,
                 Fault::ALL.len() as u64,
-                lifecycle_models::Fault::ALL.len() as u64,
+                lifecycle_models::fault::modelled().count() as u64,
             ]
         },
     )
@@ -279,9 +279,8 @@ fn dpor(scenario: &'static Scenario) -> Job {
 }
 
 fn model(name: &'static str) -> Job {
-    let faults: Vec<lifecycle_models::Fault> = lifecycle_models::Fault::ALL
-        .into_iter()
-        .filter(|f| models::model_of(*f) == name)
+    let faults: Vec<lifecycle_models::Fault> = lifecycle_models::fault::modelled()
+        .filter(|f| models::model_of(*f) == Some(name))
         .collect();
     let mut figures = vec![
         figure(
