@@ -141,7 +141,15 @@ fn a9_turn_and_job_numbers_continue_from_the_log() {
     let mut first = AcpServer::start(sessions.path());
     let id = first.new_session();
     let (_, updates) = first.prompt(&id, "$& true\n$& true");
-    let old_job = started_job(&updates[updates.len() - 1..]);
+    // The second job's start is the prompt's last reply (a job's
+    // completion notice may arrive after it, before the answer: A11).
+    let replies = agent_texts(&updates);
+    let old_job = replies
+        .iter()
+        .rev()
+        .find_map(|t| t.strip_prefix("started "))
+        .unwrap_or_else(|| panic!("no job started: {updates:?}"))
+        .to_string();
     first.close();
     let mut second = AcpServer::start(sessions.path());
     let load = load_params(&id, "/");

@@ -293,8 +293,11 @@ fn restart_checks_uncached(
             }
         };
         // Every check below reads the disk as the repair left it, from the
-        // receiving side, not the records the load parsed before it cut.
-        let log = match disk.load(&id) {
+        // receiving side, not the records the load parsed before it cut:
+        // what another crash right after the repair would keep (its synced
+        // bytes), so a repair that is not durable fails too.
+        let durable = disk.crash_image().restore::<TokioRt>(Tear::DropUnsynced);
+        let log = match durable.load(&id) {
             Ok(l) if l.torn.is_none() => l.records,
             Ok(l) => {
                 check(
