@@ -15,8 +15,6 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use agent_lifecycle::journal::EndReason;
-use agent_lifecycle::session_log::Entry;
-use agent_lifecycle::store::durable::{Durable, FileDurable};
 use common::acp::AcpServer;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -201,19 +199,7 @@ async fn acp_server_lifecycle_over_pipes() {
         "A1: {err}"
     );
     // A4 with D3: the turn the disconnect cut is durable, ended `disposed`.
-    let log = FileDurable::new(sessions.path())
-        .unwrap()
-        .load(&session.lock().unwrap().clone())
-        .unwrap();
-    assert!(log.torn.is_none());
-    let ends: Vec<EndReason> = log
-        .records
-        .iter()
-        .filter_map(|r| match r.entry {
-            Entry::TurnEnd { reason, .. } => Some(reason),
-            _ => None,
-        })
-        .collect();
+    let ends = common::acp::turn_ends(sessions.path(), &session.lock().unwrap().clone());
     assert_eq!(
         ends,
         vec![

@@ -9,9 +9,7 @@
 mod common;
 
 use agent_lifecycle::journal::EndReason;
-use agent_lifecycle::session_log::Entry;
-use agent_lifecycle::store::durable::{Durable, FileDurable};
-use common::acp::{agent_texts, chunks, load_params, AcpServer};
+use common::acp::{agent_texts, chunks, load_params, turn_ends, AcpServer};
 
 fn log_size(dir: &std::path::Path) -> u64 {
     let logs: Vec<_> = std::fs::read_dir(dir)
@@ -23,22 +21,27 @@ fn log_size(dir: &std::path::Path) -> u64 {
     std::fs::metadata(&logs[0]).unwrap().len()
 }
 
-#[test]
-fn d10_a_transient_write_error_fails_one_prompt_and_the_next_recovers() {
-    let sessions = tempfile::tempdir().expect("tempdir");
-    let mut server = AcpServer::start(sessions.path());
+/// A server with one session whose second prompt failed: its write was
+/// cut 7 bytes in by the file-size limit, which stays in force.
+fn failed_session(sessions: &std::path::Path) -> (AcpServer, String) {
+    let mut server = AcpServer::start(sessions);
     let session = server.new_session();
     let (answer, _) = server.prompt(&session, "one");
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-
-    // The next write is cut 7 bytes in.
-    let size = log_size(sessions.path());
+    let size = log_size(sessions);
     server.set_limit(libc::RLIMIT_FSIZE, size + 7, libc::RLIM_INFINITY);
     let (answer, updates) = server.prompt(&session, "two");
     assert_eq!(answer["error"]["code"], -32603, "D10: {answer}");
     let data = answer["error"]["data"].as_str().unwrap_or_default();
     assert!(data.contains("storage"), "{answer}");
     assert!(agent_texts(&updates).is_empty(), "{updates:?}");
+    (server, session)
+}
+
+#[test]
+fn d10_a_transient_write_error_fails_one_prompt_and_the_next_recovers() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let (mut server, session) = failed_session(sessions.path());
     // Still failing: the next prompt's recovery fails too, with an error.
     let (answer, _) = server.prompt(&session, "still full");
     assert_eq!(answer["error"]["code"], -32603, "{answer}");
@@ -56,19 +59,7 @@ fn d10_a_transient_write_error_fails_one_prompt_and_the_next_recovers() {
     server.close();
 
     // On disk: no torn record, the failed turn closed, the rest whole.
-    let log = FileDurable::new(sessions.path())
-        .unwrap()
-        .load(&session)
-        .unwrap();
-    assert!(log.torn.is_none(), "{:?}", log.torn);
-    let ends: Vec<EndReason> = log
-        .records
-        .iter()
-        .filter_map(|r| match r.entry {
-            Entry::TurnEnd { reason, .. } => Some(reason),
-            _ => None,
-        })
-        .collect();
+    let ends = turn_ends(sessions.path(), &session);
     assert_eq!(ends.first(), Some(&EndReason::Completed), "{ends:?}");
     assert_eq!(
         ends[ends.len() - 2..],
@@ -92,14 +83,7 @@ fn d10_a_transient_write_error_fails_one_prompt_and_the_next_recovers() {
 #[test]
 fn d10_a_load_in_the_same_process_recovers_a_failed_session() {
     let sessions = tempfile::tempdir().expect("tempdir");
-    let mut server = AcpServer::start(sessions.path());
-    let session = server.new_session();
-    let (answer, _) = server.prompt(&session, "one");
-    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    let size = log_size(sessions.path());
-    server.set_limit(libc::RLIMIT_FSIZE, size + 7, libc::RLIM_INFINITY);
-    let (answer, _) = server.prompt(&session, "two");
-    assert_eq!(answer["error"]["code"], -32603, "D10: {answer}");
+    let (mut server, session) = failed_session(sessions.path());
     server.set_limit(libc::RLIMIT_FSIZE, libc::RLIM_INFINITY, libc::RLIM_INFINITY);
 
     let (answer, replay) = server.ask_with_updates("session/load", load_params(&session, "/"));
@@ -121,19 +105,8 @@ fn d10_a_load_in_the_same_process_recovers_a_failed_session() {
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert_eq!(agent_texts(&updates), ["echo: three"]);
     server.close();
-    let log = FileDurable::new(sessions.path())
-        .unwrap()
-        .load(&session)
-        .unwrap();
-    assert!(log.torn.is_none(), "the repair cut the torn record");
-    let ends: Vec<EndReason> = log
-        .records
-        .iter()
-        .filter_map(|r| match r.entry {
-            Entry::TurnEnd { reason, .. } => Some(reason),
-            _ => None,
-        })
-        .collect();
+    // The repair cut the torn record (`turn_ends` checks there is none).
+    let ends = turn_ends(sessions.path(), &session);
     // The failed turn's first record was the torn one the repair cut, so
     // no turn of it is left open, and none ends `interrupted`.
     assert_eq!(

@@ -24,6 +24,7 @@
 //! compares, or rewrites the file with `--write`.
 
 mod callgrind;
+pub mod docs;
 mod growth;
 pub mod pins;
 mod render;

@@ -73,6 +73,14 @@ pub(super) enum HarnessCommand {
         #[arg(long)]
         rules: bool,
     },
+    /// Write `docs/reference.md` from the code and `pins.json` (the
+    /// scenarios, the faults, the rule-clause table, every pinned figure);
+    /// with `--check`, exit 1 if the file is not current instead.
+    Docs {
+        /// Compare instead of writing.
+        #[arg(long)]
+        check: bool,
+    },
     /// Internal: runs loom in its own process (see `check::loom_check`).
     #[command(hide = true)]
     LoomWorker {
@@ -387,6 +395,9 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
         HarnessCommand::List { rules: true } => {
             print!("{}", crate::clauses::render(crate::clauses::CLAUSES));
             ExitCode::SUCCESS
+        }
+        HarnessCommand::Docs { check } => {
+            crate::bench::docs::run(std::path::Path::new(crate::bench::docs::REFERENCE), check)
         }
     }
 }

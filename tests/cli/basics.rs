@@ -81,3 +81,23 @@ fn list_names_everything() {
         assert!(r.out.contains(s), "{s} missing");
     }
 }
+
+/// `docs --check` passes on the checked-in `docs/reference.md` (it is what
+/// the code and `pins.json` say), and the reference names every scenario
+/// and fault.
+#[test]
+fn docs_check_passes_and_the_reference_names_every_scenario_and_fault() {
+    let r = run(&["docs", "--check"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let pins = agent_lifecycle::bench::pins::file::read(std::path::Path::new(
+        agent_lifecycle::bench::pins::FILE,
+    ))
+    .expect("pins.json");
+    let text = agent_lifecycle::bench::docs::render(&pins);
+    for s in agent_lifecycle::scenarios::ALL {
+        assert!(text.contains(&format!("| `{}` |", s.name)), "{}", s.name);
+    }
+    for f in agent_lifecycle::faults::Fault::ALL {
+        assert!(text.contains(&format!("| {f} |")), "{f}");
+    }
+}

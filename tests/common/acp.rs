@@ -470,3 +470,28 @@ pub fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// The log of session `id` under `sessions`, as a new process would read
+/// it: it must have no torn tail.
+pub fn log_of(sessions: &Path, id: &str) -> agent_lifecycle::store::durable::Loaded {
+    use agent_lifecycle::store::durable::{Durable, FileDurable};
+    let log = FileDurable::new(sessions)
+        .expect("the sessions directory")
+        .load(id)
+        .expect("the log loads");
+    assert!(log.torn.is_none(), "a torn tail: {:?}", log.torn);
+    log
+}
+
+/// Why each turn of session `id`'s log ended, in log order (D3, D9, D10).
+pub fn turn_ends(sessions: &Path, id: &str) -> Vec<agent_lifecycle::journal::EndReason> {
+    use agent_lifecycle::session_log::Entry;
+    log_of(sessions, id)
+        .records
+        .iter()
+        .filter_map(|r| match r.entry {
+            Entry::TurnEnd { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect()
+}
