@@ -437,3 +437,74 @@ fn an_enospc_write_leaves_half_of_it() {
     let torn = loaded.torn.expect("half a record is a torn tail");
     assert!(torn.bytes > 0, "{torn:?}");
 }
+
+/// A downstream backend written against the trait's three required
+/// methods (`write`, `sync`, `load`): every other method has a default.
+/// The store runs on it, a torn tail it cannot cut fails the recovery with
+/// a clear error instead of being appended onto (D9, D10), and `exists`
+/// sees a log once it has a record.
+#[derive(Default)]
+struct Minimal(std::sync::Mutex<std::collections::BTreeMap<String, Vec<u8>>>);
+
+impl Durable for Minimal {
+    fn write(&self, id: &str, records: &[DurableRecord]) -> std::io::Result<()> {
+        let bytes = agent_lifecycle::store::durable::encode(records)?;
+        let mut logs = self.0.lock().unwrap();
+        logs.entry(id.to_string()).or_default().extend(bytes);
+        Ok(())
+    }
+
+    fn sync(&self, _id: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn load(&self, id: &str) -> std::io::Result<agent_lifecycle::store::durable::Loaded> {
+        let logs = self.0.lock().unwrap();
+        let bytes = logs.get(id).cloned().unwrap_or_default();
+        agent_lifecycle::store::durable::parse_log(&bytes, id)
+    }
+}
+
+#[test]
+fn a_backend_with_only_the_required_methods_works_and_refuses_to_append_onto_a_tear() {
+    let disk = Arc::new(Minimal::default());
+    assert!(!disk.exists("s").unwrap());
+    let d = disk.clone();
+    let mut sim = lifecycle_sim::Sim::with_seed(1);
+    sim.block_on(async move {
+        let store = SessionStore::<SimRt>::new(d, Hooks::none());
+        let p = store.prepare("s").expect("prepare");
+        let serial = p.serial();
+        store.enter(p).expect("enter");
+        store
+            .append("s", serial, Entry::TurnStart { prompt: 0 })
+            .expect("append");
+        store.flush("s", serial).await.expect("flush");
+    })
+    .expect("sim");
+    assert!(disk.exists("s").unwrap(), "a log with a record exists");
+    let records: Vec<Entry> = disk
+        .load("s")
+        .unwrap()
+        .records
+        .into_iter()
+        .map(|r| r.entry)
+        .collect();
+    assert_eq!(records, [Entry::TurnStart { prompt: 0 }]);
+    // A torn tail: the default `truncate` cannot cut it, so the repair
+    // fails with the reason and nothing is appended after it.
+    disk.0
+        .lock()
+        .unwrap()
+        .get_mut("s")
+        .unwrap()
+        .extend(b"{\"serial\":1,");
+    let before = disk.0.lock().unwrap().get("s").unwrap().clone();
+    let store = SessionStore::<SimRt>::new(disk.clone(), Hooks::none());
+    let err = store.recover("s").expect_err("the tear cannot be cut");
+    assert!(
+        err.to_string().contains("cannot cut the torn tail"),
+        "{err}"
+    );
+    assert_eq!(disk.0.lock().unwrap().get("s").unwrap(), &before);
+}

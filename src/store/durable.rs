@@ -64,6 +64,8 @@ pub struct Loaded {
 }
 
 /// Durable, append-only storage of session logs, keyed by session id.
+/// `write`, `sync` and `load` are required; every other method has a
+/// default, so a method added later breaks no implementation.
 pub trait Durable: Send + Sync + 'static {
     /// Append `records` to the log of `id` (written, not yet synced).
     fn write(&self, id: &str, records: &[DurableRecord]) -> io::Result<()>;
@@ -88,10 +90,23 @@ pub trait Durable: Send + Sync + 'static {
         Ok(loaded.torn)
     }
     /// Cut the log of `id` to its first `len` bytes and sync it: how a
-    /// torn tail is dropped before the next append (D9).
-    fn truncate(&self, id: &str, len: u64) -> io::Result<()>;
-    /// Whether `id` has a log at all (an empty one included).
-    fn exists(&self, id: &str) -> io::Result<bool>;
+    /// torn tail is dropped before the next append (D9). Default: an
+    /// `Unsupported` error, so a backend that cannot cut fails the repair
+    /// of a torn log with a clear error instead of appending onto it.
+    fn truncate(&self, id: &str, len: u64) -> io::Result<()> {
+        let _ = len;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("this storage cannot cut the torn tail of the log of {id:?}"),
+        ))
+    }
+    /// Whether `id` has a log at all (an empty one included). Default:
+    /// whether `load` finds a record or a torn tail in it (a backend that
+    /// keeps empty logs says so by overriding it).
+    fn exists(&self, id: &str) -> io::Result<bool> {
+        let loaded = self.load(id)?;
+        Ok(!loaded.records.is_empty() || loaded.torn.is_some())
+    }
 }
 
 /// Records as JSON lines.
