@@ -99,6 +99,19 @@ fn file_backend_corruption_before_the_tail_is_an_error() {
     assert!(err.to_string().contains("corrupt record"), "{err}");
 }
 
+/// Session "s" entered in `store`, its `turn/start` of prompt 0 appended
+/// and flushed; its serial.
+async fn flushed_turn_start(store: &SessionStore<SimRt>) -> u64 {
+    let p = store.prepare("s").expect("prepare");
+    let serial = p.serial();
+    store.enter(p).expect("enter");
+    store
+        .append("s", serial, Entry::TurnStart { prompt: 0 })
+        .expect("append");
+    store.flush("s", serial).await.expect("flush");
+    serial
+}
+
 /// What was flushed survives a crash (a new store over the same disk);
 /// what was only appended is lost.
 #[test]
@@ -108,13 +121,7 @@ fn memory_disk_keeps_flushed_and_loses_pending_on_crash() {
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
         let store = SessionStore::<SimRt>::new(d.clone(), Hooks::none());
-        let p = store.prepare("s").expect("prepare");
-        let serial = p.serial();
-        store.enter(p).expect("enter");
-        store
-            .append("s", serial, Entry::TurnStart { prompt: 0 })
-            .expect("append");
-        store.flush("s", serial).await.expect("flush");
+        let serial = flushed_turn_start(&store).await;
         store
             .append("s", serial, Entry::TurnStart { prompt: 1 })
             .expect("append");
@@ -472,14 +479,7 @@ fn a_backend_with_only_the_required_methods_works_and_refuses_to_append_onto_a_t
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
-        let store = SessionStore::<SimRt>::new(d, Hooks::none());
-        let p = store.prepare("s").expect("prepare");
-        let serial = p.serial();
-        store.enter(p).expect("enter");
-        store
-            .append("s", serial, Entry::TurnStart { prompt: 0 })
-            .expect("append");
-        store.flush("s", serial).await.expect("flush");
+        flushed_turn_start(&SessionStore::<SimRt>::new(d, Hooks::none())).await;
     })
     .expect("sim");
     assert!(disk.exists("s").unwrap(), "a log with a record exists");
