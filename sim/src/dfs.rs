@@ -1,5 +1,6 @@
 //! Exhaustive depth-first search over scheduling decisions, with sleep-set
-//! reduction, a preemption bound, sharding and checkpoints.
+//! reduction, dynamic partial-order reduction (optimal without a bound), a
+//! preemption bound, sharding and checkpoints.
 //!
 //! # How it works
 //!
@@ -11,7 +12,8 @@
 //!
 //! States of one decision node: *open* (its chosen task not yet polled),
 //! *executed* (its footprint known), *backtracked* (the choice moved into
-//! `done`, the next alternative chosen) and *popped* (no alternative left).
+//! `done`, the next alternative or wakeup branch chosen) and *popped* (no
+//! alternative left).
 //!
 //! # Reduction: sleep sets (Godefroid 1996)
 //!
@@ -31,16 +33,43 @@
 //! the set of terminal states is the same with and without reduction;
 //! `tests/dfs.rs` checks that on programs with known answers.
 //!
-//! # Dynamic partial-order reduction (source sets)
+//! # Dynamic partial-order reduction
 //!
-//! On top of the sleep sets, a decision explores only its *backtrack set*:
-//! its first choice, plus the tasks that race analysis of explored runs
-//! added to it (see `race`: happens-before from footprints, a race is two
-//! dependent steps of different tasks ordered by nothing else, and one
-//! *initial* of the race's reversal is added at the first step's decision;
-//! Abdulla et al., "Optimal dynamic partial order reduction", POPL 2014,
-//! source sets). Runs where every ready task sleeps are counted as
-//! `blocked`: the waste sleep sets leave without wakeup trees.
+//! On top of the sleep sets, race analysis of each explored run (see
+//! `race`: happens-before from footprints; a race is two dependent steps of
+//! different tasks ordered by nothing else) decides what a decision still
+//! has to explore (Abdulla, Aronis, Jonsson and Sagonas, "Optimal dynamic
+//! partial order reduction", POPL 2014). A race is not reversed where its
+//! second step's task was enabled (spawned or woken) by its first step and
+//! by nothing else before it: that step cannot run earlier.
+//!
+//! - **With [`DfsConfig::optimal`] and no preemption bound: optimal
+//!   DPOR.** Each decision keeps a
+//!   *wakeup tree* (see `wakeup`): for each race, the whole sequence that
+//!   reverses it (`notdep(e).e'`) is inserted at the first step's decision,
+//!   unless a task asleep or explored there is a weak initial of it (that
+//!   class is covered); the search follows a branch step by step and hands
+//!   its subtree down. Every class of the equivalence below is explored
+//!   once; a run ends *sleep-blocked* (every ready task asleep) only where
+//!   steps are not the same events in every run (see below).
+//! - **Otherwise: source sets.** A decision's *backtrack set* gets one
+//!   *initial* of each reversal; runs where every ready task sleeps are
+//!   counted as `blocked`.
+//!
+//! On programs whose steps are the same events in every run, optimal DPOR
+//! explores one complete run per class and none sleep-blocked
+//! (`tests/classes.rs` counts the classes independently). The lifecycle's
+//! scenarios are not such programs, which is why `check` keeps source sets.
+//! A failed await is a *stutter* (see `resource::note_await`): no event,
+//! independent of everything for the sleep sets. Two things make it less
+//! than a no-op, and are why optimal DPOR still meets blocked runs there:
+//! the failed check registers the task as a waiter, so later writers wake
+//! it (steps that exist only in runs with that await); and a step ends at
+//! a lock only when another task could run, so one task's steps are cut
+//! differently in different runs. A wakeup branch's step that passed an
+//! await where the race was found can fail it where the branch runs (the
+//! reversal moved it before the write it needed): the run goes on, a class
+//! of its own, and `await_stalled` counts such steps.
 //!
 //! # Bound
 //!
@@ -72,10 +101,11 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::race::{reversals, Event, Reversal};
+use crate::race::{reversals, reversing_sequences, Event, Reversal};
 use crate::resource::independent;
 use crate::scheduler::{is_preemption, value_stream, Scheduler};
 use crate::task::TaskId;
+use crate::wakeup::{self, Branch};
 
 /// Which part of a sharded search to run: shard `index` of `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +178,13 @@ pub struct DfsConfig {
     /// of its shards.
     #[serde(default)]
     pub full_top: bool,
+    /// Optimal DPOR (wakeup trees) where the search is unbounded: a
+    /// decision explores the sequences that reverse races, not single
+    /// tasks (see `wakeup`). Off, or with a preemption bound: source sets.
+    /// Used only with `dpor`. Off by default: see the module docs for what
+    /// it does to the lifecycle's scenarios.
+    #[serde(default)]
+    pub optimal: bool,
 }
 
 fn yes() -> bool {
@@ -163,6 +200,7 @@ impl Default for DfsConfig {
             split_depth: 6,
             dpor: true,
             full_top: false,
+            optimal: false,
         }
     }
 }
@@ -194,6 +232,15 @@ pub struct DfsStats {
     /// bound and the sleeping last task went on instead of blocking.
     #[serde(default)]
     pub woken_in_bound: u64,
+    /// Optimal DPOR: wakeup-branch steps that passed an await in the run
+    /// where their race was found and failed it when the branch ran (the
+    /// reversal moved the await before the write it needed).
+    #[serde(default)]
+    pub await_stalled: u64,
+    /// Wakeup-tree branches dropped because their task was not ready at
+    /// the decision (its enabling escaped the footprints).
+    #[serde(default)]
+    pub wakeup_dropped: u64,
 }
 
 /// How one execution of the search ended.
@@ -225,6 +272,17 @@ struct Node {
     /// it next is a preemption) rather than with `Pending`.
     #[serde(default)]
     mid_poll: Option<bool>,
+    /// Optimal DPOR: the branches still owed here (the wakeup tree
+    /// without the branch being explored), and the subtree of the branch
+    /// being explored, which the next decision inherits.
+    #[serde(default)]
+    wakeup: Vec<Branch>,
+    #[serde(default)]
+    below: Vec<Branch>,
+    /// Optimal DPOR: the footprint the wakeup branch chosen here recorded
+    /// for its step (`None`: not chosen from a wakeup branch).
+    #[serde(default)]
+    expected: Option<Vec<u64>>,
     /// Preemptions before this decision.
     preemptions: u32,
     /// Branching decisions before this one.
@@ -253,6 +311,18 @@ struct State {
     stop: Option<Stop>,
     #[serde(skip)]
     last: Option<TaskId>,
+    /// The recorded footprint of the wakeup branch the new decision
+    /// follows, between `owed` and the decision's push.
+    #[serde(skip)]
+    expected_next: Option<Vec<u64>>,
+}
+
+/// Whether a footprint is a stutter's (a failed await, see
+/// `resource::note_await`).
+fn is_stutter(footprint: &[u64]) -> bool {
+    footprint
+        .iter()
+        .any(|&r| crate::resource::is_stutter_read(r))
 }
 
 const KEY_SEED: u64 = 0xcbf2_9ce4_8422_2325;
@@ -304,6 +374,12 @@ impl State {
         let c = &self.config;
         let full_top = c.full_top || c.shard.count > 1;
         c.reduction && c.dpor && !(full_top && branches < c.split_depth)
+    }
+
+    /// Whether decisions after `branches` branching decisions use wakeup
+    /// trees (optimal DPOR): DPOR without a preemption bound.
+    fn optimal_at(&self, branches: u32) -> bool {
+        self.config.optimal && self.config.preemption_bound.is_none() && self.dpor_at(branches)
     }
 
     /// Whether this shard owns the subtree of `key`. The key is a
@@ -359,6 +435,11 @@ impl State {
             return ready.binary_search(&node.chosen).unwrap_or(0);
         }
         // A new decision.
+        let inherited = self
+            .stack
+            .last_mut()
+            .map(|p| std::mem::take(&mut p.below))
+            .unwrap_or_default();
         let (last, preemptions, branches, key, sleep) = match self.stack.last() {
             None => (None, 0, 0, KEY_SEED, Vec::new()),
             Some(p) => {
@@ -387,13 +468,17 @@ impl State {
             self.stop = Some(Stop::Foreign);
             return 0;
         }
-        let mut alts = alternatives(
-            ready,
-            last,
-            preemptions,
-            self.config.preemption_bound,
-            |t| sleep.iter().any(|(s, _)| *s == t),
-        );
+        let (mut wakeup, below, owed) = self.owed(ready, inherited, branches);
+        let mut alts = match owed {
+            Some(t) => vec![t],
+            None => alternatives(
+                ready,
+                last,
+                preemptions,
+                self.config.preemption_bound,
+                |t| sleep.iter().any(|(s, _)| *s == t),
+            ),
+        };
         let last_ready = last.filter(|l| ready.binary_search(l).is_ok());
         if let (true, Some(l), Some(_)) =
             (alts.is_empty(), last_ready, self.config.preemption_bound)
@@ -422,6 +507,9 @@ impl State {
             done: Vec::new(),
             sleep,
             backtrack,
+            wakeup: std::mem::take(&mut wakeup),
+            below,
+            expected: self.expected_next.take(),
             mid_poll: None,
             preemptions,
             branches,
@@ -430,6 +518,30 @@ impl State {
         self.pos += 1;
         self.stats.max_depth = self.stats.max_depth.max(self.pos as u64);
         ready.binary_search(&chosen).unwrap_or(0)
+    }
+
+    /// Optimal DPOR at a new decision: the wakeup tree it inherited, split
+    /// into the branches still owed here, the subtree below the first
+    /// branch whose task is ready, and that task (`None`: nothing owed, or
+    /// not an optimal decision).
+    fn owed(
+        &mut self,
+        ready: &[TaskId],
+        inherited: Vec<Branch>,
+        branches: u32,
+    ) -> (Vec<Branch>, Vec<Branch>, Option<TaskId>) {
+        if !self.optimal_at(branches) {
+            return (Vec::new(), Vec::new(), None);
+        }
+        let mut owed = inherited.into_iter();
+        for b in owed.by_ref() {
+            if ready.binary_search(&b.task).is_ok() {
+                self.expected_next = Some(b.footprint);
+                return (owed.collect(), b.children, Some(b.task));
+            }
+            self.stats.wakeup_dropped += 1;
+        }
+        (Vec::new(), Vec::new(), None)
     }
 
     fn suspended(&mut self, task: TaskId, mid_poll: bool) {
@@ -453,7 +565,21 @@ impl State {
             return;
         }
         match &node.footprint {
-            None => node.footprint = Some(footprint.to_vec()),
+            None => {
+                node.footprint = Some(footprint.to_vec());
+                // A wakeup branch's step that was a real step where the race
+                // was found and is a failed await here: the reversal ran it
+                // before the write it needed. The run goes on (it is a class
+                // of its own: the await registered its task as a waiter),
+                // and is counted.
+                if node
+                    .expected
+                    .as_deref()
+                    .is_some_and(|e| is_stutter(footprint) && !is_stutter(e))
+                {
+                    self.stats.await_stalled += 1;
+                }
+            }
             Some(f) if f.as_slice() != footprint => {
                 self.stop = Some(Stop::Nondeterministic(format!(
                     "decision {pos}: task {task} touched {footprint:?}, recorded {f:?}"
@@ -512,14 +638,11 @@ impl State {
         if !self.config.reduction || !self.config.dpor {
             return;
         }
-        let events: Vec<Event<'_>> = self
-            .stack
-            .iter()
-            .map(|n| Event {
-                task: n.chosen,
-                footprint: n.footprint.as_deref().unwrap_or(&[]),
-            })
-            .collect();
+        if self.config.optimal && self.config.preemption_bound.is_none() {
+            self.insert_reversals();
+            return;
+        }
+        let events = self.events();
         let (found, reversals) = reversals(&events, |at| {
             let n = &self.stack[at];
             n.ready.len() > 1 && self.dpor_at(n.branches)
@@ -540,6 +663,54 @@ impl State {
                         self.add_backtrack(k, &initials);
                     }
                 }
+            }
+        }
+    }
+
+    /// The run on the stack as race analysis reads it.
+    fn events(&self) -> Vec<Event<'_>> {
+        self.stack
+            .iter()
+            .map(|n| Event {
+                task: n.chosen,
+                footprint: n.footprint.as_deref().unwrap_or(&[]),
+                ready: Some(&n.ready),
+            })
+            .collect()
+    }
+
+    /// Optimal DPOR: inserts into each decision's wakeup tree the sequence
+    /// that reverses each race the run just explored has there, unless a
+    /// task asleep or explored there is a weak initial of it (that class is
+    /// covered) (see `wakeup`).
+    fn insert_reversals(&mut self) {
+        let events = self.events();
+        let (found, reversing) = reversing_sequences(&events, |at| {
+            let n = &self.stack[at];
+            n.ready.len() > 1 && self.optimal_at(n.branches)
+        });
+        let sequences: Vec<(usize, wakeup::Sequence)> = reversing
+            .into_iter()
+            .map(|r| {
+                let w = r
+                    .sequence
+                    .iter()
+                    .map(|&k| (events[k].task, events[k].footprint.to_vec()))
+                    .collect();
+                (r.at, w)
+            })
+            .collect();
+        drop(events);
+        self.stats.races += found;
+        for (at, w) in sequences {
+            let node = &mut self.stack[at];
+            let covered = node
+                .sleep
+                .iter()
+                .chain(node.done.iter())
+                .any(|(q, f)| wakeup::weak_initial(*q, f, &w).is_some());
+            if !covered && wakeup::insert(&mut node.wakeup, w) {
+                self.stats.backtracks += 1;
             }
         }
     }
@@ -591,9 +762,34 @@ impl State {
     fn backtrack(&mut self) {
         let bound = self.config.preemption_bound;
         let reduction = self.config.reduction;
+        let optimal = self.config.optimal && bound.is_none();
         while let Some(node) = self.stack.last_mut() {
             let fp = node.footprint.take().unwrap_or_default();
             node.done.push((node.chosen, fp));
+            if optimal && !node.wakeup.is_empty() {
+                // The next owed branch whose task is ready (and not explored
+                // here already, which insertion rules out).
+                let owed = std::mem::take(&mut node.wakeup);
+                let mut owed = owed.into_iter();
+                let mut next = None;
+                for b in owed.by_ref() {
+                    let explored = node.done.iter().any(|(d, _)| *d == b.task);
+                    if node.ready.binary_search(&b.task).is_ok() && !explored {
+                        next = Some(b);
+                        break;
+                    }
+                    self.stats.wakeup_dropped += 1;
+                }
+                node.wakeup = owed.collect();
+                if let Some(b) = next {
+                    node.chosen = b.task;
+                    node.below = b.children;
+                    node.expected = Some(b.footprint);
+                    return;
+                }
+                self.stack.pop();
+                continue;
+            }
             let excluded = |t: TaskId| {
                 node.done.iter().any(|(d, _)| *d == t)
                     || (reduction && node.sleep.iter().any(|(s, _)| *s == t))
@@ -650,6 +846,7 @@ impl Dfs {
                 pos: 0,
                 stop: None,
                 last: None,
+                expected_next: None,
             })),
         }
     }

@@ -119,6 +119,7 @@ mod resource;
 mod scheduler;
 mod task;
 mod time;
+mod wakeup;
 
 pub use context::{
     atomic, block_mid_poll, can_spawn, current_step, current_task, current_task_id, is_running,

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::resource::{base, is_read, is_stutter_read};
+use crate::resource::{base, is_read, is_stutter_read, WAKE};
 use crate::task::TaskId;
 
 /// The accesses to one resource so far: the last write and the reads since.
@@ -42,6 +42,31 @@ pub(crate) struct Event<'a> {
     pub(crate) task: TaskId,
     /// The resources it touched (sorted, deduplicated).
     pub(crate) footprint: &'a [u64],
+    /// The tasks ready at its decision (`None`: not known, every task).
+    pub(crate) ready: Option<&'a [TaskId]>,
+}
+
+impl Event<'_> {
+    /// Whether this step spawned or woke `task` while `task` was not ready.
+    fn enabled(&self, task: TaskId) -> bool {
+        self.footprint.contains(&(WAKE | task as u64))
+            && self.ready.is_some_and(|r| r.binary_search(&task).is_err())
+    }
+}
+
+/// Whether the race `(j, i)` can be reversed by running `v` (the events of
+/// the reversal, `i` last) at `j`'s decision: not when `j` enabled `i`'s
+/// task and nothing in `v` before `i` enables it too (wakes or spawns it),
+/// for a step cannot run before the only thing that enables it.
+fn feasible(events: &[Event<'_>], j: usize, i: usize, v: impl Iterator<Item = usize>) -> bool {
+    let ti = events[i].task;
+
+    if !events[j].enabled(ti) {
+        return true;
+    }
+    let wake = WAKE | ti as u64;
+    v.take_while(|&k| k != i)
+        .any(|k| events[k].task != ti && events[k].footprint.contains(&wake))
 }
 
 /// A race to reverse: at decision `at`, one of `initials` must be explored.
@@ -72,13 +97,16 @@ impl Clocks {
     }
 }
 
-/// Every race of the run and its reversal. `wanted(at)` says whether the
-/// decision `at` is interested (it uses DPOR and has a choice); others are
-/// skipped before their initials are computed. Returns the race count too.
-pub(crate) fn reversals(
-    events: &[Event<'_>],
-    wanted: impl Fn(usize) -> bool,
-) -> (u64, Vec<Reversal>) {
+/// Happens-before and the races of one run.
+struct Analysis {
+    clocks: Clocks,
+    /// Races `(j, i)`, `j < i`, sorted.
+    races: Vec<(usize, usize)>,
+    /// Whether each event is a stutter (see `resource::note_await`).
+    stutter: Vec<bool>,
+}
+
+fn analyse(events: &[Event<'_>]) -> Analysis {
     let n = events.len();
     let tasks = events.iter().map(|e| e.task + 1).max().unwrap_or(0);
     let mut clocks = Clocks {
@@ -90,6 +118,7 @@ pub(crate) fn reversals(
     let mut task_last: Vec<Option<usize>> = vec![None; tasks];
     let mut objects: BTreeMap<u64, Accesses> = BTreeMap::new();
     let mut races: Vec<(usize, usize)> = Vec::new();
+    let mut stutters = vec![false; n];
     // The events `i` directly depends on through a resource.
     let mut preds: Vec<usize> = Vec::new();
     for (i, e) in events.iter().enumerate() {
@@ -113,6 +142,7 @@ pub(crate) fn reversals(
         // A stutter (a failed await, see `resource::note_await`) races with
         // the write it read, and is otherwise no event: no edge leaves it.
         let stutter = e.footprint.iter().any(|&r| is_stutter_read(r));
+        stutters[i] = stutter;
         for &j in &preds {
             let tj = events[j].task;
             if tj == p {
@@ -150,9 +180,24 @@ pub(crate) fn reversals(
         }
     }
     races.sort_unstable();
+    Analysis {
+        clocks,
+        races,
+        stutter: stutters,
+    }
+}
+
+/// Every race of the run and its reversal. `wanted(at)` says whether the
+/// decision `at` is interested (it uses DPOR and has a choice); others are
+/// skipped before their initials are computed. Returns the race count too.
+pub(crate) fn reversals(
+    events: &[Event<'_>],
+    wanted: impl Fn(usize) -> bool,
+) -> (u64, Vec<Reversal>) {
+    let Analysis { clocks, races, .. } = analyse(events);
     let found = races.len() as u64;
     let mut out = Vec::new();
-    let mut first_in_v: Vec<Option<usize>> = vec![None; tasks];
+    let mut first_in_v: Vec<Option<usize>> = vec![None; clocks.tasks];
     for (j, i) in races {
         if !wanted(j) {
             continue;
@@ -178,8 +223,53 @@ pub(crate) fn reversals(
                 initials.push(q);
             }
         }
-        out.push(Reversal { at: j, initials });
+        let v = (j + 1..=i).filter(|&k| k == i || !clocks.hb(j, tj, k));
+        if feasible(events, j, i, v) {
+            out.push(Reversal { at: j, initials });
+        }
     }
+    (found, out)
+}
+
+/// A race to reverse by a whole sequence (optimal DPOR's wakeup trees).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Reversing {
+    /// The decision whose step is the first event of the race.
+    pub(crate) at: usize,
+    /// `v = notdep(at).i`: the events of the run after `at` that do not
+    /// happen after it, then the race's second event `i` (indices into the
+    /// run; an event after `i` in `notdep` does not happen after `i`
+    /// either, so moving `i` last only reorders commuting steps). Other
+    /// stutters are left out: they change nothing, and the await they
+    /// failed is revisited where the write it waits for wakes it.
+    pub(crate) sequence: Vec<usize>,
+}
+
+/// Every race of the run with the sequence that reverses it, for the
+/// decisions `wanted` accepts; and the race count.
+pub(crate) fn reversing_sequences(
+    events: &[Event<'_>],
+    wanted: impl Fn(usize) -> bool,
+) -> (u64, Vec<Reversing>) {
+    let Analysis {
+        clocks,
+        races,
+        stutter,
+    } = analyse(events);
+    let found = races.len() as u64;
+    let out = races
+        .into_iter()
+        .filter(|&(j, _)| wanted(j))
+        .filter_map(|(j, i)| {
+            let tj = events[j].task;
+            let mut sequence: Vec<usize> = (j + 1..events.len())
+                .filter(|&k| k != i && !stutter[k] && !clocks.hb(j, tj, k))
+                .collect();
+            sequence.push(i);
+            let before_i = sequence.iter().copied().filter(|&k| k < i).chain([i]);
+            feasible(events, j, i, before_i).then_some(Reversing { at: j, sequence })
+        })
+        .collect();
     (found, out)
 }
 
@@ -188,7 +278,11 @@ mod tests {
     use super::*;
 
     fn ev(task: TaskId, footprint: &[u64]) -> Event<'_> {
-        Event { task, footprint }
+        Event {
+            task,
+            footprint,
+            ready: None,
+        }
     }
 
     #[test]
@@ -236,6 +330,72 @@ mod tests {
         // the same task, the write does not race with the later write.
         let (n, _) = reversals(&[ev(0, &[x]), ev(1, &[x | READ]), ev(1, &[x])], |_| true);
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn a_step_is_not_reversed_with_the_only_step_that_enabled_it() {
+        // Task 0 spawns task 1 (1 not ready at that decision); 1's first
+        // step touches its wake resource: dependent, but not reversible.
+        let wake1 = WAKE | 1;
+        let ready0: &[TaskId] = &[0];
+        let spawn = Event {
+            task: 0,
+            footprint: &[wake1],
+            ready: Some(ready0),
+        };
+        let (n, r) = reversals(&[spawn, ev(1, &[wake1])], |_| true);
+        assert_eq!(n, 1, "they race");
+        assert!(r.is_empty(), "{r:?}");
+        let (_, r) = reversing_sequences(
+            &[
+                Event {
+                    task: 0,
+                    footprint: &[wake1],
+                    ready: Some(ready0),
+                },
+                ev(1, &[wake1]),
+            ],
+            |_| true,
+        );
+        assert!(r.is_empty(), "{r:?}");
+        // Another task that wakes 1 too, before 1 runs and independently of
+        // task 0: 1 can run before task 0's wake.
+        let ready02: &[TaskId] = &[0, 2];
+        let (_, r) = reversing_sequences(
+            &[
+                Event {
+                    task: 0,
+                    footprint: &[wake1],
+                    ready: Some(ready02),
+                },
+                Event {
+                    task: 2,
+                    footprint: &[wake1],
+                    ready: Some(ready02),
+                },
+                ev(1, &[wake1]),
+            ],
+            |_| true,
+        );
+        assert!(r.iter().any(|x| x.at == 0), "{r:?}");
+    }
+
+    #[test]
+    fn a_reversing_sequence_keeps_what_does_not_depend_on_the_first_step() {
+        // 0 writes x; 1 writes y; 0 writes y (after 1: program order and y);
+        // 2 reads x. The race (0, 2) on x: v = [1, 2] (task 0's second step
+        // happens after the first), and the stutter-free rest in order.
+        let (_, r) = reversing_sequences(
+            &[
+                ev(0, &[1]),
+                ev(1, &[2]),
+                ev(0, &[2]),
+                ev(2, &[1 | crate::resource::READ]),
+            ],
+            |_| true,
+        );
+        let race = r.iter().find(|x| x.at == 0).expect("race on x");
+        assert_eq!(race.sequence, vec![1, 3]);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! An independent class counter: every schedule of a small program is
 //! enumerated naively (no reduction, no bound), each execution is reduced to
 //! a canonical form of its class, and the classes are counted. The reduced
-//! search (source-DPOR with sleep sets, unbounded) must then run exactly one
-//! complete execution per class, and reach every class.
+//! searches (source-DPOR with sleep sets, and optimal DPOR with wakeup trees,
+//! unbounded) must then run exactly one complete execution per class and
+//! reach every class; the optimal one must run no sleep-blocked schedule.
 //!
 //! The canonical form is the lexicographic normal form of the execution's
 //! Mazurkiewicz trace: of the steps whose earlier dependent steps are all
@@ -89,12 +90,24 @@ fn canonical(steps: &[(usize, Vec<u64>)]) -> Vec<(usize, Vec<u64>)> {
     out
 }
 
-/// An unbounded search: naive (no reduction), or source-DPOR with sleep
-/// sets.
-fn search(reduction: bool) -> Dfs {
+/// How a search reduces.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Reduction {
+    /// None: every schedule.
+    Naive,
+    /// Source-DPOR with sleep sets.
+    SourceSets,
+    /// Optimal DPOR: wakeup trees with sleep sets.
+    Optimal,
+}
+
+/// An unbounded search.
+fn search(reduction: Reduction) -> Dfs {
+    let on = reduction != Reduction::Naive;
     Dfs::new(DfsConfig {
-        reduction,
-        dpor: reduction,
+        reduction: on,
+        dpor: on,
+        optimal: reduction == Reduction::Optimal,
         ..DfsConfig::default()
     })
 }
@@ -103,9 +116,11 @@ struct Explored {
     /// Canonical forms of the complete runs, with multiplicity.
     classes: Vec<Vec<(usize, Vec<u64>)>>,
     complete: u64,
+    /// Runs pruned because every ready task slept.
+    blocked: u64,
 }
 
-fn explore(reduction: bool, body: &dyn Fn() -> Pin<Box<dyn Future<Output = ()>>>) -> Explored {
+fn explore(reduction: Reduction, body: &dyn Fn() -> Pin<Box<dyn Future<Output = ()>>>) -> Explored {
     let mut dfs = search(reduction);
     let mut classes = Vec::new();
     while let Some(s) = dfs.next_scheduler() {
@@ -128,6 +143,7 @@ fn explore(reduction: bool, body: &dyn Fn() -> Pin<Box<dyn Future<Output = ()>>>
     Explored {
         classes,
         complete: stats.complete,
+        blocked: stats.blocked,
     }
 }
 
@@ -136,17 +152,28 @@ fn explore(reduction: bool, body: &dyn Fn() -> Pin<Box<dyn Future<Output = ()>>>
 fn check_one_run_per_class(tasks: Vec<Vec<Op>>, objects: usize) -> (usize, u64) {
     let body =
         move || -> Pin<Box<dyn Future<Output = ()>>> { Box::pin(program(tasks.clone(), objects)) };
-    let naive = explore(false, &body);
+    let naive = explore(Reduction::Naive, &body);
     let classes: BTreeSet<_> = naive.classes.iter().cloned().collect();
-    let reduced = explore(true, &body);
-    let reached: BTreeSet<_> = reduced.classes.iter().cloned().collect();
-    assert_eq!(
-        reached.len(),
-        reduced.classes.len(),
-        "the reduced search ran some class twice"
-    );
-    assert_eq!(reached, classes, "the reduced search missed a class");
-    assert_eq!(reduced.complete, classes.len() as u64);
+    for how in [Reduction::SourceSets, Reduction::Optimal] {
+        let reduced = explore(how, &body);
+        let reached: BTreeSet<_> = reduced.classes.iter().cloned().collect();
+        assert_eq!(
+            reached.len(),
+            reduced.classes.len(),
+            "{how:?}: the reduced search ran some class twice"
+        );
+        assert_eq!(
+            reached, classes,
+            "{how:?}: the reduced search missed a class"
+        );
+        assert_eq!(reduced.complete, classes.len() as u64, "{how:?}");
+        if how == Reduction::Optimal {
+            assert_eq!(
+                reduced.blocked, 0,
+                "optimal DPOR ran a sleep-blocked schedule"
+            );
+        }
+    }
     (classes.len(), naive.complete)
 }
 
@@ -190,6 +217,31 @@ fn a_chain_of_dependencies_one_run_per_class() {
         ],
         3,
     );
+}
+
+/// The program of the optimal-DPOR paper's sleep-set blocking example
+/// (Abdulla et al., POPL 2014, Fig. 2, with a reader more): a writer of x,
+/// a reader of y then x, another reader of y then x, and a writer of y.
+/// Source sets explore sleep-blocked schedules here; wakeup trees none.
+#[test]
+fn wakeup_trees_run_no_sleep_blocked_schedule_where_source_sets_do() {
+    use Op::*;
+    let tasks = vec![
+        vec![Write(0)],
+        vec![Read(1), Read(0)],
+        vec![Read(1), Read(0)],
+        vec![Write(1)],
+    ];
+    check_one_run_per_class(tasks.clone(), 2);
+    let body = move || -> Pin<Box<dyn Future<Output = ()>>> { Box::pin(program(tasks.clone(), 2)) };
+    let source = explore(Reduction::SourceSets, &body);
+    let optimal = explore(Reduction::Optimal, &body);
+    assert!(
+        source.blocked > 0,
+        "source sets ran no sleep-blocked schedule"
+    );
+    assert_eq!(optimal.blocked, 0);
+    assert_eq!(optimal.complete, source.complete);
 }
 
 /// A monitor in miniature: a counter under one object, parked wakers, a
@@ -253,7 +305,7 @@ async fn waiting_program(log: Rc<RefCell<Vec<String>>>) {
     }
 }
 
-fn outcomes(reduction: bool) -> (BTreeSet<String>, u64) {
+fn outcomes(reduction: Reduction) -> (BTreeSet<String>, u64) {
     let mut dfs = search(reduction);
     let mut seen = BTreeSet::new();
     while let Some(s) = dfs.next_scheduler() {
@@ -270,11 +322,16 @@ fn outcomes(reduction: bool) -> (BTreeSet<String>, u64) {
 
 #[test]
 fn failed_awaits_are_stutters_that_lose_no_state() {
-    let (naive, naive_runs) = outcomes(false);
-    let (reduced, reduced_runs) = outcomes(true);
-    assert_eq!(reduced, naive, "the reduced search lost a terminal state");
-    assert!(
-        reduced_runs < naive_runs,
-        "{reduced_runs} runs reduced, {naive_runs} naive"
-    );
+    let (naive, naive_runs) = outcomes(Reduction::Naive);
+    for how in [Reduction::SourceSets, Reduction::Optimal] {
+        let (reduced, reduced_runs) = outcomes(how);
+        assert_eq!(
+            reduced, naive,
+            "{how:?}: the reduced search lost a terminal state"
+        );
+        assert!(
+            reduced_runs < naive_runs,
+            "{how:?}: {reduced_runs} runs reduced, {naive_runs} naive"
+        );
+    }
 }

@@ -26,6 +26,7 @@
 mod callgrind;
 pub mod docs;
 mod growth;
+mod optimal;
 pub mod pins;
 mod render;
 
@@ -86,7 +87,8 @@ pub struct BenchArgs {
     /// Executions per callgrind profile (the difference of runs of n and 2n).
     #[arg(long, default_value_t = PROFILE_EXECUTIONS)]
     profile_executions: u64,
-    /// Schedules after which a growth search stops unfinished.
+    /// Schedules after which a growth search, or a search of the optimal
+    /// section, stops unfinished.
     #[arg(long, default_value_t = GROWTH_CAP)]
     growth_cap: u64,
     /// Instead of the bench: measure every deterministic figure pinned in
@@ -158,6 +160,8 @@ pub enum Section {
     Profile,
     /// 6: growth with 2, 3 and 4 racers.
     Growth,
+    /// 7: source sets against wakeup trees (optimal DPOR), unbounded.
+    Optimal,
 }
 
 /// The scenarios measured by default: both sides of every part, and every
@@ -285,6 +289,7 @@ pub struct Results {
     memory: Memory,
     profile: Vec<callgrind::Split>,
     growth: Vec<growth::Row>,
+    optimal: Vec<optimal::Row>,
     targets: Vec<Target>,
     seconds: f64,
 }
@@ -645,6 +650,11 @@ pub fn run(args: &BenchArgs) -> ExitCode {
     } else {
         Vec::new()
     };
+    let optimal = if on(Section::Optimal) {
+        optimal::measure(args.growth_cap)
+    } else {
+        Vec::new()
+    };
     let memory = Memory {
         self_peak_mib: peak_mib(libc::RUSAGE_SELF),
         children_peak_mib: peak_mib(libc::RUSAGE_CHILDREN),
@@ -658,6 +668,7 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         memory,
         profile,
         growth,
+        optimal,
         targets,
         seconds: start.elapsed().as_secs_f64(),
     };

@@ -1,7 +1,7 @@
 //! The bench table and the issue's targets.
 
 use super::callgrind::Part;
-use super::{growth, Exhaustion, Kill, Results, Space, Target, Throughput};
+use super::{growth, optimal, Exhaustion, Kill, Results, Space, Target, Throughput};
 use std::fmt::Write;
 
 fn space(s: &Space) -> String {
@@ -180,6 +180,7 @@ pub fn table(r: &Results) -> String {
     );
     profile_table(&mut s, r);
     growth_table(&mut s, &r.growth);
+    optimal_table(&mut s, &r.optimal);
     let _ = writeln!(s, "\ntargets:");
     for t in &r.targets {
         let _ = writeln!(
@@ -246,6 +247,33 @@ fn growth_table(s: &mut String, rows: &[growth::Row]) {
             growth::cell(&row.dfs_unbounded),
             growth::cell(&row.dfs_pb2),
             row.loom_pb2.as_ref().map_or("-".into(), growth::cell)
+        );
+    }
+}
+
+/// Section 7: source sets against wakeup trees.
+fn optimal_table(s: &mut String, rows: &[optimal::Row]) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n7. sim-dfs unbounded, source sets against wakeup trees (optimal DPOR):\n   \
+         schedules complete sleep-blocked views seconds; `(cap)` = stopped at the cap"
+    );
+    let _ = writeln!(
+        s,
+        "{:<30} {:>34} {:>34} {:>5}",
+        "scenario", "source sets", "wakeup trees", "views"
+    );
+    for row in rows {
+        let _ = writeln!(
+            s,
+            "{:<30} {:>34} {:>34} {:>5}",
+            row.scenario,
+            optimal::cell(&row.source),
+            optimal::cell(&row.optimal),
+            if row.same_views { "same" } else { "DIFF" }
         );
     }
 }

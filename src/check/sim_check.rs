@@ -245,7 +245,8 @@ fn config_diff(saved: &DfsConfig, asked: &DfsConfig) -> Option<(&'static str, St
             pb(asked.preemption_bound),
         ),
         ("reduction", on(saved.reduction), on(asked.reduction)),
-        ("source-DPOR", on(saved.dpor), on(asked.dpor)),
+        ("DPOR", on(saved.dpor), on(asked.dpor)),
+        ("optimal DPOR", on(saved.optimal), on(asked.optimal)),
         (
             "split depth",
             saved.split_depth.to_string(),
@@ -417,6 +418,9 @@ pub fn dfs_bound(config: &DfsConfig) -> String {
     format!(
         "{}, preemptions {}",
         match (config.reduction, config.dpor) {
+            (true, true) if config.optimal && config.preemption_bound.is_none() => {
+                "optimal DPOR (wakeup trees) + sleep sets"
+            }
             (true, true) => "source-DPOR + sleep sets",
             (true, false) => "sleep sets",
             (false, _) => "no reduction",

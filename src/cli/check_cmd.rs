@@ -495,11 +495,12 @@ fn exploration(args: &ExploreArgs) -> Result<Exploration, String> {
     if (args.checkpoint.is_some()
         || args.no_reduction
         || args.preemption_bound.is_some()
-        || args.unbounded)
+        || args.unbounded
+        || args.optimal)
         && checker != Checker::SimDfs
     {
         return Err(
-            "--checkpoint, --resume, --no-reduction, --preemption-bound and --unbounded apply to sim-dfs"
+            "--checkpoint, --resume, --no-reduction, --preemption-bound, --unbounded and --optimal apply to sim-dfs"
                 .into(),
         );
     }
@@ -519,6 +520,7 @@ fn exploration(args: &ExploreArgs) -> Result<Exploration, String> {
                 false => args.preemption_bound.or(scenario.bounds.dfs),
             },
             shard: budget.shard,
+            optimal: args.optimal,
             ..DfsConfig::default()
         },
         max_executions: budget.dfs_executions,

@@ -178,6 +178,10 @@ pub(super) struct ExploreArgs {
     /// `sim-dfs`: no preemption bound (the whole space; may not finish).
     #[arg(long)]
     unbounded: bool,
+    /// `sim-dfs` without a preemption bound: optimal DPOR (wakeup trees)
+    /// instead of source sets.
+    #[arg(long)]
+    optimal: bool,
     /// Part k of n (`2/4`) of sim, sim-dfs or tokio.
     #[arg(long)]
     shard: Option<String>,

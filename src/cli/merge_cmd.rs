@@ -657,6 +657,8 @@ fn union(scenario: &'static Scenario, checker: Checker, parts: Vec<RowIn>) -> Re
             sum.executions += d.executions;
             sum.complete += d.complete;
             sum.blocked += d.blocked;
+            sum.await_stalled += d.await_stalled;
+            sum.wakeup_dropped += d.wakeup_dropped;
             sum.max_depth = sum.max_depth.max(d.max_depth);
             sum.max_preemptions = sum.max_preemptions.max(d.max_preemptions);
             sum.races += d.races;
