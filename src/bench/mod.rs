@@ -109,6 +109,11 @@ pub struct BenchArgs {
     /// binary was built from].
     #[arg(long)]
     pins_file: Option<PathBuf>,
+    /// With --pins: take each scenario's `sim-dfs` schedules and views
+    /// from this `check --tier pr --json` output (or `merge --json` of its
+    /// shards) instead of searching again; scenarios it lacks are searched.
+    #[arg(long)]
+    from_check: Option<PathBuf>,
 }
 
 impl BenchArgs {
@@ -140,6 +145,7 @@ impl BenchArgs {
             ("--write", self.write),
             ("--json", self.json),
             ("--pins-file", self.pins_file.is_some()),
+            ("--from-check", self.from_check.is_some()),
         ]
         .into_iter()
         .filter_map(|(flag, set)| set.then_some(flag))
@@ -551,14 +557,14 @@ fn writable(path: &std::path::Path) -> Result<(), String> {
 pub fn run(args: &BenchArgs) -> ExitCode {
     if args.pins {
         if let Some(flag) = args.bench_options().first() {
-            eprintln!("error: {flag} does not apply to --pins (it takes only --json, --write and --pins-file)");
+            eprintln!("error: {flag} does not apply to --pins (it takes only --json, --write, --pins-file and --from-check)");
             return ExitCode::from(2);
         }
         let path = args
             .pins_file
             .clone()
             .unwrap_or_else(|| PathBuf::from(pins::FILE));
-        return pins::run(&path, args.write, args.json);
+        return pins::run(&path, args.write, args.json, args.from_check.as_deref());
     }
     if let Some(flag) = args.pins_options().first() {
         eprintln!("error: {flag} applies to --pins only");

@@ -127,8 +127,16 @@ fn bench_out_is_checked_before_the_bench_runs() {
 /// minute of measuring.
 #[test]
 fn bench_pins_input_is_checked_before_the_measuring() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--write"], "error: --write applies to --pins only"),
+        (
+            &["--from-check", "c.jsonl"],
+            "error: --from-check applies to --pins only",
+        ),
+        (
+            &["--pins", "--from-check", "/nonexistent/c.jsonl"],
+            "error: cannot read /nonexistent/c.jsonl",
+        ),
         (&["--json"], "error: --json applies to --pins only"),
         (
             &["--pins", "--seeds", "3"],
@@ -147,6 +155,19 @@ fn bench_pins_input_is_checked_before_the_measuring() {
         let r = run(&[&["bench"], flags].concat());
         assert_refused(&r, |l| l.starts_with(said), Duration::from_secs(5));
     }
+    // One shard of a check is not the whole run the sim-dfs pins count.
+    let shard = std::env::temp_dir().join(format!("lifecycle-shard-{}.jsonl", std::process::id()));
+    std::fs::write(
+        &shard,
+        r#"{"kind":"end","settings":{"tier":"pr"},"shard":"1/2","judged":false}"#,
+    )
+    .expect("a temporary file");
+    let r = run(&["bench", "--pins", "--from-check", shard.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&shard);
+    let said = |l: &str| {
+        l.ends_with("not a whole `check --tier pr` run of this build with its own sim-dfs budget")
+    };
+    assert_refused(&r, said, Duration::from_secs(5));
 }
 
 #[test]

@@ -29,6 +29,7 @@ use crate::faults::{Fault, Faults};
 use crate::rules::{Family, Rule};
 use crate::scenarios::{self, Scenario};
 use lifecycle_models::report::{self as models, MODELS};
+use std::collections::BTreeMap;
 
 /// Cap of the unbounded DPOR searches (each exhausts far below it).
 const DPOR_CAP: u64 = 2_000_000;
@@ -332,6 +333,13 @@ fn model(name: &'static str) -> Job {
 
 /// Every job, in the order `bench --pins` runs them (cheap ones first).
 pub fn jobs() -> Vec<Job> {
+    jobs_given(&BTreeMap::new())
+}
+
+/// [`jobs`], except that the `sim-dfs` row of each scenario in `given`
+/// (its schedules and views, as a `check --tier pr --json` run reported
+/// them) is taken from there instead of searched again.
+pub fn jobs_given(given: &BTreeMap<String, [u64; 2]>) -> Vec<Job> {
     let mut jobs = vec![registries(), pr_bounds(), clause_table()];
     jobs.extend(scenarios::ALL.iter().map(|s| task_counts(s)));
     jobs.extend(MODELS.into_iter().map(model));
@@ -341,7 +349,17 @@ pub fn jobs() -> Vec<Job> {
             .filter(|s| s.bounds.dfs.is_none())
             .map(|s| dpor(s)),
     );
-    jobs.extend(scenarios::ALL.iter().map(|s| sim_dfs(s)));
+    jobs.extend(scenarios::ALL.iter().map(|s| match given.get(s.name) {
+        Some(&row) => {
+            let searched = sim_dfs(s);
+            Job::new(
+                format!("{} (from the check run)", searched.name),
+                searched.figures,
+                move || row.to_vec(),
+            )
+        }
+        None => sim_dfs(s),
+    }));
     jobs
 }
 

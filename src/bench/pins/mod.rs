@@ -19,6 +19,7 @@ pub mod file;
 pub use file::{Pin, Pins, FILE};
 
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::OnceLock;
@@ -166,7 +167,7 @@ pub fn json_lines(rows: &[Row]) -> String {
 /// `path`; with `write`, rewrite the file from the measurement instead of
 /// failing on a difference. The table (or, with `json`, JSON lines) goes
 /// to stdout, progress and the time taken to stderr.
-pub fn run(path: &Path, write: bool, json: bool) -> ExitCode {
+pub fn run(path: &Path, write: bool, json: bool, from_check: Option<&Path>) -> ExitCode {
     // Checked before the minute of measuring. A missing or broken file is
     // what --write repairs.
     let pinned = if write {
@@ -180,8 +181,14 @@ pub fn run(path: &Path, write: bool, json: bool) -> ExitCode {
             Err(e) => return refuse(&e),
         }
     };
+    let given = match from_check.map(sim_dfs_rows).transpose() {
+        Ok(given) => given.unwrap_or_default(),
+        Err(e) => return refuse(&e),
+    };
     let start = Instant::now();
-    let measured = figures::measure(&figures::jobs(), &|job| eprintln!("pins: {job}"));
+    let measured = figures::measure(&figures::jobs_given(&given), &|job| {
+        eprintln!("pins: {job}")
+    });
     let rows = compare(&pinned, &measured);
     if json {
         print!("{}", json_lines(&rows));
@@ -205,6 +212,51 @@ pub fn run(path: &Path, write: bool, json: bool) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// The `sim-dfs` rows of a whole `check --tier pr --json` run (or of
+/// `merge --json` of its shards): each scenario's schedules and views.
+fn sim_dfs_rows(path: &Path) -> Result<BTreeMap<String, [u64; 2]>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut rows = BTreeMap::new();
+    let mut end = None;
+    for (n, line) in text.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| format!("{}:{}: not a JSON line: {e}", path.display(), n + 1))?;
+        match v["kind"].as_str() {
+            Some("row") if v["checker"] == "sim-dfs" && v["fault"].is_null() => {
+                let field = |k: &str| {
+                    v[k].as_u64()
+                        .ok_or_else(|| format!("{}:{}: no {k}", path.display(), n + 1))
+                };
+                let scenario = v["scenario"].as_str().unwrap_or_default().to_string();
+                rows.insert(
+                    scenario,
+                    [field("executions")?, field("distinct_outcomes")?],
+                );
+            }
+            Some("end") => end = Some(v),
+            _ => {}
+        }
+    }
+    let end =
+        end.ok_or_else(|| format!("{}: no end line: not a whole check run", path.display()))?;
+    let settings = &end["settings"];
+    let pr = crate::check::Budget::PR;
+    let whole_pr = end["shard"] == "1/1"
+        && settings["tier"] == "pr"
+        && settings["dfs_preemptions"].is_null()
+        && settings["dfs_bound_extra"] == 0
+        && settings["dfs_executions"] == pr.dfs_executions
+        && settings["fingerprint"] == crate::check::replay::BUILD_FINGERPRINT;
+    if !whole_pr {
+        return Err(format!(
+            "{}: not a whole `check --tier pr` run of this build with its own sim-dfs budget",
+            path.display()
+        ));
+    }
+    Ok(rows)
 }
 
 fn refuse(e: &str) -> ExitCode {
