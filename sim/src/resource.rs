@@ -170,25 +170,32 @@ pub fn normalize(fp: &mut Vec<u64>) {
 }
 
 /// Whether two footprints (normalized) commute: no resource that both
-/// touch and at least one writes.
+/// touch and at least one writes (a stutter's read commutes with a write,
+/// see [`note_await`]).
 pub fn independent(a: &[u64], b: &[u64]) -> bool {
+    !clash(a, b, |x, y| {
+        is_stutter_read(x) || is_stutter_read(y) || (is_read(x) && is_read(y))
+    })
+}
+
+/// Whether two normalized footprints touch a resource whose two entries
+/// do not `commute` (a merge walk over both, allocation-free).
+pub(crate) fn clash(a: &[u64], b: &[u64], commute: impl Fn(u64, u64) -> bool) -> bool {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         match base(a[i]).cmp(&base(b[j])) {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
             std::cmp::Ordering::Equal => {
-                let stutter = is_stutter_read(a[i]) || is_stutter_read(b[j]);
-                let both_read = is_read(a[i]) && is_read(b[j]);
-                if !(stutter || both_read) {
-                    return false;
+                if !commute(a[i], b[j]) {
+                    return true;
                 }
                 i += 1;
                 j += 1;
             }
         }
     }
-    true
+    false
 }
 
 /// A resource id in words, for traces: `spawn`, `random`, `timer@40ms`,

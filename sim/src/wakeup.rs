@@ -35,7 +35,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::resource::{base, is_read};
+use crate::resource::{clash, is_read};
 use crate::task::TaskId;
 
 /// A sequence of steps: each a task and its footprint.
@@ -55,21 +55,7 @@ pub(crate) struct Branch {
 /// Whether two normalized footprints conflict: a resource both touch and
 /// at least one writes (a stutter's read is a read).
 pub(crate) fn conflict(a: &[u64], b: &[u64]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match base(a[i]).cmp(&base(b[j])) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                if !(is_read(a[i]) && is_read(b[j])) {
-                    return true;
-                }
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    false
+    clash(a, b, |x, y| is_read(x) && is_read(y))
 }
 
 /// How `task`, whose next step has footprint `fp`, is a weak initial of

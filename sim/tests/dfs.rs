@@ -177,30 +177,39 @@ fn shards_partition_the_search() {
 
 #[test]
 fn checkpoint_resume_continues_exactly() {
-    let whole = search(cfg(true), 3, 2, true);
-    // Run 5 executions, checkpoint, resume in a new search, finish.
-    let mut dfs = Dfs::new(cfg(true));
-    let mut plans = BTreeSet::new();
-    for _ in 0..5 {
-        let s = dfs.next_scheduler().expect("not exhausted yet");
-        let mut sim = Sim::new(s, 10_000);
-        let _ = run(&mut sim, 3, 2, true);
-        if dfs.end_execution() == ExecKind::Complete {
-            plans.insert(sim.choices().to_vec());
+    // Source sets, and optimal DPOR (whose wakeup trees the checkpoint
+    // must carry).
+    let optimal = DfsConfig {
+        optimal: true,
+        ..cfg(true)
+    };
+    for config in [cfg(true), optimal] {
+        let whole = search(config.clone(), 3, 2, true);
+        // Run 5 executions, checkpoint, resume in a new search, finish.
+        let mut dfs = Dfs::new(config.clone());
+        let mut plans = BTreeSet::new();
+        for _ in 0..5 {
+            let s = dfs.next_scheduler().expect("not exhausted yet");
+            let mut sim = Sim::new(s, 10_000);
+            let _ = run(&mut sim, 3, 2, true);
+            if dfs.end_execution() == ExecKind::Complete {
+                plans.insert(sim.choices().to_vec());
+            }
         }
-    }
-    let json = dfs.checkpoint();
-    drop(dfs);
-    let mut dfs = Dfs::resume(&json).expect("resumes");
-    while let Some(s) = dfs.next_scheduler() {
-        let mut sim = Sim::new(s, 10_000);
-        let _ = run(&mut sim, 3, 2, true);
-        if dfs.end_execution() == ExecKind::Complete {
-            plans.insert(sim.choices().to_vec());
+        let json = dfs.checkpoint();
+        drop(dfs);
+        let mut dfs = Dfs::resume(&json).expect("resumes");
+        while let Some(s) = dfs.next_scheduler() {
+            let mut sim = Sim::new(s, 10_000);
+            let _ = run(&mut sim, 3, 2, true);
+            if dfs.end_execution() == ExecKind::Complete {
+                plans.insert(sim.choices().to_vec());
+            }
         }
+        assert_eq!(plans, whole.plans, "{config:?}");
+        assert_eq!(dfs.stats().complete, whole.complete, "{config:?}");
+        assert_eq!(dfs.stats().executions, whole.executions, "{config:?}");
     }
-    assert_eq!(plans, whole.plans);
-    assert_eq!(dfs.stats().complete, whole.complete);
     assert!(Dfs::resume("{not json").is_err());
 }
 

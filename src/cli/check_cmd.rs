@@ -504,6 +504,13 @@ fn exploration(args: &ExploreArgs) -> Result<Exploration, String> {
                 .into(),
         );
     }
+    if args.optimal && !args.unbounded && (args.preemption_bound.or(scenario.bounds.dfs)).is_some()
+    {
+        return Err(format!(
+            "--optimal needs an unbounded search: {} is searched at a preemption bound (add --unbounded)",
+            scenario.name
+        ));
+    }
     let mut budget = Budget::PR;
     if let Some(n) = args.budget {
         budget = budget.with_executions(super::in_range("--budget", n, 1, super::MAX_COUNT)?);
