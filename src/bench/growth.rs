@@ -1,8 +1,11 @@
 //! How the cost of exhaustive search grows with the work: the two scalable
-//! scenarios at 2, 3 and 4 racers (`scenarios::set_width`), each measured
-//! as schedules and seconds for `sim-dfs` unbounded and at preemption
-//! bound 2, and for loom at bound 2. A search that hits its cap says so
-//! (`stopped at N`) instead of pretending to have finished.
+//! scenarios (`scenarios::set_width`), `same-id-create-race` at 2 to 5
+//! creators and `concurrent-dispose` at 2 to 4 disposers, each measured as
+//! schedules and seconds for `sim-dfs` unbounded and at preemption bound 2,
+//! and for loom at bound 2 (the equal bound). A search that hits its cap
+//! says so (`stopped at N`) instead of pretending to have finished. Each
+//! column's growth per added racer is fitted over the widths it exhausted:
+//! `exp` of the least-squares slope of `ln(schedules)` on the width.
 
 use super::Space;
 use crate::check::loom_check;
@@ -10,10 +13,11 @@ use crate::faults::Faults;
 use crate::scenarios::{self, Scenario};
 use serde::Serialize;
 
-/// The scenarios that scale, and what their width counts.
-pub const SCALABLE: [(&Scenario, &str); 2] = [
-    (&scenarios::dispose::CONCURRENT_DISPOSE, "disposers"),
-    (&scenarios::identity::SAME_ID_CREATE_RACE, "creators"),
+/// The scenarios that scale, what their width counts, and the widths
+/// measured.
+pub const SCALABLE: [(&Scenario, &str, std::ops::RangeInclusive<usize>); 2] = [
+    (&scenarios::dispose::CONCURRENT_DISPOSE, "disposers", 2..=4),
+    (&scenarios::identity::SAME_ID_CREATE_RACE, "creators", 2..=5),
 ];
 
 /// One scenario at one width.
@@ -43,12 +47,12 @@ fn loom(scenario: &'static Scenario, cap: u64) -> Option<Space> {
     })
 }
 
-/// Measures every scalable scenario at widths 2, 3 and 4; every search
-/// stops after `cap` schedules. The width is restored to 3 afterwards.
+/// Measures every scalable scenario at its widths; every search stops
+/// after `cap` schedules. The width is restored to 3 afterwards.
 pub fn measure(cap: u64, with_loom: bool) -> Vec<Row> {
     let mut rows = Vec::new();
-    for (scenario, racers) in SCALABLE {
-        for width in 2..=4 {
+    for (scenario, racers, widths) in SCALABLE {
+        for width in widths {
             scenarios::set_width(width);
             eprintln!("bench: growth {} x{width}", scenario.name);
             rows.push(Row {
@@ -71,5 +75,65 @@ pub fn cell(s: &Space) -> String {
         format!("{} ({:.1} s)", s.schedules, s.seconds)
     } else {
         format!("stopped at {} ({:.1} s)", s.schedules, s.seconds)
+    }
+}
+
+/// The fitted growth per added racer of one column over `rows` (one
+/// scenario's widths): `exp` of the least-squares slope of `ln(schedules)`
+/// on the width, over the widths whose search exhausted. `None` with fewer
+/// than two.
+pub fn fitted(rows: &[&Row], column: impl Fn(&Row) -> Option<&Space>) -> Option<f64> {
+    let points: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| {
+            let s = column(r)?;
+            (s.exhausted && s.schedules > 0).then(|| (r.width as f64, (s.schedules as f64).ln()))
+        })
+        .collect();
+    if points.len() < 2 {
+        return None;
+    }
+    let n = points.len() as f64;
+    let (mx, my) = (
+        points.iter().map(|p| p.0).sum::<f64>() / n,
+        points.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    Some((sxy / sxx).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(width: usize, unbounded: u64, exhausted: bool) -> Row {
+        let space = |schedules| Space {
+            schedules,
+            exhausted,
+            seconds: 0.0,
+            bound: String::new(),
+        };
+        Row {
+            scenario: "s",
+            racers: "r",
+            width,
+            dfs_unbounded: space(unbounded),
+            dfs_pb2: space(1),
+            loom_pb2: None,
+        }
+    }
+
+    #[test]
+    fn growth_is_fitted_over_the_exhausted_widths() {
+        let rows = [row(2, 10, true), row(3, 100, true), row(4, 1000, true)];
+        let refs: Vec<&Row> = rows.iter().collect();
+        let g = fitted(&refs, |r| Some(&r.dfs_unbounded)).expect("three points");
+        assert!((g - 10.0).abs() < 1e-9, "{g}");
+        // A search stopped at its cap is no point; one point fits nothing.
+        let rows = [row(2, 10, true), row(3, 300_000, false)];
+        let refs: Vec<&Row> = rows.iter().collect();
+        assert_eq!(fitted(&refs, |r| Some(&r.dfs_unbounded)), None);
+        assert_eq!(fitted(&refs, |r| r.loom_pb2.as_ref()), None);
     }
 }

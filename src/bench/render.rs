@@ -231,22 +231,38 @@ fn growth_table(s: &mut String, rows: &[growth::Row]) {
     }
     let _ = writeln!(
         s,
-        "\n6. growth: schedules (seconds) to exhaust, by racers; `stopped at N` = hit the cap"
+        "\n6. growth: schedules (seconds) to exhaust, by racers; `stopped at N` = hit the cap;\n   \
+         `x per racer`: fitted growth per added racer over the exhausted widths"
     );
     let _ = writeln!(
         s,
-        "{:<22} {:<10} {:>28} {:>28} {:>28}",
+        "{:<22} {:<12} {:>28} {:>28} {:>28}",
         "scenario", "racers", "sim-dfs unbounded", "sim-dfs pb<=2", "loom pb<=2"
     );
-    for row in rows {
+    let fit = |g: Option<f64>| g.map_or("-".to_string(), |g| format!("x{g:.1} per racer"));
+    let mut scenarios: Vec<&str> = rows.iter().map(|r| r.scenario).collect();
+    scenarios.dedup();
+    for scenario in scenarios {
+        let mine: Vec<&growth::Row> = rows.iter().filter(|r| r.scenario == scenario).collect();
+        for row in &mine {
+            let _ = writeln!(
+                s,
+                "{:<22} {:<12} {:>28} {:>28} {:>28}",
+                row.scenario,
+                format!("{} {}", row.width, row.racers),
+                growth::cell(&row.dfs_unbounded),
+                growth::cell(&row.dfs_pb2),
+                row.loom_pb2.as_ref().map_or("-".into(), growth::cell)
+            );
+        }
         let _ = writeln!(
             s,
-            "{:<22} {:<10} {:>28} {:>28} {:>28}",
-            row.scenario,
-            format!("{} {}", row.width, row.racers),
-            growth::cell(&row.dfs_unbounded),
-            growth::cell(&row.dfs_pb2),
-            row.loom_pb2.as_ref().map_or("-".into(), growth::cell)
+            "{:<22} {:<12} {:>28} {:>28} {:>28}",
+            scenario,
+            "growth",
+            fit(growth::fitted(&mine, |r| Some(&r.dfs_unbounded))),
+            fit(growth::fitted(&mine, |r| Some(&r.dfs_pb2))),
+            fit(growth::fitted(&mine, |r| r.loom_pb2.as_ref()))
         );
     }
 }

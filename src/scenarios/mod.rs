@@ -42,9 +42,9 @@ static WIDTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::n
 /// The environment variable that carries [`width`] to a loom worker.
 pub const WIDTH_ENV: &str = "LIFECYCLE_SCENARIO_WIDTH";
 
-/// Sets the racers of the scalable scenarios (2 to 4; others are clamped).
+/// Sets the racers of the scalable scenarios (2 to 5; others are clamped).
 pub fn set_width(n: usize) {
-    WIDTH.store(n.clamp(2, 4), std::sync::atomic::Ordering::Relaxed);
+    WIDTH.store(n.clamp(2, 5), std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The racers of the scalable scenarios (see [`set_width`]).
