@@ -99,15 +99,21 @@ fn file_backend_corruption_before_the_tail_is_an_error() {
     assert!(err.to_string().contains("corrupt record"), "{err}");
 }
 
-/// Session "s" entered in `store`, its `turn/start` of prompt 0 appended
-/// and flushed; its serial.
-async fn flushed_turn_start(store: &SessionStore<SimRt>) -> u64 {
+/// Session "s" entered in `store` and its `turn/start` of prompt 0
+/// appended (not flushed); its serial.
+fn entered_turn_start(store: &SessionStore<SimRt>) -> u64 {
     let p = store.prepare("s").expect("prepare");
     let serial = p.serial();
     store.enter(p).expect("enter");
     store
         .append("s", serial, Entry::TurnStart { prompt: 0 })
         .expect("append");
+    serial
+}
+
+/// [`entered_turn_start`], flushed.
+async fn flushed_turn_start(store: &SessionStore<SimRt>) -> u64 {
+    let serial = entered_turn_start(store);
     store.flush("s", serial).await.expect("flush");
     serial
 }
@@ -291,13 +297,7 @@ fn a_failed_write_fails_the_session_until_its_next_turn() {
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
         let store = SessionStore::<SimRt>::new(d.clone(), Hooks::none());
-        let p = store.prepare("s").expect("prepare");
-        let serial = p.serial();
-        store.enter(p).expect("enter");
-        store
-            .append("s", serial, Entry::TurnStart { prompt: 0 })
-            .expect("append");
-        store.flush("s", serial).await.expect("flush");
+        let serial = flushed_turn_start(&store).await;
         let step = |step| Entry::Step {
             prompt: 0,
             step,
@@ -356,12 +356,7 @@ fn m26_a_failed_session_refuses_its_next_turn() {
     sim.block_on(async move {
         let hooks = Hooks::none().with_faults(Faults::none().with(Fault::M26));
         let store = SessionStore::<SimRt>::new(d.clone(), hooks);
-        let p = store.prepare("s").expect("prepare");
-        let serial = p.serial();
-        store.enter(p).expect("enter");
-        store
-            .append("s", serial, Entry::TurnStart { prompt: 0 })
-            .expect("append");
+        let serial = entered_turn_start(&store);
         d.fail_next(DiskFault::WriteEnospc);
         store.flush("s", serial).await.expect_err("ENOSPC");
         store

@@ -49,9 +49,10 @@
 //!   reverses it (`notdep(e).e'`) is inserted at the first step's decision,
 //!   unless a task asleep or explored there is a weak initial of it (that
 //!   class is covered); the search follows a branch step by step and hands
-//!   its subtree down. Every class of the equivalence below is explored
-//!   once; a run ends *sleep-blocked* (every ready task asleep) only where
-//!   steps are not the same events in every run (see below).
+//!   its subtree down. Where a task's next step is the same event in every
+//!   run that reaches it, every class is explored once and no run ends
+//!   *sleep-blocked* (every ready task asleep); see below for where the
+//!   lifecycle's steps are not.
 //! - **Otherwise: source sets.** A decision's *backtrack set* gets one
 //!   *initial* of each reversal; runs where every ready task sleeps are
 //!   counted as `blocked`.
@@ -102,7 +103,7 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use crate::race::{reversals, reversing_sequences, Event, Reversal};
-use crate::resource::independent;
+use crate::resource::{independent, is_stutter_step};
 use crate::scheduler::{is_preemption, value_stream, Scheduler};
 use crate::task::TaskId;
 use crate::wakeup::{self, Branch};
@@ -317,14 +318,6 @@ struct State {
     expected_next: Option<Vec<u64>>,
 }
 
-/// Whether a footprint is a stutter's (a failed await, see
-/// `resource::note_await`).
-fn is_stutter(footprint: &[u64]) -> bool {
-    footprint
-        .iter()
-        .any(|&r| crate::resource::is_stutter_read(r))
-}
-
 const KEY_SEED: u64 = 0xcbf2_9ce4_8422_2325;
 
 fn mix(key: u64, task: TaskId) -> u64 {
@@ -379,7 +372,13 @@ impl State {
     /// Whether decisions after `branches` branching decisions use wakeup
     /// trees (optimal DPOR): DPOR without a preemption bound.
     fn optimal_at(&self, branches: u32) -> bool {
-        self.config.optimal && self.config.preemption_bound.is_none() && self.dpor_at(branches)
+        self.optimal() && self.dpor_at(branches)
+    }
+
+    /// Whether the search uses wakeup trees at all: optimal DPOR asked
+    /// for, and no preemption bound.
+    fn optimal(&self) -> bool {
+        self.config.optimal && self.config.preemption_bound.is_none()
     }
 
     /// Whether this shard owns the subtree of `key`. The key is a
@@ -575,7 +574,7 @@ impl State {
                 if node
                     .expected
                     .as_deref()
-                    .is_some_and(|e| is_stutter(footprint) && !is_stutter(e))
+                    .is_some_and(|e| is_stutter_step(footprint) && !is_stutter_step(e))
                 {
                     self.stats.await_stalled += 1;
                 }
@@ -638,7 +637,7 @@ impl State {
         if !self.config.reduction || !self.config.dpor {
             return;
         }
-        if self.config.optimal && self.config.preemption_bound.is_none() {
+        if self.optimal() {
             self.insert_reversals();
             return;
         }
@@ -762,7 +761,7 @@ impl State {
     fn backtrack(&mut self) {
         let bound = self.config.preemption_bound;
         let reduction = self.config.reduction;
-        let optimal = self.config.optimal && bound.is_none();
+        let optimal = self.optimal();
         while let Some(node) = self.stack.last_mut() {
             let fp = node.footprint.take().unwrap_or_default();
             node.done.push((node.chosen, fp));

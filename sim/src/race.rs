@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::resource::{base, is_read, is_stutter_read, WAKE};
+use crate::resource::{base, is_read, is_stutter_step, WAKE};
 use crate::task::TaskId;
 
 /// The accesses to one resource so far: the last write and the reads since.
@@ -60,7 +60,6 @@ impl Event<'_> {
 /// for a step cannot run before the only thing that enables it.
 fn feasible(events: &[Event<'_>], j: usize, i: usize, v: impl Iterator<Item = usize>) -> bool {
     let ti = events[i].task;
-
     if !events[j].enabled(ti) {
         return true;
     }
@@ -141,7 +140,7 @@ fn analyse(events: &[Event<'_>]) -> Analysis {
         preds.dedup();
         // A stutter (a failed await, see `resource::note_await`) races with
         // the write it read, and is otherwise no event: no edge leaves it.
-        let stutter = e.footprint.iter().any(|&r| is_stutter_read(r));
+        let stutter = is_stutter_step(e.footprint);
         stutters[i] = stutter;
         for &j in &preds {
             let tj = events[j].task;

@@ -150,6 +150,11 @@ pub fn base(entry: u64) -> u64 {
     entry & !(READ | STUTTER)
 }
 
+/// Whether a normalized footprint is a stutter step's (see [`note_await`]).
+pub(crate) fn is_stutter_step(footprint: &[u64]) -> bool {
+    footprint.iter().any(|&r| is_stutter_read(r))
+}
+
 /// Whether a footprint entry is the read of a stutter step.
 pub fn is_stutter_read(entry: u64) -> bool {
     entry & STUTTER != 0

@@ -9,7 +9,9 @@
 //! the branch's subtree down to the decision it leads to, so a reversal is
 //! followed step by step rather than re-derived.
 //!
-//! Why this removes sleep-blocked runs: source-DPOR adds only one task (an
+//! Why this removes sleep-blocked runs where a task's next step is the same
+//! event in every run that reaches it (the module docs of `dfs` say where
+//! the lifecycle's steps are not): source-DPOR adds only one task (an
 //! initial of the reversing sequence) and then lets the run go where its
 //! first choices take it, where every task may turn out asleep. A wakeup
 //! tree carries the whole sequence, which ends in a step no sleeping task

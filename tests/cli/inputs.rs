@@ -100,7 +100,17 @@ fn resuming_with_other_search_settings_is_refused() {
 /// work (all of them together within 5 s) and with nothing on stdout.
 #[test]
 fn inputs_are_checked_before_any_work() {
-    let cases: [(&[&str], &str); 13] = [
+    let cases: [(&[&str], &str); 15] = [
+        (
+            &["explore", "cancel-mid-turn", "--optimal"],
+            "error: --optimal needs an unbounded search: cancel-mid-turn is searched at a \
+             preemption bound (add --unbounded)",
+        ),
+        (
+            &["explore", "cancel-before-claim", "--checker", "sim", "--optimal"],
+            "error: --checkpoint, --resume, --no-reduction, --preemption-bound, --unbounded and \
+             --optimal apply to sim-dfs",
+        ),
         (
             &["explore", "cancel-before-claim", "--unbounded", "--checkpoint", "/nonexistent/dir/cp.json"],
             "error: cannot write checkpoint /nonexistent/dir/cp.json: no directory /nonexistent/dir",
