@@ -10,10 +10,11 @@
 //! observed (the agent's own answers come from its typed prompt fates,
 //! `journal::Fate`).
 
+use crate::events::LifecycleEvent;
 use crate::faults::{Fault, Faults};
 use crate::rt::Rt;
 use crate::scope::Scope;
-use crate::world::{World, WorldEvent};
+use crate::world::World;
 use std::sync::Arc;
 
 /// Faults and an optional world observer.
@@ -70,10 +71,11 @@ impl<R: Rt> Hooks<R> {
         self.faults
     }
 
-    /// Tell the observer `event` (nothing without one).
-    pub fn record(&self, event: WorldEvent) {
+    /// Tell the observer the event `event` builds (built only if there is
+    /// one).
+    pub fn record(&self, event: impl FnOnce() -> LifecycleEvent) {
         if let Some(world) = &self.world {
-            world.record(event);
+            world.record(event());
         }
     }
 
@@ -85,10 +87,12 @@ impl<R: Rt> Hooks<R> {
             self.world.is_some().then(|| {
                 Arc::new(move |scope: &str, done: bool| {
                     let scope = scope.to_string();
-                    hooks.record(if done {
-                        WorldEvent::ScopeUnloaded { scope }
-                    } else {
-                        WorldEvent::ScopeUnloading { scope }
+                    hooks.record(|| {
+                        if done {
+                            LifecycleEvent::ScopeUnloaded { scope }
+                        } else {
+                            LifecycleEvent::ScopeUnloading { scope }
+                        }
                     });
                 }) as _
             }),

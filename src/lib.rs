@@ -54,6 +54,10 @@
 //! `harness` (on by default) builds the checkers, scenarios and benchmarks,
 //! and pulls in loom and shuttle. `cargo build --no-default-features` builds
 //! the lifecycle library and the `lifecycle acp` server alone, with neither.
+//! `faults` (implied by `harness`) compiles the fault switches of SPEC §3,
+//! the world journal, the hooks that plug them in and the oracles; without
+//! it the lifecycle's fault branches are the constant `false` and its
+//! events are never built ([`events`]).
 #![deny(missing_docs)]
 
 pub mod acp;
@@ -66,10 +70,15 @@ pub mod check;
 #[cfg(feature = "harness")]
 pub mod clauses;
 pub mod cli;
+pub mod events;
+#[cfg(feature = "faults")]
 pub mod faults;
+#[cfg(feature = "faults")]
 pub mod hooks;
 pub mod journal;
+#[cfg(feature = "faults")]
 pub mod oracle;
+#[cfg(feature = "faults")]
 pub mod oracle_world;
 pub mod provider;
 pub mod registry;
@@ -82,4 +91,5 @@ pub mod session_log;
 pub mod shell;
 pub mod store;
 pub mod tool_bash;
+#[cfg(feature = "faults")]
 pub mod world;

@@ -8,10 +8,10 @@
 //! Whether the drain did its work is S7's, observed on the shell's side by
 //! the scenarios.
 
+use crate::events::LifecycleEvent;
 use crate::oracle::Violation;
 use crate::rules::Rule;
-use crate::world::WorldEvent;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The rules [`check_world`] evaluates.
 pub const WORLD_RULES: [&str; 6] = ["D1", "D2", "D3", "D4", "R1", "R3"];
@@ -29,83 +29,115 @@ struct Teardown {
     returned: Vec<(usize, String)>,
 }
 
+/// The sessions and the registered agents the journal shows live, per id:
+/// R1 recomputed from what happened, not from a count production kept.
+#[derive(Default)]
+struct Live {
+    sessions: Holders,
+    agents: Holders,
+}
+
+/// Serials holding each id.
+#[derive(Default)]
+struct Holders(BTreeMap<String, BTreeSet<u64>>);
+
+impl Holders {
+    /// `(id, serial)` took the id; how many others held it then.
+    fn enter(&mut self, id: &str, serial: u64) -> usize {
+        let held = self.0.entry(id.to_string()).or_default();
+        let others = held.iter().filter(|s| **s != serial).count();
+        held.insert(serial);
+        others
+    }
+
+    /// `(id, serial)` let the id go.
+    fn leave(&mut self, id: &str, serial: u64) {
+        if let Some(held) = self.0.get_mut(id) {
+            held.remove(&serial);
+        }
+    }
+}
+
 /// Check the world journal.
-pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
+pub fn check_world(events: &[LifecycleEvent]) -> Vec<Violation> {
     let mut v = Vec::new();
     let mut teardowns: BTreeMap<(String, u64), Teardown> = BTreeMap::new();
     let mut refused: BTreeMap<u64, String> = BTreeMap::new();
+    let mut live = Live::default();
     for (i, ev) in events.iter().enumerate() {
         match ev {
-            WorldEvent::SessionEntered {
-                id,
-                serial,
-                live_with_id,
-            } if *live_with_id > 1 => v.push(Violation::new(
-                Rule::R1,
-                format!(
-                    "session {id}#{serial} entered while {} live sessions had id {id:?}",
-                    live_with_id - 1
-                ),
-            )),
-            WorldEvent::AgentRegistered {
-                id,
-                serial,
-                registered_with_id,
-            } if *registered_with_id > 1 => v.push(Violation::new(
-                Rule::R1,
-                format!(
-                    "agent {id}#{serial} registered beside {} other live agent(s) with its id",
-                    registered_with_id - 1
-                ),
-            )),
-            WorldEvent::CreateChecked {
+            LifecycleEvent::SessionEntered { id, serial } => {
+                let others = live.sessions.enter(id, *serial);
+                if others > 0 {
+                    v.push(Violation::new(
+                        Rule::R1,
+                        format!(
+                            "session {id}#{serial} entered while {others} live session(s) had id {id:?}"
+                        ),
+                    ));
+                }
+            }
+            LifecycleEvent::SessionRetired { id, serial } => live.sessions.leave(id, *serial),
+            LifecycleEvent::AgentRegistered { id, serial } => {
+                let others = live.agents.enter(id, *serial);
+                if others > 0 {
+                    v.push(Violation::new(
+                        Rule::R1,
+                        format!(
+                            "agent {id}#{serial} registered beside {others} other live agent(s) with its id"
+                        ),
+                    ));
+                }
+            }
+            LifecycleEvent::AgentDetached { id, serial } => live.agents.leave(id, *serial),
+            LifecycleEvent::CreateChecked {
                 attempt,
                 owner_active: false,
                 id,
             } => {
                 refused.insert(*attempt, id.clone());
             }
-            WorldEvent::CreateFailed { attempt, .. } => {
+            LifecycleEvent::CreateFailed { attempt, .. } => {
                 refused.remove(attempt);
             }
-            WorldEvent::DisposeCalled { id, serial, .. } => {
+            LifecycleEvent::DisposeCalled { id, serial, .. } => {
                 teardowns.entry((id.clone(), *serial)).or_default().calls += 1;
             }
-            WorldEvent::DisposeReturned { id, serial, by } => {
+            LifecycleEvent::DisposeReturned { id, serial, by } => {
                 teardowns
                     .entry((id.clone(), *serial))
                     .or_default()
                     .returned
                     .push((i, by.clone()));
             }
-            WorldEvent::TeardownBegan { id, serial } => teardowns
+            LifecycleEvent::TeardownBegan { id, serial } => teardowns
                 .entry((id.clone(), *serial))
                 .or_default()
                 .began
                 .push(i),
-            WorldEvent::TeardownDone { id, serial } => teardowns
+            LifecycleEvent::TeardownDone { id, serial } => teardowns
                 .entry((id.clone(), *serial))
                 .or_default()
                 .done
                 .push(i),
-            WorldEvent::TeardownStep {
+            LifecycleEvent::TeardownStep {
                 id, serial, step, ..
             } => {
                 let t = teardowns.entry((id.clone(), *serial)).or_default();
                 t.steps.push(*step);
                 t.step_at.push((*step, i));
             }
-            WorldEvent::TeardownDrain { id, serial } => teardowns
+            LifecycleEvent::TeardownDrain { id, serial } => teardowns
                 .entry((id.clone(), *serial))
                 .or_default()
                 .drains
                 .push(i),
-            WorldEvent::TeardownAborted {
+            LifecycleEvent::TeardownAborted {
                 id,
                 serial,
                 at_step,
             } => teardowns.entry((id.clone(), *serial)).or_default().aborted = Some(*at_step),
-            WorldEvent::AppendDropped { id, serial, entry } => v.push(Violation::new(
+            LifecycleEvent::AppendDropped { id, serial, entry } => v.push(Violation::new(
                 Rule::D3,
                 format!(
                     "session {id}#{serial} lost an append after its hooks were removed: {entry}"
@@ -192,4 +224,80 @@ pub fn check_world(events: &[WorldEvent]) -> Vec<Violation> {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use LifecycleEvent as E;
+
+    fn entered(id: &str, serial: u64) -> E {
+        E::SessionEntered {
+            id: id.into(),
+            serial,
+        }
+    }
+    fn retired(id: &str, serial: u64) -> E {
+        E::SessionRetired {
+            id: id.into(),
+            serial,
+        }
+    }
+    fn registered(id: &str, serial: u64) -> E {
+        E::AgentRegistered {
+            id: id.into(),
+            serial,
+        }
+    }
+    fn detached(id: &str, serial: u64) -> E {
+        E::AgentDetached {
+            id: id.into(),
+            serial,
+        }
+    }
+    fn r1(events: &[E]) -> Vec<String> {
+        check_world(events)
+            .into_iter()
+            .filter(|v| v.rule == crate::oracle::RuleId::Spec(Rule::R1))
+            .map(|v| v.message)
+            .collect()
+    }
+
+    /// R1 is recomputed from entries and ends: an id reused after its
+    /// holder let it go is fine; a second holder while the first is live
+    /// is not, for sessions and for registered agents alike.
+    #[test]
+    fn r1_counts_holders_from_entries_and_ends() {
+        let reuse = [
+            entered("a", 1),
+            registered("a", 1),
+            detached("a", 1),
+            retired("a", 1),
+            entered("a", 2),
+            registered("a", 2),
+        ];
+        assert!(r1(&reuse).is_empty(), "{:?}", r1(&reuse));
+        let twice = [entered("a", 1), entered("a", 2), entered("b", 3)];
+        let found = r1(&twice);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("a#2") && found[0].contains("1 live"),
+            "{found:?}"
+        );
+        // The registry's side on its own: the session ended, the agent
+        // entry stayed (a stale detach removed nothing).
+        let stale = [
+            entered("a", 1),
+            registered("a", 1),
+            retired("a", 1),
+            entered("a", 2),
+            registered("a", 2),
+        ];
+        let found = r1(&stale);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("agent a#2"), "{found:?}");
+        // Another serial's end does not free the id.
+        let wrong_end = [entered("a", 1), retired("a", 7), entered("a", 2)];
+        assert_eq!(r1(&wrong_end).len(), 1);
+    }
 }

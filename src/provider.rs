@@ -19,18 +19,18 @@
 //! agent owns, awaits their settlement and forgets them. It runs after step
 //! 2, so the exited loop can start no new job, and before step 3, so no
 //! later agent with the same id can ever see the old jobs. It is journaled
-//! as [`WorldEvent::TeardownDrain`], apart from D2's steps 1–5, whose
+//! as [`LifecycleEvent::TeardownDrain`], apart from D2's steps 1–5, whose
 //! numbers stay the SPEC's. Fault M20 leaves it out.
 
 use crate::agent::core::AgentCore;
 use crate::agent::{Agent, AgentLoop, StepRunner};
-use crate::faults::Fault;
-use crate::hooks::Hooks;
+use crate::events::Hooks;
+use crate::events::LifecycleEvent;
 use crate::registry::Registry;
 use crate::rt::{BoxFuture, Mutex, Rt};
 use crate::scope::{Admission, Disposer, Effect, EffectObserver, Scope};
 use crate::store::SessionStore;
-use crate::world::{World, WorldEvent};
+use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
 
 /// Why a creation failed.
@@ -110,7 +110,7 @@ pub type DrainHook = Arc<dyn Fn(&str) -> BoxFuture<()> + Send + Sync>;
 
 /// The drain's number in the teardown chain: between D2's steps 2 and 3,
 /// outside their 1–5 (the journal records it as
-/// [`WorldEvent::TeardownDrain`], not as a D2 step).
+/// [`LifecycleEvent::TeardownDrain`], not as a D2 step).
 pub const DRAIN_STEP: u8 = 25;
 
 /// Journals an agent effect's teardown.
@@ -124,7 +124,7 @@ struct Journaled<R: Rt> {
 impl<R: Rt> EffectObserver for Journaled<R> {
     fn called(&self, by: &str) {
         if self.main {
-            self.hooks.record(WorldEvent::DisposeCalled {
+            self.hooks.record(|| LifecycleEvent::DisposeCalled {
                 id: self.id.clone(),
                 serial: self.serial,
                 by: by.to_string(),
@@ -133,7 +133,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn returned(&self, by: &str) {
         if self.main {
-            self.hooks.record(WorldEvent::DisposeReturned {
+            self.hooks.record(|| LifecycleEvent::DisposeReturned {
                 id: self.id.clone(),
                 serial: self.serial,
                 by: by.to_string(),
@@ -142,7 +142,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn began(&self) {
         if self.main {
-            self.hooks.record(WorldEvent::TeardownBegan {
+            self.hooks.record(|| LifecycleEvent::TeardownBegan {
                 id: self.id.clone(),
                 serial: self.serial,
             });
@@ -150,13 +150,13 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn step(&self, step: u8, error: Option<&str>) {
         if step == DRAIN_STEP {
-            self.hooks.record(WorldEvent::TeardownDrain {
+            self.hooks.record(|| LifecycleEvent::TeardownDrain {
                 id: self.id.clone(),
                 serial: self.serial,
             });
             return;
         }
-        self.hooks.record(WorldEvent::TeardownStep {
+        self.hooks.record(|| LifecycleEvent::TeardownStep {
             id: self.id.clone(),
             serial: self.serial,
             step,
@@ -164,7 +164,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
         });
     }
     fn aborted(&self, step: u8) {
-        self.hooks.record(WorldEvent::TeardownAborted {
+        self.hooks.record(|| LifecycleEvent::TeardownAborted {
             id: self.id.clone(),
             serial: self.serial,
             at_step: step,
@@ -172,7 +172,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn done(&self) {
         if self.main {
-            self.hooks.record(WorldEvent::TeardownDone {
+            self.hooks.record(|| LifecycleEvent::TeardownDone {
                 id: self.id.clone(),
                 serial: self.serial,
             });
@@ -196,7 +196,22 @@ pub struct Provider<R: Rt> {
 
 impl<R: Rt> Provider<R> {
     /// A provider with its own scope over `registry` and `store`.
-    pub fn new(
+    pub fn new(name: &str, registry: Arc<Registry<R>>, store: Arc<SessionStore<R>>) -> Arc<Self> {
+        Self::assemble(name, registry, store, Hooks::none())
+    }
+
+    /// [`new`](Self::new), observed by `hooks`, with their faults on.
+    #[cfg(feature = "faults")]
+    pub fn with_hooks(
+        name: &str,
+        registry: Arc<Registry<R>>,
+        store: Arc<SessionStore<R>>,
+        hooks: Hooks<R>,
+    ) -> Arc<Self> {
+        Self::assemble(name, registry, store, hooks)
+    }
+
+    fn assemble(
         name: &str,
         registry: Arc<Registry<R>>,
         store: Arc<SessionStore<R>>,
@@ -293,7 +308,7 @@ impl<R: Rt> Provider<R> {
             *a += 1;
             *a
         });
-        self.hooks.record(WorldEvent::CreateBegan {
+        self.hooks.record(|| LifecycleEvent::CreateBegan {
             id: id.to_string(),
             attempt,
         });
@@ -305,7 +320,7 @@ impl<R: Rt> Provider<R> {
         };
         let serial = prepared.serial();
         let runner = self.runner.with(|r| r.clone());
-        let mut core = AgentCore::new(self.hooks.faults());
+        let mut core = AgentCore::build(self.hooks.faults());
         core.continue_prompts_from(first_prompt);
         if let Some(cap) = self.journal_cap.get().copied() {
             core.bound_journal(cap);
@@ -318,12 +333,14 @@ impl<R: Rt> Provider<R> {
         ));
         let private = Scope::new(&format!("agent {id}#{serial}"), None);
         // M24: the owner is checked before the setup await.
+        #[cfg(feature = "faults")]
         let early = self
             .hooks
             .has(Fault::M24)
             .then(|| self.owner_checked_early(owner));
         // Setup awaits (plugins, config): the window for races (R1, R3).
         R::yield_now().await;
+        #[cfg(feature = "faults")]
         if let Some(owner_active) = early {
             return self
                 .publish_unguarded(id, attempt, owner, (prepared, lp, private), owner_active)
@@ -355,7 +372,7 @@ impl<R: Rt> Provider<R> {
                 self.scope.admit(&handle.effects, publish)
             })
         };
-        self.hooks.record(WorldEvent::CreateChecked {
+        self.hooks.record(|| LifecycleEvent::CreateChecked {
             id: id.to_string(),
             attempt,
             owner_active: admission != Admission::Refused,
@@ -380,7 +397,7 @@ impl<R: Rt> Provider<R> {
         attempt: u64,
         e: CreateError,
     ) -> Result<AgentHandle<R>, CreateError> {
-        self.hooks.record(WorldEvent::CreateFailed {
+        self.hooks.record(|| LifecycleEvent::CreateFailed {
             id: id.to_string(),
             attempt,
             reason: e.to_string(),
@@ -392,6 +409,7 @@ impl<R: Rt> Provider<R> {
     /// await, and the scopes take the effects only after the agent is
     /// published, so an owner that unloaded meanwhile sees its agent
     /// published, then torn down.
+    #[cfg(feature = "faults")]
     async fn publish_unguarded(
         &self,
         id: &str,
@@ -401,7 +419,7 @@ impl<R: Rt> Provider<R> {
         owner_active: bool,
     ) -> Result<AgentHandle<R>, CreateError> {
         let fail = |e: CreateError| self.create_failed(id, attempt, e);
-        self.hooks.record(WorldEvent::CreateChecked {
+        self.hooks.record(|| LifecycleEvent::CreateChecked {
             id: id.to_string(),
             attempt,
             owner_active,
@@ -505,8 +523,8 @@ impl<R: Rt> Provider<R> {
             main.extend(drain);
             main.extend([await_loop, stop]);
             vec![
-                Effect::new(&name, main, self.hooks.faults(), observer(true)),
-                Effect::new(
+                Effect::build(&name, main, self.hooks.faults(), observer(true)),
+                Effect::build(
                     &format!("session {id}#{serial}"),
                     vec![session],
                     self.hooks.faults(),
@@ -519,7 +537,7 @@ impl<R: Rt> Provider<R> {
             let mut list = vec![unwind, session, agent];
             list.extend(drain);
             list.extend([await_loop, stop]);
-            vec![Effect::new(
+            vec![Effect::build(
                 &name,
                 list,
                 self.hooks.faults(),
@@ -530,12 +548,14 @@ impl<R: Rt> Provider<R> {
 }
 
 /// A root scope whose unloads are journaled into `world`.
-pub fn scope_journaled<R: Rt>(name: &str, world: &Arc<World<R>>) -> Scope<R> {
+#[cfg(feature = "faults")]
+pub fn scope_journaled<R: Rt>(name: &str, world: &Arc<crate::world::World<R>>) -> Scope<R> {
     Hooks::observed(world.clone()).scope(name)
 }
 
 /// Fault M24's code, reached only when `hooks.has(Fault::M24)`: excluded
 /// from mutation like the fault switches (`.cargo/mutants.toml`).
+#[cfg(feature = "faults")]
 impl<R: Rt> Provider<R> {
     /// M24: whether the owner and the provider's scope are active, read
     /// before the setup await (then trusted after it, R3).

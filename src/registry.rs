@@ -5,12 +5,12 @@
 //! the same id (R2).
 
 use crate::agent::Agent;
-use crate::faults::Fault;
-use crate::hooks::Hooks;
+use crate::events::Hooks;
+use crate::events::LifecycleEvent;
 use crate::rt::{Monitor, Mutex, Rt};
 use crate::store::emit;
 pub use crate::store::Listener;
-use crate::world::WorldEvent;
+use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
 
 struct RegEntry<R: Rt> {
@@ -27,9 +27,18 @@ pub struct Registry<R: Rt> {
 }
 
 impl<R: Rt> Registry<R> {
-    /// An empty registry; `hooks` observe it and switch faults on (the
-    /// harness; production passes [`Hooks::none`]).
-    pub fn new(hooks: Hooks<R>) -> Arc<Self> {
+    /// An empty registry.
+    pub fn new() -> Arc<Self> {
+        Self::build(Hooks::none())
+    }
+
+    /// An empty registry that `hooks` observe and switch faults on in.
+    #[cfg(feature = "faults")]
+    pub fn with_hooks(hooks: Hooks<R>) -> Arc<Self> {
+        Self::build(hooks)
+    }
+
+    fn build(hooks: Hooks<R>) -> Arc<Self> {
         Arc::new(Registry {
             entries: Monitor::new(Vec::new()),
             hooks,
@@ -51,12 +60,8 @@ impl<R: Rt> Registry<R> {
                 serial,
                 agent,
             });
-            let registered_with_id = e.iter().filter(|x| x.id == id).count();
-            self.hooks.record(WorldEvent::AgentRegistered {
-                id,
-                serial,
-                registered_with_id,
-            });
+            self.hooks
+                .record(|| LifecycleEvent::AgentRegistered { id, serial });
         });
     }
 
@@ -78,7 +83,16 @@ impl<R: Rt> Registry<R> {
         let by_id_only = self.hooks.has(Fault::M22);
         let removed = self.entries.update(|e| {
             let before = e.len();
-            e.retain(|x| !(x.id == id && (by_id_only || x.serial == serial)));
+            e.retain(|x| {
+                let gone = x.id == id && (by_id_only || x.serial == serial);
+                if gone {
+                    self.hooks.record(|| LifecycleEvent::AgentDetached {
+                        id: x.id.clone(),
+                        serial: x.serial,
+                    });
+                }
+                !gone
+            });
             release();
             e.len() < before
         });

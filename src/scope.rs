@@ -24,8 +24,9 @@
 //! step is skipped, repeated or wedged. Fault M15 runs it inside the first
 //! caller's future instead.
 
-use crate::faults::{Fault, Faults};
+use crate::events::Faults;
 use crate::rt::{BoxFuture, Monitor, Relay, Rt};
+use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
 
 /// One teardown step: a name and the future that performs it.
@@ -74,6 +75,25 @@ impl<R: Rt> Effect<R> {
     /// each call, the chain's start, each finished step (with its error, if
     /// any) and the end.
     pub fn new(
+        name: &str,
+        disposers: Vec<Disposer>,
+        observer: Arc<dyn EffectObserver>,
+    ) -> Arc<Self> {
+        Self::build(name, disposers, Faults::none(), observer)
+    }
+
+    /// [`new`](Self::new), with `faults` switched on (the harness).
+    #[cfg(feature = "faults")]
+    pub fn with_faults(
+        name: &str,
+        disposers: Vec<Disposer>,
+        faults: Faults,
+        observer: Arc<dyn EffectObserver>,
+    ) -> Arc<Self> {
+        Self::build(name, disposers, faults, observer)
+    }
+
+    pub(crate) fn build(
         name: &str,
         disposers: Vec<Disposer>,
         faults: Faults,
@@ -125,12 +145,11 @@ impl<R: Rt> Effect<R> {
             // M6: not memoized; a second caller does not wait for the run.
             return;
         }
-        if faults.has(Fault::M15) {
-            relay.drive_unguarded("teardown (memoized)").await;
-        } else if faults.has(Fault::M25) {
-            relay.drive_parking("teardown (memoized)").await;
-        } else {
-            relay.drive("teardown (memoized)").await;
+        match () {
+            #[cfg(feature = "faults")]
+            () if faults.has(Fault::M15) => relay.drive_unguarded("teardown (memoized)").await,
+            () if faults.has(Fault::M25) => relay.drive_parking("teardown (memoized)").await,
+            () => relay.drive("teardown (memoized)").await,
         }
     }
 }

@@ -20,12 +20,12 @@
 //! task`. tool-bash takes no part: it keeps no state to clean up.
 
 use crate::agent::core::{Origin, PromptSpec};
-use crate::faults::Fault;
-use crate::hooks::Hooks;
+use crate::events::Hooks;
+use crate::events::LifecycleEvent;
 use crate::registry::Registry;
 use crate::rt::{Mutex, Rt};
 use crate::shell::{ExecResult, JobId, ShellExecRequest, ShellExecutor};
-use crate::world::WorldEvent;
+use lifecycle_spec::faults::Fault;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -42,7 +42,21 @@ pub struct ToolBash<R: Rt> {
 impl<R: Rt> ToolBash<R> {
     /// Load tool-bash: subscribe to job-done signals; a notice for a
     /// finished job goes to the live agent whose id equals the job's owner.
-    pub fn load(
+    pub fn load(shell: Arc<dyn ShellExecutor>, registry: Arc<Registry<R>>) -> Arc<Self> {
+        Self::build(shell, registry, Hooks::none())
+    }
+
+    /// [`load`](Self::load), observed by `hooks`, with their faults on.
+    #[cfg(feature = "faults")]
+    pub fn load_with_hooks(
+        shell: Arc<dyn ShellExecutor>,
+        registry: Arc<Registry<R>>,
+        hooks: Hooks<R>,
+    ) -> Arc<Self> {
+        Self::build(shell, registry, hooks)
+    }
+
+    fn build(
         shell: Arc<dyn ShellExecutor>,
         registry: Arc<Registry<R>>,
         hooks: Hooks<R>,
@@ -163,7 +177,7 @@ fn deliver<R: Rt>(shell: &dyn ShellExecutor, registry: &Registry<R>, hooks: &Hoo
                 agent.send(notice).ok().map(|_| o.to_string())
             })
     });
-    hooks.record(WorldEvent::Notice {
+    hooks.record(|| LifecycleEvent::Notice {
         job: job.to_string(),
         owner,
         delivered_to,

@@ -330,7 +330,7 @@ fn give_up<T: 'static>(d: &mut Driver, m: conformance::Manual<T>) {
 fn side_bridge(sut: &mut Sut) -> Arc<Bridge<SimRt>> {
     let (rig, faults) = (sut.rig.clone(), sut.faults);
     sut.d.run(move || {
-        Bridge::with_prefix(
+        Bridge::with_prefix_and_hooks(
             rig.provider.clone(),
             rig.owner("acp-side"),
             rig.hooks().with_faults(faults),
@@ -384,7 +384,7 @@ impl<const FAULT: u8> StateMachineTest for AcpConformance<FAULT> {
         let rig = Rc::new(d.run(move || Rig::<SimRt>::new(faults, None)));
         let r = rig.clone();
         let bridge = d.run(move || {
-            Bridge::new(
+            Bridge::with_hooks(
                 r.provider.clone(),
                 r.owner("acp"),
                 r.hooks().with_faults(faults),
@@ -475,7 +475,7 @@ impl<const FAULT: u8> StateMachineTest for AcpConformance<FAULT> {
                 let (rig, side) = sut.d.run(move || {
                     let disk = Arc::new(MemoryDurable::<SimRt>::default());
                     let rig = Rig::<SimRt>::new(faults, Some(disk.clone() as Arc<dyn Durable>));
-                    let side = Bridge::new(
+                    let side = Bridge::with_hooks(
                         rig.provider.clone(),
                         rig.owner("acp"),
                         rig.hooks().with_faults(faults),

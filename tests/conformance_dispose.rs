@@ -24,13 +24,13 @@
 
 mod conformance;
 
+use agent_lifecycle::events::LifecycleEvent;
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::provider::{AgentHandle, CreateError};
 use agent_lifecycle::rt::SimRt;
 use agent_lifecycle::scenarios::rig::{Rig, LISTENER_PANIC};
 use agent_lifecycle::scope::Scope;
 use agent_lifecycle::session_log::Entry as IEntry;
-use agent_lifecycle::world::WorldEvent;
 use conformance::{manual, Driver};
 use lifecycle_models::dispose::{
     Caller, CreateError as MErr, CreatePhase, DisposeAction as A, DisposeModel, DisposeState,
@@ -517,7 +517,7 @@ fn created(sut: &Sut) -> usize {
         .world
         .events()
         .iter()
-        .filter(|e| matches!(e, WorldEvent::CreateBegan { id, .. } if id == "a"))
+        .filter(|e| matches!(e, LifecycleEvent::CreateBegan { id, .. } if id == "a"))
         .count()
 }
 
@@ -573,7 +573,7 @@ fn compare(sut: &Sut, s: &DisposeState) {
     let mut steps: Vec<(String, Vec<u8>)> = vec![];
     let mut serials: Vec<(String, u64)> = vec![];
     for e in sut.rig.world.events() {
-        if let WorldEvent::TeardownStep {
+        if let LifecycleEvent::TeardownStep {
             id, serial, step, ..
         } = e
         {

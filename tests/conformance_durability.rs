@@ -313,7 +313,7 @@ impl<const FAULT: u8> StateMachineTest for DurabilityConformance<FAULT> {
         let disk = Arc::new(MemoryDurable::<SimRt>::default());
         let dk = disk.clone();
         let store = d.run(move || {
-            let store = SessionStore::<SimRt>::new(dk, Hooks::none().with_faults(faults));
+            let store = SessionStore::<SimRt>::with_hooks(dk, Hooks::none().with_faults(faults));
             let p = store.prepare(ID).expect("prepare");
             let serial = p.serial();
             store.enter(p).expect("enter");
@@ -442,7 +442,8 @@ impl<const FAULT: u8> StateMachineTest for DurabilityConformance<FAULT> {
                 Self::kill(&mut sut);
                 let (disk, faults) = (sut.disk.clone(), sut.faults);
                 let (loaded, store) = sut.d.run(move || {
-                    let store = SessionStore::<SimRt>::new(disk, Hooks::none().with_faults(faults));
+                    let store =
+                        SessionStore::<SimRt>::with_hooks(disk, Hooks::none().with_faults(faults));
                     let loaded = store.recover(ID).map(|l| records(&l));
                     let session = loaded.is_ok().then(|| {
                         let p = store.prepare(ID).expect("prepare after the load");

@@ -10,6 +10,7 @@
 
 mod conformance;
 
+use agent_lifecycle::events::LifecycleEvent;
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::provider::AgentHandle;
 use agent_lifecycle::rt::SimRt;
@@ -17,7 +18,6 @@ use agent_lifecycle::scenarios::rig::Rig;
 use agent_lifecycle::shell::sim::{Script, SimShell};
 use agent_lifecycle::shell::{ExecResult, ShellExecutor};
 use agent_lifecycle::tool_bash::ToolBash;
-use agent_lifecycle::world::WorldEvent;
 use conformance::Driver;
 use lifecycle_models::shell::{Fence, Notice, ShellAction as A, ShellModel, ShellState, TOKENS};
 use proptest::prelude::*;
@@ -208,8 +208,9 @@ impl<const M2: bool> StateMachineTest for ShellConformance<M2> {
             })
             .expect("agents created");
         let (r, sh) = (rig.clone(), shell.clone());
-        let tool =
-            d.run(move || ToolBash::load(sh, r.registry.clone(), r.hooks().with_faults(faults)));
+        let tool = d.run(move || {
+            ToolBash::load_with_hooks(sh, r.registry.clone(), r.hooks().with_faults(faults))
+        });
         Sut {
             d,
             rig,
@@ -254,7 +255,11 @@ impl<const M2: bool> StateMachineTest for ShellConformance<M2> {
             Op::Load => {
                 let (sh, rig, faults) = (sut.shell.clone(), sut.rig.clone(), sut.faults);
                 let tb = sut.d.run(move || {
-                    ToolBash::load(sh, rig.registry.clone(), rig.hooks().with_faults(faults))
+                    ToolBash::load_with_hooks(
+                        sh,
+                        rig.registry.clone(),
+                        rig.hooks().with_faults(faults),
+                    )
                 });
                 *sut.tool.borrow_mut() = tb;
                 Answer::None
@@ -299,7 +304,7 @@ fn compare(sut: &Sut, s: &ShellState) {
             .events()
             .into_iter()
             .filter_map(|e| match e {
-                WorldEvent::Notice {
+                LifecycleEvent::Notice {
                     job: n,
                     delivered_to,
                     ..

@@ -126,7 +126,7 @@ fn memory_disk_keeps_flushed_and_loses_pending_on_crash() {
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
-        let store = SessionStore::<SimRt>::new(d.clone(), Hooks::none());
+        let store = SessionStore::<SimRt>::with_hooks(d.clone(), Hooks::none());
         let serial = flushed_turn_start(&store).await;
         store
             .append("s", serial, Entry::TurnStart { prompt: 1 })
@@ -134,7 +134,7 @@ fn memory_disk_keeps_flushed_and_loses_pending_on_crash() {
         // Crash: the store (and its pending buffer) is gone.
     })
     .expect("sim");
-    let after = SessionStore::<SimRt>::new(disk, Hooks::none());
+    let after = SessionStore::<SimRt>::with_hooks(disk, Hooks::none());
     let loaded = after.load("s").expect("load");
     let entries: Vec<Entry> = loaded.records.into_iter().map(|r| r.entry).collect();
     assert_eq!(entries, vec![Entry::TurnStart { prompt: 0 }]);
@@ -222,7 +222,8 @@ fn recover_cuts_a_torn_tail_and_closes_the_open_turn() {
             .expect("open")
             .set_len(len - 9)
             .expect("tear");
-        let store = SessionStore::<TokioRt>::new(d.clone(), Hooks::none().with_faults(faults));
+        let store =
+            SessionStore::<TokioRt>::with_hooks(d.clone(), Hooks::none().with_faults(faults));
         let loaded = store.recover("s").expect("a torn tail is not an error");
         let interrupted = DurableRecord {
             serial: 1,
@@ -296,7 +297,7 @@ fn a_failed_write_fails_the_session_until_its_next_turn() {
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
-        let store = SessionStore::<SimRt>::new(d.clone(), Hooks::none());
+        let store = SessionStore::<SimRt>::with_hooks(d.clone(), Hooks::none());
         let serial = flushed_turn_start(&store).await;
         let step = |step| Entry::Step {
             prompt: 0,
@@ -355,7 +356,7 @@ fn m26_a_failed_session_refuses_its_next_turn() {
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
         let hooks = Hooks::none().with_faults(Faults::none().with(Fault::M26));
-        let store = SessionStore::<SimRt>::new(d.clone(), hooks);
+        let store = SessionStore::<SimRt>::with_hooks(d.clone(), hooks);
         let serial = entered_turn_start(&store);
         d.fail_next(DiskFault::WriteEnospc);
         store.flush("s", serial).await.expect_err("ENOSPC");
@@ -378,7 +379,7 @@ fn a_failed_truncate_fails_the_load_and_appends_nothing() {
     disk.write("s", &[rec(1, 1)]).expect("write");
     let torn = disk.crash_image().restore::<TokioRt>(Tear::TearRecord(1));
     let d = Arc::new(torn);
-    let store = SessionStore::<TokioRt>::new(d.clone(), Hooks::none());
+    let store = SessionStore::<TokioRt>::with_hooks(d.clone(), Hooks::none());
     d.fail_next(DiskFault::TruncateEio);
     let err = store
         .recover("s")
@@ -474,7 +475,7 @@ fn a_backend_with_only_the_required_methods_works_and_refuses_to_append_onto_a_t
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
-        flushed_turn_start(&SessionStore::<SimRt>::new(d, Hooks::none())).await;
+        flushed_turn_start(&SessionStore::<SimRt>::with_hooks(d, Hooks::none())).await;
     })
     .expect("sim");
     assert!(disk.exists("s").unwrap(), "a log with a record exists");
@@ -495,7 +496,7 @@ fn a_backend_with_only_the_required_methods_works_and_refuses_to_append_onto_a_t
         .unwrap()
         .extend(b"{\"serial\":1,");
     let before = disk.0.lock().unwrap().get("s").unwrap().clone();
-    let store = SessionStore::<SimRt>::new(disk.clone(), Hooks::none());
+    let store = SessionStore::<SimRt>::with_hooks(disk.clone(), Hooks::none());
     let err = store.recover("s").expect_err("the tear cannot be cut");
     assert!(
         err.to_string().contains("cannot cut the torn tail"),

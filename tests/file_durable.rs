@@ -244,7 +244,7 @@ fn d9_recover_repairs_a_hashed_log() {
     let d = Arc::new(d);
     let id = "r".repeat(200);
     torn(&d, &id, &[rec(1, 0), start(1, 1), rec(1, 9)], 9);
-    let store = SessionStore::<TokioRt>::new(d.clone(), Hooks::none());
+    let store = SessionStore::<TokioRt>::with_hooks(d.clone(), Hooks::none());
     let loaded = store.recover(&id).expect("recover");
     let want = [rec(1, 0), start(1, 1), end(1, 1, EndReason::Interrupted)];
     assert_eq!(loaded.records, want);

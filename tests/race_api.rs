@@ -2,9 +2,9 @@
 //! function each, as a user of this crate writes them.
 
 use agent_lifecycle::check::api::{RaceTest, Rig, REPLAY_ENV};
+use agent_lifecycle::events::LifecycleEvent;
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::rt::{self, LoomRt, Rt, SimRt};
-use agent_lifecycle::world::WorldEvent;
 use std::sync::Arc;
 
 /// Two creates of one id race; exactly one may win (R1). Generic over the
@@ -28,11 +28,11 @@ fn refused_at_enter(o: &agent_lifecycle::check::api::Outcome) -> bool {
     let checked = |a: u64| {
         o.world
             .iter()
-            .any(|e| matches!(e, WorldEvent::CreateChecked { attempt, .. } if *attempt == a))
+            .any(|e| matches!(e, LifecycleEvent::CreateChecked { attempt, .. } if *attempt == a))
     };
     o.world
         .iter()
-        .any(|e| matches!(e, WorldEvent::CreateFailed { attempt, .. } if checked(*attempt)))
+        .any(|e| matches!(e, LifecycleEvent::CreateFailed { attempt, .. } if checked(*attempt)))
 }
 
 #[test]
@@ -282,4 +282,154 @@ fn a_deadlock_under_loom_prints_its_failure_before_the_abort() {
             && stderr.contains(&format!("{REPLAY_ENV}='v2:{NAME}:loom:none:")),
         "{stderr}"
     );
+}
+
+/// A1 through the bridge: a `session/new` racing the client's disconnect
+/// leaves no live session once both are over.
+async fn new_session_vs_disconnect(rig: Arc<Rig<SimRt>>) {
+    let bridge = rig
+        .bridge
+        .clone()
+        .expect("RaceTest::bridge puts a bridge in the rig");
+    let b = bridge.clone();
+    let creating = rt::spawn::<SimRt, _>("session/new", async move { b.new_session().await });
+    bridge.disconnect().await;
+    let created = creating.join().await;
+    let live = rig.registry.list().len();
+    assert_eq!(
+        live, 0,
+        "A1: session/new answered {created:?} and left {live} live session(s)"
+    );
+    bridge.unload().await;
+}
+
+#[test]
+fn a_race_test_over_the_bridge() {
+    let name = "a_race_test_over_the_bridge";
+    let report = RaceTest::new(name)
+        .bridge()
+        .dfs(new_session_vs_disconnect)
+        .unwrap();
+    assert!(report.exhausted && report.executions > 1, "{report:?}");
+    // M7: session/new ignores a close that happened while it awaited.
+    let failure = RaceTest::new(name)
+        .bridge()
+        .faults(Faults::none().with(Fault::M7))
+        .dfs(new_session_vs_disconnect)
+        .unwrap_err();
+    assert!(failure.to_string().contains("A1"), "{failure}");
+}
+
+/// S7 through tool-bash: a background job its agent started is gone (not
+/// readable, not running) once the agent's dispose returns, while another
+/// task reads it.
+async fn job_dies_with_its_agent(rig: Arc<Rig<SimRt>>) {
+    use agent_lifecycle::shell::ExecResult;
+    let tools = rig
+        .tool_bash
+        .clone()
+        .expect("RaceTest::tool_bash puts tool-bash in the rig");
+    let owner = rig.owner("owner");
+    let a = rig.provider.create("a", &owner).await.expect("create");
+    let job = match tools.bash(Some("a"), "work", true).await {
+        Ok(ExecResult::Started { job }) => job,
+        other => panic!("background bash answered {other:?}"),
+    };
+    let (t, j) = (tools.clone(), job.clone());
+    let reader = rt::spawn::<SimRt, _>("bash_output", async move {
+        t.bash_output(Some("a"), &j).is_ok()
+    });
+    a.dispose().await;
+    reader.join().await;
+    let after = tools.bash_output(Some("a"), &job);
+    assert!(
+        after.is_err(),
+        "S7: job {job} still readable after dispose: {after:?}"
+    );
+    owner.unload().await;
+}
+
+#[test]
+fn a_race_test_over_tool_bash() {
+    let name = "a_race_test_over_tool_bash";
+    let report = RaceTest::new(name)
+        .tool_bash()
+        .dfs(job_dies_with_its_agent)
+        .unwrap();
+    assert!(report.exhausted && report.executions > 1, "{report:?}");
+    // M20: disposing an agent leaves its background jobs running, readable.
+    let failure = RaceTest::new(name)
+        .tool_bash()
+        .faults(Faults::none().with(Fault::M20))
+        .dfs(job_dies_with_its_agent)
+        .unwrap_err();
+    assert!(failure.to_string().contains("S7"), "{failure}");
+}
+
+/// Two lock sections in one poll, and a reader: at lock granularity the
+/// reader may run between them and see the odd value; at await granularity
+/// nothing runs between two awaits of one task.
+async fn two_sections_one_poll(_rig: Arc<Rig<SimRt>>) {
+    let n = Arc::new(rt::Mutex::<SimRt, u32>::new(0));
+    let n2 = n.clone();
+    let reader = rt::spawn::<SimRt, _>("reader", async move { n2.with(|v| *v) });
+    n.with(|v| *v += 1);
+    n.with(|v| *v += 1);
+    let seen = reader.join().await;
+    assert!(seen % 2 == 0, "saw {seen} between two sections of one poll");
+}
+
+#[test]
+fn granularity_is_chosen_per_test() {
+    use agent_lifecycle::check::api::Granularity;
+    // The default is lock granularity: the reader is run between the
+    // sections, and the assertion fails.
+    let failure = RaceTest::new("granularity_is_chosen_per_test")
+        .dfs(two_sections_one_poll)
+        .unwrap_err();
+    assert!(failure.message.contains("saw 1"), "{failure}");
+    // Its replay line replays at the test's granularity: the same failure.
+    let again = RaceTest::new("granularity_is_chosen_per_test")
+        .replay(&failure.replay, two_sections_one_poll)
+        .unwrap_err();
+    assert_eq!(again.message, failure.message);
+    // At await granularity every schedule passes, and there are fewer.
+    let report = RaceTest::new("granularity_is_chosen_per_test_await")
+        .granularity(Granularity::Await)
+        .dfs(two_sections_one_poll)
+        .unwrap();
+    assert!(report.exhausted, "{report:?}");
+}
+
+/// R1 counted in an `Rc<RefCell<_>>` held across awaits: the body's
+/// future is not `Send`.
+async fn winners_in_an_rc(rig: Arc<Rig<SimRt>>) {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let wins = Rc::new(RefCell::new(0u8));
+    let owner = rig.owner("owner");
+    let (p, o) = (rig.provider.clone(), owner.clone());
+    let other = rt::spawn::<SimRt, _>("create", async move { p.create("x", &o).await.is_ok() });
+    if rig.provider.create("x", &owner).await.is_ok() {
+        *wins.borrow_mut() += 1;
+    }
+    if other.join().await {
+        *wins.borrow_mut() += 1;
+    }
+    assert_eq!(*wins.borrow(), 1, "R1: one of two same-id creates wins");
+    owner.unload().await;
+}
+
+#[test]
+fn a_non_send_body_runs_on_the_simulator() {
+    let name = "a_non_send_body_runs_on_the_simulator";
+    let t = RaceTest::new(name).executions(500);
+    assert_eq!(t.sim_local(winners_in_an_rc).unwrap().executions, 500);
+    let report = t.dfs_local(winners_in_an_rc).unwrap();
+    assert!(report.exhausted, "{report:?}");
+    let failure = RaceTest::new(name)
+        .faults(Faults::none().with(Fault::M9))
+        .dfs_local(winners_in_an_rc)
+        .unwrap_err();
+    assert!(failure.to_string().contains("R1"), "{failure}");
 }

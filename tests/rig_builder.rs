@@ -182,7 +182,7 @@ fn a_load_of_a_session_live_elsewhere_leaves_its_log_alone() {
     rt.block_on(async {
         let rig = Arc::new(Rig::<TokioRt>::builder().bridge().build());
         let first = rig.bridge.clone().expect("the builder made a bridge");
-        let second = Bridge::with_prefix(
+        let second = Bridge::with_prefix_and_hooks(
             rig.provider.clone(),
             rig.owner("acp-2"),
             rig.hooks(),

@@ -31,7 +31,6 @@ fn composite_effect_runs_lifo_each_awaited_once() {
         let e = Effect::<SimRt>::new(
             "e",
             vec![step(&l, 3, "s"), step(&l, 2, "s"), step(&l, 1, "s")],
-            Faults::none(),
             Arc::new(Unobserved),
         );
         futures::future::join(e.dispose("a"), e.dispose("b")).await;
@@ -53,24 +52,17 @@ fn scope_unload_disposes_siblings_concurrently() {
         assert!(scope.add(Effect::new(
             "a",
             vec![step(&l, 1, "a")],
-            Faults::none(),
             Arc::new(Unobserved)
         )));
         assert!(scope.add(Effect::new(
             "b",
             vec![step(&l, 1, "b")],
-            Faults::none(),
             Arc::new(Unobserved)
         )));
         scope.unload().await;
         assert!(!scope.is_active());
         assert!(
-            !scope.add(Effect::new(
-                "late",
-                vec![],
-                Faults::none(),
-                Arc::new(Unobserved)
-            )),
+            !scope.add(Effect::new("late", vec![], Arc::new(Unobserved))),
             "an unloaded scope took an effect"
         );
     });
@@ -84,7 +76,7 @@ fn m6_second_caller_does_not_wait() {
     let log: Log = Arc::new(Mutex::new(Vec::new()));
     let l = log.clone();
     run(async move {
-        let e = Effect::<SimRt>::new(
+        let e = Effect::<SimRt>::with_faults(
             "e",
             vec![step(&l, 1, "s")],
             Faults::none().with(Fault::M6),

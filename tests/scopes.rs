@@ -2,7 +2,6 @@
 //! once unloading, and admissions (`Scope::admit`, R3) are all-or-nothing
 //! against an unload.
 
-use agent_lifecycle::faults::Faults;
 use agent_lifecycle::rt::SimRt;
 use agent_lifecycle::scope::{Admission, Effect, EffectObserver, Scope};
 use lifecycle_sim::Sim;
@@ -20,7 +19,7 @@ impl EffectObserver for Count {
 }
 
 fn effect(name: &str, count: &Arc<Count>) -> Arc<Effect<SimRt>> {
-    Effect::new(name, Vec::new(), Faults::none(), count.clone())
+    Effect::new(name, Vec::new(), count.clone())
 }
 
 fn run<T: 'static>(f: impl std::future::Future<Output = T> + 'static) -> T {

@@ -117,8 +117,8 @@ async fn a10_missing_cwd_fails_naming_the_dir() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a10_tool_bash_in_runs_in_the_session_cwd() {
     let shell = Arc::new(RealShell::new());
-    let registry = Registry::<TokioRt>::new(Hooks::none());
-    let tools = ToolBash::load(shell.clone(), registry, Hooks::none());
+    let registry = Registry::<TokioRt>::with_hooks(Hooks::none());
+    let tools = ToolBash::load_with_hooks(shell.clone(), registry, Hooks::none());
     let (_dir, path) = canonical_dir();
     let r = tools.bash_in(None, "pwd -P", false, Some(&path)).await;
     assert_eq!(

@@ -18,12 +18,12 @@ mod logs;
 pub mod outbound;
 pub mod server;
 
-use crate::faults::Fault;
-use crate::hooks::Hooks;
+use crate::events::Hooks;
 use crate::journal::{Cause, EndReason};
 use crate::provider::{AgentHandle, CreateError, Provider};
 use crate::rt::{Monitor, Relay, Rt};
 use crate::scope::Scope;
+use lifecycle_spec::faults::Fault;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -130,14 +130,36 @@ impl<R: Rt> Bridge<R> {
     /// A bridge creating agents through `provider`, owned by `scope` (the
     /// bridge plugin's scope; it outlives a disconnect). Session ids are
     /// `sess-1`, `sess-2`, ...: deterministic, for the checkers.
-    pub fn new(provider: Arc<Provider<R>>, scope: Scope<R>, hooks: Hooks<R>) -> Arc<Self> {
-        Self::with_prefix(provider, scope, hooks, "sess-")
+    pub fn new(provider: Arc<Provider<R>>, scope: Scope<R>) -> Arc<Self> {
+        Self::build(provider, scope, Hooks::none(), "sess-")
+    }
+
+    /// [`new`](Self::new), observed by `hooks`, with their faults on.
+    #[cfg(feature = "faults")]
+    pub fn with_hooks(provider: Arc<Provider<R>>, scope: Scope<R>, hooks: Hooks<R>) -> Arc<Self> {
+        Self::build(provider, scope, hooks, "sess-")
+    }
+
+    /// [`with_prefix`](Self::with_prefix), observed by `hooks`, with their
+    /// faults on.
+    #[cfg(feature = "faults")]
+    pub fn with_prefix_and_hooks(
+        provider: Arc<Provider<R>>,
+        scope: Scope<R>,
+        hooks: Hooks<R>,
+        prefix: &str,
+    ) -> Arc<Self> {
+        Self::build(provider, scope, hooks, prefix)
     }
 
     /// [`new`](Self::new), with session ids `<prefix>1`, `<prefix>2`, ...
     /// The server gives each process a random prefix, so two processes on
     /// one session directory never share an id (A9).
-    pub fn with_prefix(
+    pub fn with_prefix(provider: Arc<Provider<R>>, scope: Scope<R>, prefix: &str) -> Arc<Self> {
+        Self::build(provider, scope, Hooks::none(), prefix)
+    }
+
+    fn build(
         provider: Arc<Provider<R>>,
         scope: Scope<R>,
         hooks: Hooks<R>,
@@ -385,10 +407,10 @@ impl<R: Rt> Bridge<R> {
                 }
             }
         });
-        if self.hooks.has(Fault::M15) {
-            relay.drive_unguarded("acp quiesce").await;
-        } else {
-            relay.drive_parking("acp quiesce").await;
+        match () {
+            #[cfg(feature = "faults")]
+            () if self.hooks.has(Fault::M15) => relay.drive_unguarded("acp quiesce").await,
+            () => relay.drive_parking("acp quiesce").await,
         }
     }
 }

@@ -40,10 +40,10 @@ use super::outbound::{self, Outbound};
 use super::{AcpError, Bridge, StopReason as BridgeStop};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
-use crate::hooks::Hooks;
 use crate::provider::Provider;
 use crate::registry::Registry;
 use crate::rt::{BoxFuture, TokioRt};
+use crate::scope::Scope;
 use crate::session_log::{Origin, StepOutput, ToolEvent};
 use crate::shell::real::RealShell;
 use crate::shell::ExecResult;
@@ -471,8 +471,6 @@ async fn stop_signal() {
 pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     process_limits();
     // A10: the journals of a long-lived server are bounded.
-    // No faults and no observer: the server keeps no world journal.
-    let hooks = Hooks::<TokioRt>::none();
     let files = match sessions {
         Some(dir) => Some(Arc::new(FileDurable::new(dir).map_err(|e| {
             Error::internal_error().data(serde_json::json!(e.to_string()))
@@ -487,11 +485,11 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         durable: durable.clone(),
         files,
     });
-    let store = SessionStore::new(durable.clone(), hooks.clone());
-    let registry = Registry::new(hooks.clone());
-    let provider = Provider::new("agent-loop", registry.clone(), store.clone(), hooks.clone());
+    let store = SessionStore::new(durable.clone());
+    let registry = Registry::new();
+    let provider = Provider::new("agent-loop", registry.clone(), store.clone());
     let shell = Arc::new(RealShell::new());
-    let tools = ToolBash::load(shell.clone(), registry.clone(), hooks.clone());
+    let tools = ToolBash::load(shell.clone(), registry.clone());
     let outbound = Arc::new(Outbound::default());
     let responder = Arc::new(Responder {
         tools: tools.clone(),
@@ -506,7 +504,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     provider.set_drain(crate::shell::drain_hook(shell.clone()));
     // Session ids unique across processes: `sess-<uuid v4>-N`.
     let prefix = format!("sess-{}-", uuid::Uuid::new_v4().simple());
-    let bridge = Bridge::with_prefix(provider.clone(), hooks.scope("acp"), hooks.clone(), &prefix);
+    let bridge = Bridge::with_prefix(provider.clone(), Scope::new("acp", None), &prefix);
 
     let (b_new, b_load, b_prompt, b_cancel) = (
         bridge.clone(),

@@ -28,9 +28,10 @@
 //! | `idle_ready` | `when_idle` | quiescence (C7) |
 //! | `begin_dispose` | `AgentHandle::dispose` | D2 step 1 |
 
-use crate::faults::{Fault, Faults};
+use crate::events::Faults;
 use crate::journal::{CallId, Cause, EndReason, Event, Journal, PromptId, SteerId};
 pub use crate::session_log::Origin;
+use lifecycle_spec::faults::Fault;
 use std::collections::VecDeque;
 
 /// Agent status (SPEC §1).
@@ -210,9 +211,25 @@ pub struct AgentCore {
     journal: Journal,
 }
 
+impl Default for AgentCore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl AgentCore {
-    /// A fresh idle agent with the given faults (none in production).
-    pub fn new(faults: Faults) -> Self {
+    /// A fresh idle agent.
+    pub fn new() -> Self {
+        Self::build(Faults::none())
+    }
+
+    /// A fresh idle agent with `faults` switched on (the harness).
+    #[cfg(feature = "faults")]
+    pub fn with_faults(faults: Faults) -> Self {
+        Self::build(faults)
+    }
+
+    pub(crate) fn build(faults: Faults) -> Self {
         AgentCore {
             status: Status::Idle,
             queued: VecDeque::new(),
@@ -253,7 +270,7 @@ impl AgentCore {
     }
 
     /// The faults switched on.
-    pub fn faults(&self) -> Faults {
+    pub(crate) fn faults(&self) -> Faults {
         self.faults
     }
 

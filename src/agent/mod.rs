@@ -24,10 +24,11 @@ pub mod core;
 
 use self::core::{AgentCore, Boundary, CancelStart, Claim, Wake};
 use crate::bus::{Bus, Observer, PublicEvent};
-use crate::faults::{Fault, Faults};
+use crate::events::Faults;
 use crate::journal::{Cause, Event, Record};
 use crate::rt::{self, JoinHandle, Monitor, Rt};
 use crate::session_log::{Entry, SessionLog, SessionSink, StepOutput, StorageError};
+use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
 
 pub use self::core::{Accept, Prompt, PromptSpec, Status, Steer};
@@ -167,32 +168,35 @@ pub struct AgentLoop<R: Rt> {
 impl<R: Rt> Agent<R> {
     /// Start an agent with id `id`, its own session log, and its loop task.
     pub fn spawn(id: &str) -> AgentLoop<R> {
-        Self::spawn_with_faults(id, Faults::none())
+        Self::start_core(id, AgentCore::new())
     }
 
-    /// Start an agent with faults switched on. For the harness only: the
-    /// production constructors use [`Faults::none`].
+    /// Start an agent with faults switched on (the harness).
+    #[cfg(feature = "faults")]
     pub fn spawn_with_faults(id: &str, faults: Faults) -> AgentLoop<R> {
-        let l = Self::prepare(id, faults, Arc::new(SessionLog::<R>::default()));
+        Self::start_core(id, AgentCore::with_faults(faults))
+    }
+
+    fn start_core(id: &str, core: AgentCore) -> AgentLoop<R> {
+        let l = Self::prepare_core(id, core, Arc::new(SessionLog::<R>::default()), None);
         l.start();
         l
     }
 
     /// Build an agent whose turns write to `sink`, without starting its
     /// loop (private state: nothing runs until [`AgentLoop::start`]).
-    pub fn prepare(id: &str, faults: Faults, sink: Arc<dyn SessionSink>) -> AgentLoop<R> {
-        Self::prepare_with(id, faults, sink, None)
+    pub fn prepare(id: &str, sink: Arc<dyn SessionSink>) -> AgentLoop<R> {
+        Self::prepare_with(id, sink, None)
     }
 
     /// [`prepare`](Self::prepare), with the steps of every turn performed by
     /// `runner`.
     pub fn prepare_with(
         id: &str,
-        faults: Faults,
         sink: Arc<dyn SessionSink>,
         runner: Option<Arc<dyn StepRunner>>,
     ) -> AgentLoop<R> {
-        Self::prepare_core(id, AgentCore::new(faults), sink, runner)
+        Self::prepare_core(id, AgentCore::new(), sink, runner)
     }
 
     /// [`prepare_with`](Self::prepare_with), from a core set up by the
@@ -333,10 +337,12 @@ impl<R: Rt> Agent<R> {
         let shared = self.shared.clone();
         async move {
             let ready = |c: &mut AgentCore| c.idle_ready(R::now_ms(), waiter);
-            let done = if shared.faults.has(Fault::M14) {
-                shared.core.wait_until_unfenced("when_idle", ready).await
-            } else {
-                shared.core.wait_until("when_idle", ready).await
+            let done = match () {
+                #[cfg(feature = "faults")]
+                () if shared.faults.has(Fault::M14) => {
+                    shared.core.wait_until_unfenced("when_idle", ready).await
+                }
+                () => shared.core.wait_until("when_idle", ready).await,
             };
             if done {
                 Idle::Done

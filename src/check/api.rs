@@ -50,7 +50,7 @@
 //! as this crate's `[profile.dev]` does.
 
 pub use crate::scenarios::rig::Rig;
-pub use crate::scenarios::{Goal, Match, Outcome};
+pub use crate::scenarios::{Goal, Granularity, Match, Outcome};
 
 mod loom;
 
@@ -61,6 +61,7 @@ use super::{Budget, Checker, Report};
 use crate::faults::Faults;
 use crate::rt::{Backend, BoxFuture, LoomRt, Rt, ShuttleRt, SimRt, TokioRt};
 use crate::scenarios::{self, Bodies, Ctx, Scenario};
+use send_wrapper::SendWrapper;
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -72,7 +73,20 @@ pub const REPLAY_ENV: &str = "LIFECYCLE_REPLAY";
 
 type Body<R> = Arc<dyn Fn(Arc<Rig<R>>) -> BoxFuture<()> + Send + Sync>;
 
-/// A [`Body`] of some backend, by test name and backend.
+/// A test's closure on one backend and the rig it runs over.
+struct Entry<R: Rt> {
+    body: Body<R>,
+    rig: RigParts,
+}
+
+/// What a race test's rig holds beyond the provider, registry and store.
+#[derive(Clone, Copy, Debug, Default)]
+struct RigParts {
+    bridge: bool,
+    tool_bash: bool,
+}
+
+/// An [`Entry`] of some backend, by test name and backend.
 type Closures = BTreeMap<(&'static str, u8), Arc<dyn Any + Send + Sync>>;
 
 /// The closures of the race tests of this process.
@@ -88,12 +102,23 @@ fn backend_key(b: Backend) -> u8 {
 /// One execution of a race test on `R`: a fresh rig, the test's closure,
 /// then every shared check of the rig (`Rig::finish`).
 async fn run_closure<R: Rt>(ctx: Ctx) -> Outcome {
-    let body = closures()
+    let entry = closures()
         .get(&(ctx.name, backend_key(R::BACKEND)))
-        .and_then(|b| b.clone().downcast::<Body<R>>().ok());
-    let rig = Arc::new(Rig::<R>::new(ctx.faults, ctx.durable));
-    if let Some(body) = body {
-        (*body)(rig.clone()).await;
+        .and_then(|b| b.clone().downcast::<Entry<R>>().ok());
+    let parts = entry.as_ref().map(|e| e.rig).unwrap_or_default();
+    let mut rig = Rig::<R>::builder().faults(ctx.faults);
+    if let Some(d) = ctx.durable {
+        rig = rig.durable(d);
+    }
+    if parts.bridge {
+        rig = rig.bridge();
+    }
+    if parts.tool_bash {
+        rig = rig.tool_bash();
+    }
+    let rig = Arc::new(rig.build());
+    if let Some(entry) = entry {
+        (*entry.body)(rig.clone()).await;
     }
     rig.finish("done".into(), Vec::new())
 }
@@ -139,6 +164,8 @@ pub struct RaceTest {
     faults: Faults,
     budget: Budget,
     goals: Vec<Goal>,
+    rig: RigParts,
+    granularity: Granularity,
 }
 
 impl RaceTest {
@@ -150,7 +177,34 @@ impl RaceTest {
             faults: Faults::none(),
             budget: Budget::PR,
             goals: Vec::new(),
+            rig: RigParts::default(),
+            granularity: Granularity::Lock,
         }
+    }
+
+    /// With an ACP bridge in the rig ([`Rig::bridge`]: over the provider,
+    /// owned by scope `acp`).
+    pub fn bridge(mut self) -> RaceTest {
+        self.rig.bridge = true;
+        self
+    }
+
+    /// With tool-bash in the rig ([`Rig::tool_bash`]), over a simulated
+    /// shell whose jobs every agent's teardown drains (S7).
+    pub fn tool_bash(mut self) -> RaceTest {
+        self.rig.tool_bash = true;
+        self
+    }
+
+    /// Where the simulator's checkers ([`sim`](Self::sim),
+    /// [`dfs`](Self::dfs) and their `_local` forms) may switch tasks. The
+    /// default is [`Granularity::Lock`]: at every lock section, wake, spawn
+    /// and clock read, as a multi-threaded runtime may. [`Granularity::Await`]
+    /// switches only at awaits. Replay lines of the test replay at the
+    /// same granularity. loom and shuttle ignore it.
+    pub fn granularity(mut self, granularity: Granularity) -> RaceTest {
+        self.granularity = granularity;
+        self
     }
 
     /// With these faults switched on (to see a test fail on purpose).
@@ -199,6 +253,28 @@ impl RaceTest {
         Fut: Future<Output = ()> + Send + 'static,
     {
         self.check::<SimRt, _, _>(Checker::SimDfs, body)
+    }
+
+    /// [`sim`](Self::sim) for a body whose future is not `Send` (it may
+    /// hold an `Rc` or a `RefCell` borrow across an await): the simulator
+    /// runs every execution on the calling thread. Tasks the body spawns
+    /// with `rt::spawn` are still `Send`.
+    pub fn sim_local<F, Fut>(&self, body: F) -> Result<Report, Failure>
+    where
+        F: Fn(Arc<Rig<SimRt>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        self.check::<SimRt, _, _>(Checker::Sim, local(body))
+    }
+
+    /// [`dfs`](Self::dfs) for a body whose future is not `Send` (see
+    /// [`sim_local`](Self::sim_local)).
+    pub fn dfs_local<F, Fut>(&self, body: F) -> Result<Report, Failure>
+    where
+        F: Fn(Arc<Rig<SimRt>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        self.check::<SimRt, _, _>(Checker::SimDfs, local(body))
     }
 
     /// Explore every interleaving up to a preemption bound with loom, in
@@ -333,13 +409,20 @@ impl RaceTest {
         F: Fn(Arc<Rig<R>>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let boxed: Body<R> = Arc::new(move |rig| Box::pin(body(rig)));
+        let entry = Entry::<R> {
+            body: Arc::new(move |rig| Box::pin(body(rig))),
+            rig: self.rig,
+        };
         closures().insert(
             (self.name, backend_key(R::BACKEND)),
-            Arc::new(boxed) as Arc<dyn Any + Send + Sync>,
+            Arc::new(entry) as Arc<dyn Any + Send + Sync>,
         );
         let goals: &'static [Goal] = Box::leak(self.goals.clone().into_boxed_slice());
-        scenarios::register(Scenario::new(self.name, "a downstream race test", BODIES).goals(goals))
+        scenarios::register(
+            Scenario::new(self.name, "a downstream race test", BODIES)
+                .goals(goals)
+                .granularity(self.granularity),
+        )
     }
 
     fn check<R: Rt, F, Fut>(&self, checker: Checker, body: F) -> Result<Report, Failure>
@@ -394,4 +477,15 @@ impl RaceTest {
         }
         Ok(report)
     }
+}
+
+/// `body` with its future made `Send` for the simulator's single thread:
+/// [`SendWrapper`] panics if the future is polled or dropped on any thread
+/// but the one that made it, which the simulator never does.
+fn local<F, Fut>(body: F) -> impl Fn(Arc<Rig<SimRt>>) -> SendWrapper<Fut> + Send + Sync + 'static
+where
+    F: Fn(Arc<Rig<SimRt>>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    move |rig| SendWrapper::new(body(rig))
 }

@@ -9,7 +9,7 @@ use super::replay_line::{Payload, ReplayError, ReplayLine};
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
 use crate::rt::SimRt;
-use crate::scenarios::{self, Outcome, Scenario};
+use crate::scenarios::{self, Granularity, Outcome, Scenario};
 use lifecycle_sim::{
     GuidedScheduler, PctScheduler, RandomScheduler, Scheduler, Sim, SimError, TaskId,
     DEFAULT_MAX_STEPS,
@@ -35,6 +35,7 @@ pub fn run_scheduled(
     let mut sim = Sim::new(scheduler, DEFAULT_MAX_STEPS);
     sim.set_trace(trace);
     sim.set_untimed(untimed);
+    sim.set_preemptive(scenario.granularity == Granularity::Lock);
     let outcome = match sim.block_on(scenarios::run::<SimRt>(scenario, faults)) {
         Ok(outcome) => outcome,
         Err(e) => sim_error_outcome(&e),

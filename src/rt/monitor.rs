@@ -104,6 +104,7 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
     }
 }
 
+#[cfg(feature = "faults")]
 impl<R: Rt, S: Send + 'static> Monitor<R, S> {
     /// The check-then-act shape of fault M14, kept for the harness only:
     /// `f` is checked in one lock section and the waker parked in a second

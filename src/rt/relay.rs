@@ -119,6 +119,7 @@ impl<R: Rt> Relay<R> {
     /// The rejected design (fault M15): the first caller runs the work in
     /// its own future and later callers only wait for the end, so dropping
     /// the first caller wedges everyone.
+    #[cfg(feature = "faults")]
     pub async fn drive_unguarded(&self, label: &'static str) {
         let taken = self
             .state

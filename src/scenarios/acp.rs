@@ -6,15 +6,15 @@ use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::acp::{AcpError, Bridge, StopReason};
+use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
-use crate::world::WorldEvent;
 use std::sync::Arc;
 
 fn bridge<R: Rt>(rig: &Rig<R>) -> Arc<Bridge<R>> {
-    Bridge::new(rig.provider.clone(), rig.owner("acp"), rig.hooks())
+    Bridge::with_hooks(rig.provider.clone(), rig.owner("acp"), rig.hooks())
 }
 
 fn a1(rig: &Rig<impl Rt>, owned: impl Fn(&str) -> bool) -> (bool, Violation) {
@@ -458,15 +458,16 @@ pub async fn duplicate_load<R: Rt>(ctx: Ctx) -> Outcome {
 /// The most creations or resumes of `id` the provider had in flight at once
 /// (began, and neither failed nor registered yet): what the provider, the
 /// receiving side of the bridge's `session/load`, saw (A5 allows one).
-fn overlapping_attempts(events: &[WorldEvent], id: &str) -> usize {
+fn overlapping_attempts(events: &[LifecycleEvent], id: &str) -> usize {
     let (mut now, mut most) = (0usize, 0usize);
     for ev in events {
         match ev {
-            WorldEvent::CreateBegan { id: i, .. } if i == id => {
+            LifecycleEvent::CreateBegan { id: i, .. } if i == id => {
                 now += 1;
                 most = most.max(now);
             }
-            WorldEvent::CreateFailed { id: i, .. } | WorldEvent::AgentRegistered { id: i, .. }
+            LifecycleEvent::CreateFailed { id: i, .. }
+            | LifecycleEvent::AgentRegistered { id: i, .. }
                 if i == id =>
             {
                 now = now.saturating_sub(1);

@@ -260,7 +260,7 @@ fn restart_checks_uncached(
     seen: &[String],
 ) -> Checks {
     let disk = Arc::new(image.restore::<TokioRt>(tear));
-    let store = SessionStore::new(
+    let store = SessionStore::with_hooks(
         disk.clone(),
         Hooks::observed(World::<TokioRt>::new()).with_faults(faults),
     );

@@ -9,6 +9,7 @@ use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::core::Status;
 use crate::agent::Idle;
+use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::journal::{Cause, EndReason, Event};
 use crate::oracle::Violation;
@@ -16,7 +17,6 @@ use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::Listener;
-use crate::world::WorldEvent;
 use std::sync::Arc;
 
 const CONCURRENT_DISPOSE_GOALS: &[Goal] = &[
@@ -118,7 +118,7 @@ pub async fn concurrent_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     for i in 1..super::width() {
         let who = format!("handle-{i}");
         let seen = events.iter().any(
-            |e| matches!(e, WorldEvent::DisposeReturned { id, by, .. } if id == "a" && *by == who),
+            |e| matches!(e, LifecycleEvent::DisposeReturned { id, by, .. } if id == "a" && *by == who),
         );
         own.push((
             seen,

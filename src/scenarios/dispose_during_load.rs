@@ -14,36 +14,36 @@ use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::acp::{AcpError, Bridge, StopReason};
+use crate::events::LifecycleEvent;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
-use crate::world::WorldEvent;
 
 /// The load's resume began while the old agent's teardown was still
 /// running (after its `teardown-began`, before its `teardown-done`).
 fn loaded_inside_teardown(o: &Outcome) -> bool {
-    let at = |f: &dyn Fn(&WorldEvent) -> bool| o.world.iter().position(f);
-    let registered = |e: &WorldEvent| match e {
-        WorldEvent::AgentRegistered { id, serial, .. } if id == "s" => Some(*serial),
+    let at = |f: &dyn Fn(&LifecycleEvent) -> bool| o.world.iter().position(f);
+    let registered = |e: &LifecycleEvent| match e {
+        LifecycleEvent::AgentRegistered { id, serial, .. } if id == "s" => Some(*serial),
         _ => None,
     };
     let Some(old) = o.world.iter().find_map(registered) else {
         return false;
     };
     let began = at(
-        &|e| matches!(e, WorldEvent::TeardownBegan { id, serial } if id == "s" && *serial == old),
+        &|e| matches!(e, LifecycleEvent::TeardownBegan { id, serial } if id == "s" && *serial == old),
     );
     let done = at(
-        &|e| matches!(e, WorldEvent::TeardownDone { id, serial } if id == "s" && *serial == old),
+        &|e| matches!(e, LifecycleEvent::TeardownDone { id, serial } if id == "s" && *serial == old),
     );
     // The creation of `old` is the first attempt with the id; the load's
     // resume is any later one.
     let first = o.world.iter().find_map(|e| match e {
-        WorldEvent::CreateBegan { id, attempt } if id == "s" => Some(*attempt),
+        LifecycleEvent::CreateBegan { id, attempt } if id == "s" => Some(*attempt),
         _ => None,
     });
     let fresh = at(
-        &|e| matches!(e, WorldEvent::CreateBegan { id, attempt } if id == "s" && Some(*attempt) != first),
+        &|e| matches!(e, LifecycleEvent::CreateBegan { id, attempt } if id == "s" && Some(*attempt) != first),
     );
     matches!((began, fresh, done), (Some(b), Some(f), Some(d)) if b < f && f < d)
 }
@@ -110,7 +110,7 @@ pub async fn dispose_during_load<R: Rt>(ctx: Ctx) -> Outcome {
     rig.track(&old.agent, old.serial());
     let first = old.agent.send(spec("A", 1)).expect("send A");
     old.agent.outcome(first).await;
-    let b = Bridge::new(rig.provider.clone(), rig.owner("acp"), rig.hooks());
+    let b = Bridge::with_hooks(rig.provider.clone(), rig.owner("acp"), rig.hooks());
     // The load runs in a task of its own, as the server runs each request:
     // joined futures of one task would interleave only at their awaits.
     let b2 = b.clone();

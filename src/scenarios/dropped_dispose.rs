@@ -19,11 +19,11 @@ use super::goals::{excused, label, Goal};
 use super::rig::{give_up, Rig};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
+use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{Monitor, Rt};
 use crate::rules::Rule;
-use crate::world::WorldEvent;
 use std::sync::Arc;
 
 const GOALS: &[Goal] = &[
@@ -74,10 +74,10 @@ pub async fn dropped_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     let first = match give_up::<R, _>(h.dispose_as("caller-1")).await {
         Some(()) => "completed",
         None => {
-            let seen = |f: fn(&WorldEvent) -> bool| rig.world.events().iter().any(f);
+            let seen = |f: fn(&LifecycleEvent) -> bool| rig.world.events().iter().any(f);
             match (
-                seen(|e| matches!(e, WorldEvent::TeardownBegan { .. })),
-                seen(|e| matches!(e, WorldEvent::TeardownDone { .. })),
+                seen(|e| matches!(e, LifecycleEvent::TeardownBegan { .. })),
+                seen(|e| matches!(e, LifecycleEvent::TeardownDone { .. })),
             ) {
                 (false, _) => "dropped-before-teardown",
                 (true, false) => "dropped-mid-teardown",

@@ -19,11 +19,11 @@ use super::rig::{give_up, Rig};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::acp::{Bridge, StopReason};
+use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
-use crate::world::WorldEvent;
 
 const GOALS: &[Goal] = &[
     label(
@@ -64,10 +64,11 @@ pub static DROPPED_UNLOAD: Scenario = Scenario::new(
 /// Where the dropped unload had got to, read from the world journal.
 fn drop_point<R: Rt>(rig: &Rig<R>) -> &'static str {
     let events = rig.world.events();
-    let seen = |f: &dyn Fn(&WorldEvent) -> bool| events.iter().any(f);
-    let began = seen(&|e| matches!(e, WorldEvent::TeardownBegan { .. }));
-    let done = seen(&|e| matches!(e, WorldEvent::TeardownDone { .. }));
-    let unloaded = seen(&|e| matches!(e, WorldEvent::ScopeUnloaded { scope } if scope == "acp"));
+    let seen = |f: &dyn Fn(&LifecycleEvent) -> bool| events.iter().any(f);
+    let began = seen(&|e| matches!(e, LifecycleEvent::TeardownBegan { .. }));
+    let done = seen(&|e| matches!(e, LifecycleEvent::TeardownDone { .. }));
+    let unloaded =
+        seen(&|e| matches!(e, LifecycleEvent::ScopeUnloaded { scope } if scope == "acp"));
     match (began, done, unloaded) {
         (false, _, _) => "dropped-before-teardown",
         (true, false, _) => "dropped-mid-teardown",
@@ -79,7 +80,7 @@ fn drop_point<R: Rt>(rig: &Rig<R>) -> &'static str {
 /// The body: see the module docs.
 pub async fn dropped_unload<R: Rt>(ctx: Ctx) -> Outcome {
     let rig = Rig::<R>::new(ctx.faults, ctx.durable);
-    let b = Bridge::new(rig.provider.clone(), rig.owner("acp"), rig.hooks());
+    let b = Bridge::with_hooks(rig.provider.clone(), rig.owner("acp"), rig.hooks());
     let sid = b.new_session().await.expect("session/new");
     let agent = rig.registry.get(&sid).expect("registered");
     rig.track(&agent, rig.registry.entries()[0].1);

@@ -8,8 +8,8 @@
 //! journals.
 
 use super::Outcome;
+use crate::events::LifecycleEvent;
 use crate::journal::Event;
-use crate::world::WorldEvent;
 
 /// How a goal recognises an execution that reached its window.
 #[derive(Clone, Copy, Debug)]
@@ -129,11 +129,10 @@ pub(super) fn wake_inside_cancel(o: &Outcome) -> bool {
 /// or before it.
 pub(super) fn create_failed(o: &Outcome, at_enter: bool) -> bool {
     o.world.iter().any(|f| match f {
-        WorldEvent::CreateFailed { attempt, .. } => {
-            let checked = o
-                .world
-                .iter()
-                .any(|c| matches!(c, WorldEvent::CreateChecked { attempt: a, .. } if a == attempt));
+        LifecycleEvent::CreateFailed { attempt, .. } => {
+            let checked = o.world.iter().any(
+                |c| matches!(c, LifecycleEvent::CreateChecked { attempt: a, .. } if a == attempt),
+            );
             checked == at_enter
         }
         _ => false,
@@ -153,7 +152,7 @@ pub(super) fn notice_dropped(o: &Outcome) -> bool {
     o.world.iter().any(|e| {
         matches!(
             e,
-            WorldEvent::Notice {
+            LifecycleEvent::Notice {
                 delivered_to: None,
                 ..
             }
@@ -166,7 +165,7 @@ pub(super) fn notice_delivered(o: &Outcome) -> bool {
     o.world.iter().any(|e| {
         matches!(
             e,
-            WorldEvent::Notice {
+            LifecycleEvent::Notice {
                 delivered_to: Some(_),
                 ..
             }
@@ -178,16 +177,16 @@ pub(super) fn notice_delivered(o: &Outcome) -> bool {
 /// serial's teardown finished: the id was reused mid-teardown.
 pub(super) fn reuse_during_teardown(o: &Outcome) -> bool {
     let first = o.world.iter().find_map(|e| match e {
-        WorldEvent::SessionEntered { id, serial, .. } if id == "x" => Some(*serial),
+        LifecycleEvent::SessionEntered { id, serial, .. } if id == "x" => Some(*serial),
         _ => None,
     });
     let Some(first) = first else { return false };
     for e in &o.world {
         match e {
-            WorldEvent::TeardownDone { id, serial } if id == "x" && *serial == first => {
+            LifecycleEvent::TeardownDone { id, serial } if id == "x" && *serial == first => {
                 return false
             }
-            WorldEvent::SessionEntered { id, serial, .. } if id == "x" && *serial != first => {
+            LifecycleEvent::SessionEntered { id, serial, .. } if id == "x" && *serial != first => {
                 return true
             }
             _ => {}
@@ -204,15 +203,15 @@ pub(super) fn create_between(o: &Outcome, after: u8) -> bool {
     let mut step = 0u8;
     for e in &o.world {
         match e {
-            WorldEvent::SessionEntered { id, serial, .. } if id == "x" && a.is_none() => {
+            LifecycleEvent::SessionEntered { id, serial, .. } if id == "x" && a.is_none() => {
                 a = Some(*serial);
             }
-            WorldEvent::TeardownStep {
+            LifecycleEvent::TeardownStep {
                 serial, step: n, ..
             } if Some(*serial) == a => step = *n,
-            WorldEvent::TeardownDone { serial, .. } if Some(*serial) == a => step = 6,
-            WorldEvent::CreateFailed { id, .. } if id == "x" && step == after => return true,
-            WorldEvent::SessionEntered { id, serial, .. }
+            LifecycleEvent::TeardownDone { serial, .. } if Some(*serial) == a => step = 6,
+            LifecycleEvent::CreateFailed { id, .. } if id == "x" && step == after => return true,
+            LifecycleEvent::SessionEntered { id, serial, .. }
                 if id == "x" && Some(*serial) != a && step == after =>
             {
                 return true
@@ -330,7 +329,7 @@ pub(super) fn notice_lost(o: &Outcome) -> bool {
         .world
         .iter()
         .filter_map(|e| match e {
-            WorldEvent::Notice { job, .. } => crate::shell::job_number(job),
+            LifecycleEvent::Notice { job, .. } => crate::shell::job_number(job),
             _ => None,
         })
         .collect();

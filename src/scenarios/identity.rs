@@ -7,12 +7,12 @@ use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::core::Status;
+use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::provider::CreateError;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
-use crate::world::WorldEvent;
 use std::sync::Arc;
 
 const SAME_ID_CREATE_RACE_GOALS: &[Goal] = &[
@@ -144,11 +144,11 @@ pub async fn create_during_owner_unload<R: Rt>(ctx: Ctx) -> Outcome {
     let events = rig.world.events();
     let unloading = events
         .iter()
-        .position(|e| matches!(e, WorldEvent::ScopeUnloading { scope } if scope == "owner"));
+        .position(|e| matches!(e, LifecycleEvent::ScopeUnloading { scope } if scope == "owner"));
     let entered_after = unloading.is_some_and(|u| {
         events[u..]
             .iter()
-            .any(|e| matches!(e, WorldEvent::SessionEntered { id, .. } if id == "x"))
+            .any(|e| matches!(e, LifecycleEvent::SessionEntered { id, .. } if id == "x"))
     });
     let other = rig.owner("owner-2");
     let again = rig.provider.create("x", &other).await;
@@ -270,11 +270,10 @@ pub async fn id_reuse_after_detach<R: Rt>(ctx: Ctx) -> Outcome {
         label = format!("B:{}", PromptFate::of(&b.agent.journal(), p));
         b.dispose().await;
     }
-    let a_done_before_b = rig
-        .world
-        .events()
-        .iter()
-        .any(|e| matches!(e, WorldEvent::TeardownDone { serial, .. } if *serial == a.serial()));
+    let a_done_before_b =
+        rig.world.events().iter().any(
+            |e| matches!(e, LifecycleEvent::TeardownDone { serial, .. } if *serial == a.serial()),
+        );
     own.push((
         a_done_before_b,
         Violation::new(Rule::D1, "A's teardown never finished"),

@@ -31,7 +31,7 @@ use crate::store::durable::Durable;
 use std::sync::Arc;
 
 pub use goals::{Goal, Match};
-pub use scenario::{register, Bodies, BodyFn, Bounds, Ctx, Scenario, Tasks};
+pub use scenario::{register, Bodies, BodyFn, Bounds, Ctx, Granularity, Scenario, Tasks};
 
 /// How many racers the two scalable scenarios run: the disposers of
 /// `concurrent-dispose` and the creators of `same-id-create-race`. It is 3
@@ -140,7 +140,7 @@ pub struct Outcome {
     /// The agent's journal, for traces.
     pub journal: Vec<Record>,
     /// The world journal (registry, store, scopes, tool-bash).
-    pub world: Vec<crate::world::WorldEvent>,
+    pub world: Vec<crate::events::LifecycleEvent>,
 }
 
 impl Outcome {

@@ -23,6 +23,7 @@ use super::goals::{excused, label, Goal};
 use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::Outcome;
+use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
@@ -30,7 +31,6 @@ use crate::rules::Rule;
 use crate::shell::sim::{JobFate, Script, SimShell};
 use crate::shell::{ExecResult, ShellExecutor};
 use crate::tool_bash::ToolBash;
-use crate::world::WorldEvent;
 use std::sync::Arc;
 
 /// shuttle's uniform random walk runs the job's exit as soon as the
@@ -125,7 +125,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
         );
     }
     rig.set_shell(shell.clone());
-    let tb = ToolBash::load(shell.clone(), rig.registry.clone(), rig.hooks());
+    let tb = ToolBash::load_with_hooks(shell.clone(), rig.registry.clone(), rig.hooks());
     let a = rig.provider.create("a", &owner).await.expect("create a");
     let b = rig.provider.create("b", &owner).await.expect("create b");
     let start = |caller: &'static str, cmd: &'static str| {
@@ -149,7 +149,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
         w.until_all(
             "a's teardown began",
             &["a"],
-            |e, id| matches!(e, WorldEvent::TeardownBegan { id: i, .. } if i == id),
+            |e, id| matches!(e, LifecycleEvent::TeardownBegan { id: i, .. } if i == id),
         )
         .await
     };

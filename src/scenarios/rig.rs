@@ -15,6 +15,7 @@
 use super::Outcome;
 use crate::acp::Bridge;
 use crate::agent::Agent;
+use crate::events::LifecycleEvent;
 use crate::faults::Faults;
 use crate::hooks::Hooks;
 use crate::oracle::{check_durable, check_journal, Violation, ORACLE_RULES};
@@ -29,7 +30,7 @@ use crate::shell::ShellExecutor;
 use crate::store::durable::{Durable, MemoryDurable};
 use crate::store::SessionStore;
 use crate::tool_bash::ToolBash;
-use crate::world::{World, WorldEvent};
+use crate::world::World;
 use std::sync::Arc;
 
 /// A caller that gives up on `call` (a timeout, a `select`): a timer task
@@ -131,9 +132,10 @@ impl<R: Rt> RigBuilder<R> {
             .durable
             .unwrap_or_else(|| Arc::new(MemoryDurable::<R>::default()));
         let hooks = Hooks::observed(world.clone()).with_faults(faults);
-        let store = SessionStore::new(durable, hooks.clone());
-        let registry = Registry::new(hooks.clone());
-        let provider = Provider::new("provider", registry.clone(), store.clone(), hooks.clone());
+        let store = SessionStore::with_hooks(durable, hooks.clone());
+        let registry = Registry::with_hooks(hooks.clone());
+        let provider =
+            Provider::with_hooks("provider", registry.clone(), store.clone(), hooks.clone());
         let shell = match (self.shell, self.tool_bash) {
             (Some(shell), _) => Some(shell),
             (None, true) => Some(Arc::new(SimShell::<R>::default()) as Arc<dyn ShellExecutor>),
@@ -153,11 +155,19 @@ impl<R: Rt> RigBuilder<R> {
         if let Some(shell) = shell {
             rig.set_shell(shell.clone());
             if self.tool_bash {
-                rig.tool_bash = Some(ToolBash::load(shell, rig.registry.clone(), hooks.clone()));
+                rig.tool_bash = Some(ToolBash::load_with_hooks(
+                    shell,
+                    rig.registry.clone(),
+                    hooks.clone(),
+                ));
             }
         }
         if self.bridge {
-            rig.bridge = Some(Bridge::new(rig.provider.clone(), rig.owner("acp"), hooks));
+            rig.bridge = Some(Bridge::with_hooks(
+                rig.provider.clone(),
+                rig.owner("acp"),
+                hooks,
+            ));
         }
         rig
     }
@@ -260,7 +270,7 @@ impl<R: Rt> Rig<R> {
         // session behind.
         let (entries, sessions) = (self.registry.entries(), self.store.sessions());
         for ev in &events {
-            if let WorldEvent::TeardownDone { id, serial } = ev {
+            if let LifecycleEvent::TeardownDone { id, serial } = ev {
                 if entries.iter().any(|(i, s)| i == id && s == serial) {
                     violations.push(Violation::new(
                         Rule::D4,

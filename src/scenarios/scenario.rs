@@ -149,8 +149,27 @@ pub struct Scenario {
     /// that `sim-dfs` does not at the PR bound. `check` reports such misses
     /// instead of failing; every other scenario must be covered.
     pub coverage_gap: Option<&'static str>,
+    /// Where the simulator's checkers may switch tasks.
+    pub granularity: Granularity,
     /// The body, per backend.
     pub body: Bodies,
+}
+
+/// Where the simulator's checkers (`sim`, `sim-dfs`) may switch from one
+/// task to another. loom and shuttle switch at their own operations and
+/// tokio wherever its threads do, whatever the scenario says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Granularity {
+    /// At every scheduling point inside a poll (lock sections, wakes,
+    /// spawns, clock reads), as a preemptive multi-threaded runtime may:
+    /// the default, and what every built-in scenario uses.
+    #[default]
+    Lock,
+    /// Only where a poll returns `Pending`, as a single-threaded executor
+    /// does: code between two awaits runs without interruption. Fewer
+    /// schedules, and races between lock sections of one poll are not
+    /// explored.
+    Await,
 }
 
 impl Scenario {
@@ -165,8 +184,15 @@ impl Scenario {
             bounds: Bounds::PR,
             bystanders: &[],
             coverage_gap: None,
+            granularity: Granularity::Lock,
             body,
         }
+    }
+
+    /// With the simulator switching tasks at `granularity`.
+    pub const fn granularity(mut self, granularity: Granularity) -> Scenario {
+        self.granularity = granularity;
+        self
     }
 
     /// With these rules.

@@ -4,6 +4,7 @@ use super::goals::*;
 use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::Outcome;
+use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Mutex, Rt};
@@ -11,7 +12,6 @@ use crate::rules::Rule;
 use crate::shell::sim::{Script, SimShell};
 use crate::shell::{ExecResult, ShellExecutor};
 use crate::tool_bash::ToolBash;
-use crate::world::WorldEvent;
 use std::sync::Arc;
 
 /// The tool-bash instance in use, and how many loads there were.
@@ -22,7 +22,7 @@ struct Loaded<R: Rt> {
 
 impl<R: Rt> Loaded<R> {
     fn load(rig: &Rig<R>, shell: Arc<SimShell<R>>) -> Arc<Self> {
-        let tb = ToolBash::load(shell.clone(), rig.registry.clone(), rig.hooks());
+        let tb = ToolBash::load_with_hooks(shell.clone(), rig.registry.clone(), rig.hooks());
         Arc::new(Loaded {
             current: Mutex::new((tb, 1)),
             shell,
@@ -38,7 +38,7 @@ impl<R: Rt> Loaded<R> {
     }
 
     fn reload(&self, rig: &Rig<R>) {
-        let tb = ToolBash::load(self.shell.clone(), rig.registry.clone(), rig.hooks());
+        let tb = ToolBash::load_with_hooks(self.shell.clone(), rig.registry.clone(), rig.hooks());
         self.current.with(|c| *c = (tb, c.1 + 1));
     }
 }
@@ -63,7 +63,7 @@ async fn until_noticed<R: Rt>(rig: &Rig<R>, jobs: &[&str]) {
         .until_all(
             "completion notices",
             jobs,
-            |e, job| matches!(e, WorldEvent::Notice { job: j, .. } if j == job),
+            |e, job| matches!(e, LifecycleEvent::Notice { job: j, .. } if j == job),
         )
         .await;
 }
@@ -317,7 +317,7 @@ pub async fn completion_notice_routing<R: Rt>(ctx: Ctx) -> Outcome {
         .events()
         .into_iter()
         .filter_map(|e| match e {
-            WorldEvent::Notice {
+            LifecycleEvent::Notice {
                 job,
                 owner,
                 delivered_to,

@@ -23,13 +23,13 @@
 pub mod durable;
 
 use crate::bus::panic_message;
-use crate::faults::Fault;
-use crate::hooks::Hooks;
+use crate::events::Hooks;
+use crate::events::LifecycleEvent;
 use crate::journal::EndReason;
 use crate::rt::{BoxFuture, Monitor, Mutex, Rt};
 use crate::session_log::{Entry, SessionSink, StorageError};
-use crate::world::WorldEvent;
 use durable::{Durable, DurableRecord, Loaded, TornTail};
+use lifecycle_spec::faults::Fault;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -103,8 +103,18 @@ pub struct SessionStore<R: Rt> {
 }
 
 impl<R: Rt> SessionStore<R> {
-    /// A store over `durable`, journaling to `world`.
-    pub fn new(durable: Arc<dyn Durable>, hooks: Hooks<R>) -> Arc<Self> {
+    /// A store over `durable`.
+    pub fn new(durable: Arc<dyn Durable>) -> Arc<Self> {
+        Self::build(durable, Hooks::none())
+    }
+
+    /// A store over `durable` that `hooks` observe and switch faults on in.
+    #[cfg(feature = "faults")]
+    pub fn with_hooks(durable: Arc<dyn Durable>, hooks: Hooks<R>) -> Arc<Self> {
+        Self::build(durable, hooks)
+    }
+
+    fn build(durable: Arc<dyn Durable>, hooks: Hooks<R>) -> Arc<Self> {
         Arc::new(SessionStore {
             state: Monitor::new(State::default()),
             durable,
@@ -154,12 +164,11 @@ impl<R: Rt> SessionStore<R> {
                 pending: Vec::new(),
                 failed: None,
             });
-            let live_with_id = Self::live_with_id(st, &p.id);
-            // Journaled under the store's lock: the count is exact.
-            self.hooks.record(WorldEvent::SessionEntered {
+            // Journaled under the store's lock: in the journal's order,
+            // entries and retirements of one id are as the store saw them.
+            self.hooks.record(|| LifecycleEvent::SessionEntered {
                 id: p.id.clone(),
                 serial: p.serial,
-                live_with_id,
             });
             Some(())
         });
@@ -200,7 +209,7 @@ impl<R: Rt> SessionStore<R> {
             )?;
         match then {
             Then::Done => {}
-            Then::Lost(entry) => self.hooks.record(WorldEvent::AppendDropped {
+            Then::Lost(entry) => self.hooks.record(|| LifecycleEvent::AppendDropped {
                 id: id.to_string(),
                 serial,
                 entry: serde_json::to_string(&entry).unwrap_or_default(),
@@ -306,7 +315,7 @@ impl<R: Rt> SessionStore<R> {
                         s.pending.clear();
                     }
                 });
-                self.hooks.record(WorldEvent::StorageFailed {
+                self.hooks.record(|| LifecycleEvent::StorageFailed {
                     id: id.to_string(),
                     serial,
                     error: error.clone(),
@@ -322,6 +331,10 @@ impl<R: Rt> SessionStore<R> {
         self.state.update(|st| {
             if let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) {
                 s.phase = Phase::Retiring;
+                self.hooks.record(|| LifecycleEvent::SessionRetired {
+                    id: s.id.clone(),
+                    serial,
+                });
             }
         });
     }
@@ -335,7 +348,7 @@ impl<R: Rt> SessionStore<R> {
             Some(st.sessions.remove(at).pending)
         });
         for entry in pending.unwrap_or_default() {
-            self.hooks.record(WorldEvent::AppendDropped {
+            self.hooks.record(|| LifecycleEvent::AppendDropped {
                 id: id.to_string(),
                 serial,
                 entry: serde_json::to_string(&entry).unwrap_or_default(),
@@ -493,7 +506,7 @@ pub(crate) fn emit<R: Rt>(
     for l in listeners {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| l(id))) {
             let message = panic_message(p.as_ref());
-            hooks.record(WorldEvent::ListenerPanicked {
+            hooks.record(|| LifecycleEvent::ListenerPanicked {
                 on: on.to_string(),
                 message: message.clone(),
             });
