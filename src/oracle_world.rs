@@ -68,26 +68,24 @@ pub fn check_world(events: &[LifecycleEvent]) -> Vec<Violation> {
         match ev {
             LifecycleEvent::SessionEntered { id, serial } => {
                 let others = live.sessions.enter(id, *serial);
-                if others > 0 {
-                    v.push(Violation::new(
+                v.extend((others > 0).then(|| {
+                    let what = format!("{others} live session(s) had id {id:?}");
+                    Violation::new(
                         Rule::R1,
-                        format!(
-                            "session {id}#{serial} entered while {others} live session(s) had id {id:?}"
-                        ),
-                    ));
-                }
+                        format!("session {id}#{serial} entered while {what}"),
+                    )
+                }));
             }
             LifecycleEvent::SessionRetired { id, serial } => live.sessions.leave(id, *serial),
             LifecycleEvent::AgentRegistered { id, serial } => {
                 let others = live.agents.enter(id, *serial);
-                if others > 0 {
-                    v.push(Violation::new(
+                v.extend((others > 0).then(|| {
+                    let what = format!("{others} other live agent(s) with its id");
+                    Violation::new(
                         Rule::R1,
-                        format!(
-                            "agent {id}#{serial} registered beside {others} other live agent(s) with its id"
-                        ),
-                    ));
-                }
+                        format!("agent {id}#{serial} registered beside {what}"),
+                    )
+                }));
             }
             LifecycleEvent::AgentDetached { id, serial } => live.agents.leave(id, *serial),
             LifecycleEvent::CreateChecked {

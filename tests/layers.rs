@@ -560,3 +560,178 @@ fn a_reintroduced_cycle_is_found() {
         "{e:?}"
     );
 }
+
+/// The modules of `src/cli` a file's source names: `super::x`,
+/// `crate::cli::x` (or `crate::cli::harness::x`) and a child's `x::item`
+/// for each `x` of `modules`, outside comments and literals.
+fn cli_edges(src: &str, modules: &BTreeSet<&str>) -> BTreeSet<String> {
+    let toks = tokens(src);
+    let ident = |i: usize, s: &str| matches!(toks.get(i), Some((Tok::Ident(n), _)) if n == s);
+    let path = |i: usize| toks.get(i).is_some_and(|t| t.0 == Tok::Path);
+    let name_at = |i: usize| match toks.get(i) {
+        Some((Tok::Ident(n), _)) if modules.contains(n.as_str()) => Some(n.clone()),
+        _ => None,
+    };
+    let mut out = BTreeSet::new();
+    for i in 0..toks.len() {
+        let mut at = if ident(i, "super") && path(i + 1) {
+            i + 2
+        } else if ident(i, "crate") && path(i + 1) && ident(i + 2, "cli") && path(i + 3) {
+            i + 4
+        } else if name_at(i).is_some() && path(i + 1) && (i == 0 || !path(i - 1)) {
+            // `check_cmd::run_check`: a child module, by its own name.
+            i
+        } else {
+            continue;
+        };
+        if ident(at, "harness") && path(at + 1) {
+            at += 2;
+        }
+        // `super::{a, b}`: each name in the braces.
+        if toks.get(at).is_some_and(|t| t.0 == Tok::Open) {
+            out.extend(
+                first_names(&toks, at)
+                    .into_iter()
+                    .filter(|n| modules.contains(n.as_str())),
+            );
+        } else if let Some(n) = name_at(at) {
+            out.insert(n);
+        }
+    }
+    out
+}
+
+/// A cycle in `edges` (module → modules it names), as `a -> b -> a`.
+fn cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<String> {
+    fn visit(
+        n: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        stack: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<String> {
+        if let Some(at) = stack.iter().position(|s| s == n) {
+            let mut c = stack[at..].to_vec();
+            c.push(n.to_string());
+            return Some(c.join(" -> "));
+        }
+        if done.contains(n) {
+            return None;
+        }
+        stack.push(n.to_string());
+        for m in edges.get(n).into_iter().flatten() {
+            if let Some(c) = visit(m, edges, stack, done) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        done.insert(n.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    edges
+        .keys()
+        .find_map(|n| visit(n, edges, &mut Vec::new(), &mut done))
+}
+
+fn cli_sources() -> BTreeMap<String, String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+    let mut files = BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).expect("src/cli") {
+        let path = entry.expect("entry").path();
+        if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+            if path.extension().is_some_and(|e| e == "rs") {
+                files.insert(
+                    stem.to_string(),
+                    std::fs::read_to_string(&path).expect("read"),
+                );
+            }
+        }
+    }
+    files
+}
+
+fn cli_graph(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>> {
+    let modules: BTreeSet<&str> = files
+        .keys()
+        .map(String::as_str)
+        .filter(|m| *m != "mod")
+        .collect();
+    files
+        .iter()
+        .map(|(name, src)| {
+            let mut e = cli_edges(src, &modules);
+            e.remove(name);
+            (name.clone(), e)
+        })
+        .collect()
+}
+
+/// The command line's files name each other without a circle (a module
+/// declaring another is no edge; naming its items is).
+#[test]
+fn cli_files_import_each_other_without_a_cycle() {
+    let files = cli_sources();
+    assert!(files.len() >= 6, "{:?}", files.keys());
+    let graph = cli_graph(&files);
+    assert_eq!(
+        cycle(&graph),
+        None,
+        "src/cli has an import cycle: {graph:?}"
+    );
+    // The scan sees the edges there are.
+    let has = |a: &str, b: &str| graph.get(a).is_some_and(|e| e.contains(b));
+    assert!(
+        has("harness", "check_cmd") && has("check_cmd", "merge_cmd") && has("merge_cmd", "table"),
+        "{graph:?}"
+    );
+    // The checker of the check: a table helper naming a command again.
+    let mut planted = files.clone();
+    planted
+        .get_mut("table")
+        .expect("table.rs")
+        .push_str("\nfn f() { super::check_cmd::run_explore; }\n");
+    let found = cycle(&cli_graph(&planted));
+    assert!(
+        found.as_deref().is_some_and(|c| c.contains("table")),
+        "{found:?}"
+    );
+}
+
+/// Nothing below the command line imports it: no file of `src` outside
+/// `src/cli` (and `main.rs`) names `crate::cli`.
+#[test]
+fn nothing_below_cli_imports_it() {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let names_cli = |text: &str| {
+        let toks = tokens(text);
+        toks.windows(3).any(|w| {
+            matches!(&w[0].0, Tok::Ident(a) if a == "crate")
+                && w[1].0 == Tok::Path
+                && matches!(&w[2].0, Tok::Ident(c) if c == "cli")
+        })
+    };
+    let upward: Vec<String> = files
+        .iter()
+        .filter(|p| !p.starts_with(src.join("cli")) && !p.ends_with("main.rs"))
+        .filter(|p| names_cli(&std::fs::read_to_string(p).expect("read")))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(
+        upward.is_empty(),
+        "files below src/cli import it: {upward:?}"
+    );
+    assert!(names_cli("fn f() { crate::cli::interrupt::requested(); }"));
+    assert!(!names_cli("// crate::cli in a comment\nfn f() {}"));
+}

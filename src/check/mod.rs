@@ -64,6 +64,7 @@ pub use panics::quiet_panics;
 pub use replay_line::ReplayLine;
 pub use report::{
     interrupted, Found, Report, STOPPED_BUDGET, STOPPED_CAP, STOPPED_FAILURE, STOPPED_INTERRUPT,
+    STOP_REQUESTED,
 };
 pub use sim_check::{DfsOptions, PortfolioOptions};
 pub use tally::Saved;

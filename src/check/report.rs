@@ -93,11 +93,18 @@ pub const STOPPED_FAILURE: &str = "first failure";
 /// [`Report::stopped`]: Ctrl-C (see [`interrupted`]).
 pub const STOPPED_INTERRUPT: &str = "interrupted";
 
-/// Whether the command line was asked to stop (its first Ctrl-C): the
+/// The stop request the checkers read between executions. The command
+/// line's SIGINT handler raises it (`cli::interrupt`, above this layer:
+/// the flag lives here so that nothing in `check` imports the command
+/// line). Never raised outside the `lifecycle` binary.
+pub static STOP_REQUESTED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a stop was requested (the command line's first Ctrl-C): the
 /// checkers then end their search at the next execution and report what
-/// they have. Never set outside the `lifecycle` binary.
+/// they have.
 pub fn interrupted() -> bool {
-    crate::cli::interrupt::requested()
+    STOP_REQUESTED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Report {

@@ -6,12 +6,21 @@
 //! preemptions, [`MAX_PCT_DEPTH`] PCT depth) exit 2 with one line on
 //! stderr, and so do unwritable checkpoint paths.
 
+#[path = "args.rs"]
+mod args;
 #[path = "check_cmd.rs"]
 mod check_cmd;
 #[path = "merge_cmd.rs"]
 mod merge_cmd;
 #[path = "replay_cmd.rs"]
 mod replay_cmd;
+#[path = "table.rs"]
+mod table;
+
+use args::{
+    in_range, parse_checker, parse_scenario, ExploreArgs, Selection, MAX_COUNT, MAX_PCT_DEPTH,
+    MAX_PREEMPTIONS,
+};
 
 use crate::check::{self, Budget, Checker};
 use crate::faults::{Fault, Faults};
@@ -154,90 +163,6 @@ pub(super) struct CheckArgs {
     no_progress: bool,
 }
 
-#[derive(Args, Debug, Clone)]
-pub(super) struct ExploreArgs {
-    /// The scenario.
-    scenario: String,
-    /// The checker.
-    #[arg(long, default_value = "sim-dfs")]
-    checker: String,
-    /// Executions (sampling checkers) or the cap of an exhaustive search
-    /// (sim-dfs and loom both stop there, "stopped at budget").
-    #[arg(long)]
-    budget: Option<u64>,
-    /// Switch a fault on (M1..M24).
-    #[arg(long)]
-    fault: Option<String>,
-    /// `sim-dfs`: explore without sleep-set reduction.
-    #[arg(long)]
-    no_reduction: bool,
-    /// `sim-dfs` preemption bound (default: the scenario's PR-tier bound,
-    /// the one `check` reports).
-    #[arg(long, conflicts_with = "unbounded")]
-    preemption_bound: Option<u32>,
-    /// `sim-dfs`: no preemption bound (the whole space; may not finish).
-    #[arg(long)]
-    unbounded: bool,
-    /// `sim-dfs` without a preemption bound: optimal DPOR (wakeup trees)
-    /// instead of source sets.
-    #[arg(long)]
-    optimal: bool,
-    /// Part k of n (`2/4`) of sim, sim-dfs or tokio.
-    #[arg(long)]
-    shard: Option<String>,
-    /// `sim-dfs`: save the search here when it stops early (budget,
-    /// Ctrl-C).
-    #[arg(long)]
-    checkpoint: Option<std::path::PathBuf>,
-    /// `sim-dfs`: continue the search saved in `--checkpoint`, with the
-    /// same search settings (else exit 2).
-    #[arg(long)]
-    resume: bool,
-    /// Stop at the first failure.
-    #[arg(long)]
-    stop_at_first: bool,
-    /// One JSON object instead of text.
-    #[arg(long)]
-    json: bool,
-}
-
-struct Selection {
-    scenarios: Vec<&'static Scenario>,
-    checkers: Vec<Checker>,
-    budget: Budget,
-}
-
-fn parse_scenario(s: &str) -> Result<&'static Scenario, String> {
-    Scenario::parse(s).ok_or_else(|| format!("unknown scenario {s:?} (see `lifecycle list`)"))
-}
-
-fn parse_checker(c: &str) -> Result<Checker, String> {
-    Checker::parse(c).ok_or_else(|| format!("unknown checker {c:?} (see `lifecycle list`)"))
-}
-
-fn parse_fault(f: &str) -> Result<Fault, String> {
-    Fault::parse(f).ok_or_else(|| format!("unknown fault {f:?} (M1..M24)"))
-}
-
-/// The most executions any count may ask for (a trillion: months of work).
-pub(super) const MAX_COUNT: u64 = 1_000_000_000_000;
-/// The highest preemption bound accepted (none of the spaces finishes
-/// far below it).
-pub(super) const MAX_PREEMPTIONS: u64 = 64;
-/// The highest PCT depth accepted.
-pub(super) const MAX_PCT_DEPTH: u64 = 64;
-
-/// `value` of option `name` within `min..=max`.
-pub(super) fn in_range(name: &str, value: u64, min: u64, max: u64) -> Result<u64, String> {
-    if (min..=max).contains(&value) {
-        Ok(value)
-    } else if value < min {
-        Err(format!("{name} must be at least {min}"))
-    } else {
-        Err(format!("{name} {value} is absurd: at most {max}"))
-    }
-}
-
 impl CheckArgs {
     fn select(&self) -> Result<Selection, String> {
         let scenarios = if self.scenario.is_empty() {
@@ -293,32 +218,6 @@ impl CheckArgs {
             checkers,
             budget,
         })
-    }
-}
-
-/// How this process was invoked, for the follow-up commands it prints
-/// (`<program> replay '<line>'`): `argv[0]` as typed, relative to the
-/// current directory when it lies inside it (`cargo run` passes an
-/// absolute path), quoted for a POSIX shell when it needs to be.
-pub(super) fn program() -> String {
-    let argv0 = std::env::args_os()
-        .next()
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "lifecycle".into());
-    let shown = match std::env::current_dir() {
-        Ok(cwd) if argv0.is_absolute() => argv0
-            .strip_prefix(&cwd)
-            .map(std::path::Path::to_path_buf)
-            .unwrap_or(argv0),
-        _ => argv0,
-    };
-    let s = shown.to_string_lossy().into_owned();
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+,:=@".contains(c))
-    {
-        s
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
     }
 }
 

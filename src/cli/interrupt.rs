@@ -10,8 +10,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Raised by the first SIGINT.
-static REQUESTED: AtomicBool = AtomicBool::new(false);
+/// Raised by the first SIGINT: the checkers' own flag.
+static REQUESTED: &AtomicBool = &crate::check::STOP_REQUESTED;
 
 /// The exit code of a command stopped by Ctrl-C (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;

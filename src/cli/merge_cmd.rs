@@ -30,8 +30,8 @@
 //! coverage on the union, and prints the table `check` prints, with its exit
 //! codes. `merge --json` writes the union as an unsharded `check --json`.
 
-use super::check_cmd::{bound, failure, header, paragraph, row, rows_of, wrapped};
-use super::{program, Selection};
+use super::args::{program, Selection};
+use super::table::{bound, failure, header, paragraph, row, rows_of, wrapped};
 use crate::check::{self, Budget, Checker, Found, GoalTally, Report};
 use crate::cli::interrupt::EXIT_INTERRUPTED;
 use crate::faults::Fault;

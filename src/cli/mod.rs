@@ -8,6 +8,7 @@
 
 #[cfg(feature = "harness")]
 mod harness;
+#[cfg(feature = "harness")]
 pub mod interrupt;
 
 use clap::{Parser, Subcommand};

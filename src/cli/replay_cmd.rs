@@ -593,7 +593,7 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
                 );
             }
         }
-        println!("replay: {} replay '{parsed}'", super::program());
+        println!("replay: {} replay '{parsed}'", super::args::program());
         ExitCode::from(1)
     };
     if other_build {
@@ -659,7 +659,7 @@ pub(super) fn run_shrink(line: &str) -> ExitCode {
         s.original.preemptions,
         s.original.steps,
         s.original.plan.len(),
-        super::program()
+        super::args::program()
     );
     if !s.reduced() {
         println!(
@@ -682,7 +682,7 @@ pub(super) fn run_shrink(line: &str) -> ExitCode {
         s.minimal.steps,
         s.minimal.plan.len(),
         s.attempts,
-        super::program()
+        super::args::program()
     );
     ExitCode::from(1)
 }
