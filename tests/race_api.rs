@@ -1,10 +1,13 @@
 //! Downstream-style race tests: only the public API (`check::api`), one
 //! function each, as a user of this crate writes them.
 
-use agent_lifecycle::check::api::{RaceTest, Rig, REPLAY_ENV};
+use agent_lifecycle::check::api::{Broken, RaceTest, Rig, REPLAY_ENV};
+use agent_lifecycle::check::Checker;
 use agent_lifecycle::events::LifecycleEvent;
 use agent_lifecycle::faults::{Fault, Faults};
+use agent_lifecycle::oracle::RuleId;
 use agent_lifecycle::rt::{self, LoomRt, Rt, SimRt};
+use agent_lifecycle::rules::Rule;
 use std::sync::Arc;
 
 /// Two creates of one id race; exactly one may win (R1). Generic over the
@@ -136,7 +139,11 @@ fn a_planted_fault_fails_under_loom_with_a_replay_line_that_reproduces_it() {
     // M9: enter does not recheck for a duplicate live id; both creates win.
     let t = RaceTest::new(NAME).faults(Faults::none().with(Fault::M9));
     let failure = t.loom(two_creates::<LoomRt>).unwrap_err();
-    assert_eq!((failure.rule, failure.checker), ("R1", "loom"), "{failure}");
+    assert_eq!(
+        (failure.rule, failure.checker),
+        (Broken::from(Rule::R1), Some(Checker::Loom)),
+        "{failure}"
+    );
     let shown = failure.to_string();
     assert!(
         shown.contains(&format!("rule R1 broken in race test {NAME} (loom)"))
@@ -163,7 +170,7 @@ fn a_planted_fault_fails_under_loom_with_a_replay_line_that_reproduces_it() {
     // The test's own assertion fails first in the generic body: rule
     // `panic`, caught, and replayed as such.
     let panicked = t.loom(two_creates_one_winner::<LoomRt>).unwrap_err();
-    assert_eq!(panicked.rule, "panic", "{panicked}");
+    assert_eq!(panicked.rule, Broken::Rule(RuleId::Panic), "{panicked}");
     assert!(panicked
         .message
         .contains("R1: one of two same-id creates wins"));
@@ -193,7 +200,7 @@ fn a_loom_line_replays_exactly_its_execution() {
     const NAME: &str = "a_loom_line_replays_exactly_its_execution";
     let t = RaceTest::new(NAME);
     let failure = t.loom(mine_wins).unwrap_err();
-    assert_eq!(failure.rule, "panic", "{failure}");
+    assert_eq!(failure.rule, Broken::Rule(RuleId::Panic), "{failure}");
     let (head, exec) = failure.replay.split_once(":exec=").unwrap();
     let (exec, pb) = exec.split_once(",pb=").unwrap();
     let exec: u64 = exec.parse().unwrap();
@@ -210,7 +217,11 @@ fn a_loom_line_replays_exactly_its_execution() {
     t.replay(&before, mine_wins).unwrap();
     // A line of another checker's closure is refused, not run.
     let wrong = t.replay(&failure.replay, mine_wins_on_sim).unwrap_err();
-    assert_eq!(wrong.rule, "input", "{wrong}");
+    assert_eq!(
+        (wrong.rule, wrong.checker),
+        (Broken::Input, None),
+        "{wrong}"
+    );
 }
 
 async fn mine_wins_on_sim(_rig: Arc<Rig<SimRt>>) {}
@@ -229,7 +240,10 @@ fn loom_refuses_more_threads_than_it_models() {
             }
         })
         .unwrap_err();
-    assert_eq!((failure.rule, failure.checker), ("harness", "loom"));
+    assert_eq!(
+        (failure.rule, failure.checker),
+        (Broken::Harness, Some(Checker::Loom))
+    );
     assert!(
         failure.message.contains("more threads than loom models (5"),
         "{failure}"
@@ -246,11 +260,11 @@ fn an_unreached_goal_fails_loom_and_dfs() {
     let failure = t.loom(|rig: Arc<Rig<LoomRt>>| async move {
         rig.owner("owner").unload().await;
     });
-    assert_eq!(failure.unwrap_err().rule, "goal");
+    assert_eq!(failure.unwrap_err().rule, Broken::Goal);
     let failure = t.dfs(|rig: Arc<Rig<SimRt>>| async move {
         rig.owner("owner").unload().await;
     });
-    assert_eq!(failure.unwrap_err().rule, "goal");
+    assert_eq!(failure.unwrap_err().rule, Broken::Goal);
 }
 
 /// Set in the child process of [`a_deadlock_under_loom_prints_its_failure_before_the_abort`].

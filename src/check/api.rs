@@ -59,7 +59,9 @@ pub use loom::LOOM_MAX_THREADS;
 use super::replay::ReplayLine;
 use super::{Budget, Checker, Report};
 use crate::faults::Faults;
+use crate::oracle::RuleId;
 use crate::rt::{Backend, BoxFuture, LoomRt, Rt, ShuttleRt, SimRt, TokioRt};
+use crate::rules::Rule;
 use crate::scenarios::{self, Bodies, Ctx, Scenario};
 use send_wrapper::SendWrapper;
 use std::any::Any;
@@ -130,15 +132,54 @@ const BODIES: Bodies = Bodies {
     shuttle: |ctx| Box::pin(run_closure::<ShuttleRt>(ctx)),
 };
 
+/// What a race test's failure broke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Broken {
+    /// A rule of SPEC §2 or one of the harness's own failure kinds
+    /// ([`RuleId::Panic`] for a failed assertion of the test itself).
+    Rule(RuleId),
+    /// An exploring checker never reached one of the test's goals.
+    Goal,
+    /// The replay line handed in cannot be replayed by this test.
+    Input,
+    /// The checker could not run the test (loom's thread limit).
+    Harness,
+}
+
+impl Broken {
+    /// Its name: `R1`, `panic`, `goal`, `input`, `harness`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Broken::Rule(r) => r.name(),
+            Broken::Goal => "goal",
+            Broken::Input => "input",
+            Broken::Harness => "harness",
+        }
+    }
+}
+
+impl From<Rule> for Broken {
+    fn from(rule: Rule) -> Broken {
+        Broken::Rule(rule.into())
+    }
+}
+
+impl fmt::Display for Broken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A broken rule found by a race test.
 #[derive(Clone, Debug)]
 pub struct Failure {
     /// The test.
     pub test: &'static str,
-    /// The checker that found it.
-    pub checker: &'static str,
-    /// The rule (`panic` for a failed assertion of the test itself).
-    pub rule: &'static str,
+    /// The checker that found it (`None`: the replay line handed in was
+    /// refused before any checker ran).
+    pub checker: Option<Checker>,
+    /// What it broke.
+    pub rule: Broken,
     /// What happened.
     pub message: String,
     /// The replay line (the shrunk one for simulator failures).
@@ -150,7 +191,12 @@ impl fmt::Display for Failure {
         write!(
             f,
             "rule {} broken in race test {} ({}): {}\nreplay: {REPLAY_ENV}='{}' cargo test {}",
-            self.rule, self.test, self.checker, self.message, self.replay, self.test
+            self.rule,
+            self.test,
+            self.checker.map_or("replay", Checker::name),
+            self.message,
+            self.replay,
+            self.test
         )
     }
 }
@@ -343,8 +389,8 @@ impl RaceTest {
             None => Ok(()),
             Some(v) => Err(Failure {
                 test: self.name,
-                checker: parsed.checker.name(),
-                rule: v.rule.name(),
+                checker: Some(parsed.checker),
+                rule: Broken::Rule(v.rule),
                 message: v.message.clone(),
                 replay: line.to_string(),
             }),
@@ -382,8 +428,8 @@ impl RaceTest {
         if let Some(v) = outcome.violations.first() {
             return Err(Failure {
                 test: self.name,
-                checker: checker.name(),
-                rule: v.rule.name(),
+                checker: Some(checker),
+                rule: Broken::Rule(v.rule),
                 message: v.message.clone(),
                 replay: line,
             });
@@ -396,8 +442,8 @@ impl RaceTest {
     fn bad_line(&self, line: &str, why: &str) -> Failure {
         Failure {
             test: self.name,
-            checker: "replay",
-            rule: "input",
+            checker: None,
+            rule: Broken::Input,
             message: format!("cannot replay {line:?}: {why}"),
             replay: line.to_string(),
         }
@@ -444,8 +490,8 @@ impl RaceTest {
         if let Some(found) = report.violations.first() {
             return Err(Failure {
                 test: self.name,
-                checker: checker.name(),
-                rule: found.rule.name(),
+                checker: Some(checker),
+                rule: Broken::Rule(found.rule),
                 message: found.message.clone(),
                 replay: found.shrunk.clone().unwrap_or_else(|| found.replay.clone()),
             });
@@ -456,8 +502,8 @@ impl RaceTest {
         if !report.unreached.is_empty() && explored && checker.requires_goals() {
             return Err(Failure {
                 test: self.name,
-                checker: checker.name(),
-                rule: "goal",
+                checker: Some(checker),
+                rule: Broken::Goal,
                 message: format!(
                     "goals never reached in {} executions: {}",
                     report.executions,
@@ -469,8 +515,8 @@ impl RaceTest {
         if let Some(e) = &report.error {
             return Err(Failure {
                 test: self.name,
-                checker: checker.name(),
-                rule: "harness",
+                checker: Some(checker),
+                rule: Broken::Harness,
                 message: e.clone(),
                 replay: String::new(),
             });

@@ -24,7 +24,7 @@
 //! line's fingerprint, which runs the simulator, is computed before loom
 //! starts.
 
-use super::{Failure, RaceTest};
+use super::{Broken, Failure, RaceTest};
 use crate::bus::panic_message;
 use crate::check::loom_check::STOP;
 use crate::check::replay::Payload;
@@ -122,8 +122,8 @@ fn install_deadlock_hook() {
                 let exec = run.next.load(Ordering::SeqCst).saturating_sub(1);
                 let failure = Failure {
                     test: run.test,
-                    checker: Checker::Loom.name(),
-                    rule: scenarios::deadlock_rule(&message).name(),
+                    checker: Some(Checker::Loom),
+                    rule: Broken::Rule(scenarios::deadlock_rule(&message)),
                     message,
                     replay: line_of(&run.template, exec, run.pb),
                 };
@@ -254,8 +254,8 @@ fn panicked(v: Violation) -> Outcome {
 fn harness(test: &RaceTest, message: String, replay: String) -> Failure {
     Failure {
         test: test.name,
-        checker: Checker::Loom.name(),
-        rule: "harness",
+        checker: Some(Checker::Loom),
+        rule: Broken::Harness,
         message,
         replay,
     }
