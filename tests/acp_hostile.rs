@@ -7,7 +7,7 @@
 //! at the end it exits 0 and has written nothing outside its sessions
 //! directory.
 
-mod common;
+use lifecycle_testkit as common;
 
 use common::acp::AcpServer;
 use serde_json::{json, Value};
@@ -190,7 +190,7 @@ fn a_stdin_that_cannot_be_read_ends_the_server_with_an_error() {
     use std::process::{Command, Stdio};
     use std::time::Duration;
     let sessions = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+    let mut child = Command::new(lifecycle_testkit::lifecycle_bin())
         .args(["acp", "--sessions"])
         .arg(sessions.path())
         .stdin(std::fs::File::open("/").expect("open /"))

@@ -3,7 +3,7 @@
 //! connection or a signal while a prompt is in flight (A10: the prompt is
 //! answered `cancelled` while stdout is open, and its turn ends durably).
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_lifecycle::session_log::Entry;
 use agent_lifecycle::store::durable::{Durable, FileDurable};

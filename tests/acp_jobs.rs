@@ -6,7 +6,7 @@
 //! and never a notice as user text; and no text in a log changes how later
 //! jobs are numbered.
 
-mod common;
+use lifecycle_testkit as common;
 
 use common::acp::{agent_texts, chunks, load_params, AcpServer};
 use serde_json::Value;

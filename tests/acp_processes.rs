@@ -30,7 +30,7 @@
 //! Run: `cargo test --test acp_processes`; a failure prints the processes
 //! left behind (pid and command line) and kills them.
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_lifecycle::acp::server::DISCONNECT_GRACE_MS;
 use common::acp::{agent_texts, eventually, processes_with, processes_with_any, AcpServer};

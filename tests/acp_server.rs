@@ -4,7 +4,7 @@
 //! flight, disconnect. Asserts A2, A4 and A8 on the real runtime, and that
 //! the process exits with nothing left running (A1).
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -64,7 +64,7 @@ fn processes_running(marker: &str) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acp_server_lifecycle_over_pipes() {
     let sessions = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+    let mut child = Command::new(lifecycle_testkit::lifecycle_bin())
         .arg("acp")
         .arg("--sessions")
         .arg(sessions.path())
@@ -222,7 +222,7 @@ async fn acp_server_lifecycle_over_pipes() {
 #[tokio::test]
 async fn malformed_json_rpc_gets_an_error_not_a_crash() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+    let mut child = Command::new(lifecycle_testkit::lifecycle_bin())
         .arg("acp")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

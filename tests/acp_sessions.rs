@@ -4,7 +4,7 @@
 //! at a time writes a session's log (an OS file lock); turn and job
 //! numbers continue from the log; an id of any length is served.
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_lifecycle::session_log::Entry;
 use agent_lifecycle::store::durable::{Durable, FileDurable};

@@ -26,7 +26,7 @@
 //! and grow by design), and output caps (`tests/acp_processes.rs` and the
 //! shell's own tests).
 
-mod common;
+use lifecycle_testkit as common;
 
 use common::acp::{agent_texts, AcpServer};
 use serde_json::Value;

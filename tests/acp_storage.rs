@@ -6,7 +6,7 @@
 //! same process: the torn record is cut, the failed turn closed, and the
 //! conversation goes on, in this process and after a load in another.
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_lifecycle::journal::EndReason;
 use common::acp::{agent_texts, chunks, load_params, turn_ends, AcpServer};

@@ -1,7 +1,7 @@
 //! Every scenario under every checker (small budget), outcome sets, the
 //! fault kill matrix, replay round-trips and determinism.
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_lifecycle::check::{self, Budget, Checker, ReplayLine};
 use agent_lifecycle::faults::{Fault, Faults};

@@ -266,14 +266,14 @@ fn the_table_renders_in_100_columns() {
 
 #[test]
 fn list_rules_prints_the_table_and_exits_0() {
-    let out = Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+    let out = Command::new(lifecycle_testkit::lifecycle_bin())
         .args(["list", "--rules"])
         .output()
         .expect("run lifecycle");
     assert!(out.status.success(), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout, render(CLAUSES));
-    let plain = Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+    let plain = Command::new(lifecycle_testkit::lifecycle_bin())
         .arg("list")
         .output()
         .expect("run lifecycle");

@@ -16,7 +16,7 @@
 //! a disk that fails must answer a storage error (D10); the model has no
 //! disk, so the test fixes that answer.
 
-mod conformance;
+use lifecycle_testkit::conformance;
 
 use agent_lifecycle::acp::{AcpError, Bridge, StopReason};
 use agent_lifecycle::faults::{Fault, Faults};

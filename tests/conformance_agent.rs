@@ -7,7 +7,7 @@
 //! `when_idle` waiter, the loop's exit and the durable `turn/end`s must
 //! agree.
 
-mod conformance;
+use lifecycle_testkit::conformance;
 
 use agent_lifecycle::agent::core::Accept;
 use agent_lifecycle::agent::{Agent, AgentLoop, CancelOutcome, Idle};

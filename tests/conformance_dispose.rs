@@ -22,7 +22,7 @@
 //! dropped caller left continues it). Fault M15 (the chain lives in the
 //! first caller's future) wedges it, and a later unload with it.
 
-mod conformance;
+use lifecycle_testkit::conformance;
 
 use agent_lifecycle::events::LifecycleEvent;
 use agent_lifecycle::faults::{Fault, Faults};

@@ -39,7 +39,7 @@
 //! store-level driver replaces: it is out of reach here (the `crash`
 //! scenario, `src/scenarios/crash.rs`, targets it).
 
-mod conformance;
+use lifecycle_testkit::conformance;
 
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::hooks::Hooks;

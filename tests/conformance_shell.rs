@@ -8,7 +8,7 @@
 //! operation the answers, `owner_of` of every job and every completion
 //! notice must agree.
 
-mod conformance;
+use lifecycle_testkit::conformance;
 
 use agent_lifecycle::events::LifecycleEvent;
 use agent_lifecycle::faults::{Fault, Faults};

@@ -2,7 +2,7 @@
 //! ID: the scenario that exercises it passes on the simulator, and the
 //! fault that must break it is caught.
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_lifecycle::check::Checker;
 use agent_lifecycle::faults::Fault;

@@ -144,11 +144,7 @@ fn memory_disk_keeps_flushed_and_loses_pending_on_crash() {
 /// runtime with sessions in real files (JSON lines, fsync).
 #[test]
 fn tokio_conformance_with_file_backend() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .expect("runtime");
+    let rt = lifecycle_testkit::runtime();
     for scenario in [
         &scenarios::dispose::CONCURRENT_DISPOSE,
         &scenarios::dispose::DISPOSE_MID_TURN,

@@ -2,7 +2,7 @@
 //! reduction, sharding, checkpoints, shrinking, the determinism self-check,
 //! robust replay and reachability goals.
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_lifecycle::bench::pins::expected;
 use agent_lifecycle::check::shrink;

@@ -19,7 +19,7 @@
 //! `--include-ignored`; by hand: `cargo test --test harness_gate --
 //! --include-ignored`.
 
-mod common;
+use lifecycle_testkit as common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

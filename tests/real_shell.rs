@@ -2,7 +2,7 @@
 //! background jobs, kill, the job-done signal, and no process left behind
 //! when the executor is dropped.
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_lifecycle::shell::real::RealShell;
 use agent_lifecycle::shell::{ExecResult, ShellExecRequest, ShellExecutor};

@@ -10,14 +10,7 @@ use agent_lifecycle::scenarios::rig::Rig;
 use agent_lifecycle::shell::ExecResult;
 use std::sync::Arc;
 
-/// The production runtime the tests run on: two workers.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
+use lifecycle_testkit::runtime;
 
 #[test]
 fn a_bridge_and_tool_bash_from_one_builder() {

@@ -2,7 +2,7 @@
 //! the scenario that exercises the rule on the simulator, clean, and with the
 //! fault that must break it.
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_lifecycle::check::Checker;
 use agent_lifecycle::faults::Fault;

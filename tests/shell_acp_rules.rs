@@ -1,7 +1,7 @@
 //! One test per shell-ownership and ACP rule (S1–S6, A1–A8), named after
 //! its ID, on the scenarios that exercise them; faults M2, M7, M8 caught.
 
-mod common;
+use lifecycle_testkit as common;
 
 use agent_lifecycle::check::Checker;
 use agent_lifecycle::faults::Fault;

@@ -1,6 +1,6 @@
 //! Same seed, same schedule; different seeds, different schedules.
 
-mod common;
+use lifecycle_sim_testkit as common;
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,6 @@
 //! Recorded decisions replay exactly; a broken log is reported.
 
-mod common;
+use lifecycle_sim_testkit as common;
 
 use common::{random_program, three_task_program};
 use lifecycle_sim::{Sim, Step};

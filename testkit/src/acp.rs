@@ -377,7 +377,7 @@ impl Drop for AcpServer {
 /// `lifecycle acp --sessions SESSIONS` in `cwd`, on pipes (stderr
 /// discarded), in a process group of its own; not spawned.
 pub fn command(sessions: &Path, cwd: &Path) -> std::process::Command {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"));
+    let mut command = std::process::Command::new(super::lifecycle_bin());
     command
         .arg("acp")
         .arg("--sessions")

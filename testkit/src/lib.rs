@@ -1,7 +1,10 @@
-//! Shared helpers for the integration tests.
-#![allow(dead_code)]
+//! What the integration tests share, as a crate of its own (so that
+//! every test file uses what it needs of it and nothing is dead code):
+//! the checkers' small budget and verdict helpers, the ACP server driver
+//! ([`acp`]) and the conformance tests' steered simulator ([`conformance`]).
 
 pub mod acp;
+pub mod conformance;
 
 use agent_lifecycle::check::{self, Budget, Checker, Report};
 use agent_lifecycle::faults::{Fault, Faults};
@@ -24,9 +27,27 @@ pub const TEST_BUDGET: Budget = Budget {
     stop_on: &[],
 };
 
+/// The `lifecycle` binary cargo built beside the running test:
+/// `target/<profile>/lifecycle` for a test at `target/<profile>/deps/`
+/// (cargo builds a package's binaries before its integration tests).
+pub fn lifecycle_bin() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    let profile = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("a test binary under target/<profile>/deps");
+    let bin = profile.join("lifecycle");
+    assert!(
+        bin.is_file(),
+        "no lifecycle binary at {} (run the tests with cargo test)",
+        bin.display()
+    );
+    bin
+}
+
 /// Point the loom checker at the built `lifecycle` binary.
 pub fn setup() {
-    check::loom_check::set_worker(env!("CARGO_BIN_EXE_lifecycle").into());
+    check::loom_check::set_worker(lifecycle_bin());
 }
 
 /// Run one checker on one scenario.
@@ -70,4 +91,13 @@ pub fn assert_killed(r: &Report, fault: Fault) {
         r.checker,
         r.violations
     );
+}
+
+/// The production runtime the tests run on: two workers, timers and I/O.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
 }

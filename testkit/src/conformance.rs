@@ -7,7 +7,6 @@
 //! - A scheduling choice is an explicit operation: "poll the agent loop
 //!   once" ([`Driver::poll_task`]), or "run until nothing can move"
 //!   ([`Driver::settle`]).
-#![allow(dead_code)]
 
 use lifecycle_sim::{Scheduler, Sim, Step, TaskId};
 use std::cell::{Cell, RefCell};

@@ -1,5 +1,6 @@
-//! Shared test helpers: a tiny waker-based channel and a 3-task program.
-#![allow(dead_code)]
+//! What the simulator's integration tests share, as a crate of its own
+//! (so that nothing is dead code in a test that uses part of it): a tiny
+//! waker-based channel and a 3-task program.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
