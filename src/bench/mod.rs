@@ -33,7 +33,7 @@ mod render;
 use crate::check::sim_check::{
     expected_branches, explore, explore_dfs, run_scheduled, DfsOptions, PortfolioOptions,
 };
-use crate::check::{self, loom_bound, loom_check, shuttle_check, Checker, Report};
+use crate::check::{self, loom_bound, loom_check, shuttle_check, Checker, Report, Stop};
 use crate::faults::{Fault, Faults};
 use crate::scenarios::{self, Scenario};
 use lifecycle_sim::{DfsConfig, PctScheduler, RandomScheduler, Shard};
@@ -321,7 +321,15 @@ fn sim_rate(scenario: &'static Scenario, n: u64, pct: bool) -> Rate {
 }
 
 fn shuttle_rate(checker: Checker, scenario: &'static Scenario, n: u64) -> Rate {
-    let r = shuttle_check::explore(checker, scenario, Faults::none(), n as usize, 3, false);
+    let r = shuttle_check::explore(
+        checker,
+        scenario,
+        Faults::none(),
+        n as usize,
+        3,
+        false,
+        Stop::NEVER,
+    );
     Rate::new(r.executions, r.seconds)
 }
 
@@ -333,6 +341,7 @@ fn loom_run(scenario: &'static Scenario) -> Option<Report> {
             loom_bound(scenario, check::Budget::PR.loom_preemptions),
             None,
             false,
+            Stop::NEVER,
         )
     })
 }
@@ -376,6 +385,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
                         },
                         shrink: false,
                         stop_on: want,
+                        stop: Stop::NEVER,
                     },
                     true,
                     &|_| {},
@@ -405,7 +415,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
                     faults,
                     (100_000, 3, 0x5eed + k),
                     want,
-                    true,
+                    (true, Stop::NEVER),
                 )
             })
             .collect(),
@@ -419,6 +429,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
                 loom_bound(scenario, 3),
                 None,
                 true,
+                Stop::NEVER,
             )]
         }
         Checker::Tokio => return None,

@@ -3,6 +3,7 @@
 //!
 //! Layer 0 (shared): imports nothing from `check`.
 
+use super::Stop;
 use lifecycle_sim::Shard;
 
 /// How much each checker explores.
@@ -35,6 +36,8 @@ pub struct Budget {
     /// Only failures breaking one of these rules stop a search (empty: any
     /// failure); `mutants` sets the fault's rules.
     pub stop_on: &'static [crate::rules::Rule],
+    /// A stop request from outside (the command line's Ctrl-C).
+    pub stop: Stop,
 }
 
 impl Budget {
@@ -52,6 +55,7 @@ impl Budget {
         shard: Shard::ALL,
         shrink: true,
         stop_on: &[],
+        stop: Stop::NEVER,
     };
 
     /// The nightly tier: 50x the sampling, loom one bound deeper.
@@ -68,6 +72,7 @@ impl Budget {
         shard: Shard::ALL,
         shrink: true,
         stop_on: &[],
+        stop: Stop::NEVER,
     };
 
     /// A tier by name (`pr`, `nightly`).

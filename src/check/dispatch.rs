@@ -49,6 +49,7 @@ pub fn run_with_progress(
                 shard: budget.shard,
                 shrink: budget.shrink,
                 stop_on: budget.stop_on,
+                stop: budget.stop,
             },
             stop_at_first,
             progress,
@@ -73,6 +74,7 @@ pub fn run_with_progress(
                 resume: false,
                 shrink: budget.shrink,
                 stop_on: budget.stop_on,
+                stop: budget.stop,
             },
             stop_at_first,
             progress,
@@ -92,6 +94,7 @@ pub fn run_with_progress(
             loom_bound(scenario, budget.loom_preemptions),
             budget.loom_executions,
             stop_at_first,
+            budget.stop,
         ),
         Checker::ShuttleRandom | Checker::ShuttlePct | Checker::ShuttleDfs => {
             let mut report = shuttle_check::explore(
@@ -101,6 +104,7 @@ pub fn run_with_progress(
                 budget.shuttle_iterations,
                 budget.pct_depth,
                 stop_at_first,
+                budget.stop,
             );
             report.bound.get_or_insert_with(|| match checker {
                 Checker::ShuttlePct => format!(
@@ -123,6 +127,7 @@ pub fn run_with_progress(
             faults,
             (budget.tokio_runs, budget.shard),
             stop_at_first,
+            budget.stop,
         ),
     }
 }

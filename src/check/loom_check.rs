@@ -19,7 +19,7 @@ use super::goals::GoalTally;
 use super::journal_tap::{AgentJournal, JournalTap};
 use super::replay_line::{Payload, ReplayLine};
 use super::report::{
-    interrupted, Report, STOPPED_BUDGET, STOPPED_CAP, STOPPED_FAILURE, STOPPED_INTERRUPT,
+    Report, Stop, STOPPED_BUDGET, STOPPED_CAP, STOPPED_FAILURE, STOPPED_INTERRUPT,
 };
 use super::tally::Tally;
 use super::tasks::tasks;
@@ -298,13 +298,13 @@ pub fn worker_main(
 }
 
 /// Run a loom worker and read its lines. With `interruptible`, a Ctrl-C
-/// (`super::interrupted`) kills the worker at once: `Ok(None)`.
+/// (`stop`) kills the worker at once: `Ok(None)`.
 fn run_worker(
     scenario: &'static Scenario,
     faults: Faults,
     preemptions: usize,
     extra: &[String],
-    interruptible: bool,
+    stop: Stop,
 ) -> Result<Option<Vec<WorkerLine>>, String> {
     let mut cmd = Command::new(worker());
     cmd.arg("loom-worker")
@@ -345,7 +345,7 @@ fn run_worker(
     // Wait for the worker to close its stdout, looking at the Ctrl-C flag
     // ten times a second.
     while let Err(RecvTimeoutError::Timeout) = done_rx.recv_timeout(Duration::from_millis(100)) {
-        if interruptible && interrupted() {
+        if stop.requested() {
             let _ = child.kill();
             let _ = child.wait();
             let _ = reader.join();
@@ -361,7 +361,7 @@ fn run_worker(
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     if lines.is_empty() {
-        if interruptible && interrupted() {
+        if stop.requested() {
             // The terminal's SIGINT reached the worker too.
             return Ok(None);
         }
@@ -385,14 +385,15 @@ fn violations(pairs: Vec<(String, String)>) -> Vec<Violation> {
 
 /// Explore exhaustively up to `preemptions`, or stop after `max`
 /// executions (then the row is stopped at budget, not exhausted). Ctrl-C
-/// (`super::interrupted`) kills the worker and reports the row
-/// interrupted, with no counts.
+/// (`stop`) kills the worker and reports the row interrupted, with no
+/// counts.
 pub fn explore(
     scenario: &'static Scenario,
     faults: Faults,
     preemptions: usize,
     max: Option<u64>,
     stop_at_first: bool,
+    stop: Stop,
 ) -> Report {
     let mut tally = Tally::new(scenario, Checker::Loom, faults);
     let cap = scenario.bounds.loom_max.map(|c| c as u64);
@@ -418,7 +419,7 @@ pub fn explore(
         };
         ReplayLine::new(scenario, Checker::Loom, faults, payload).to_string()
     };
-    let lines = match run_worker(scenario, faults, preemptions, &extra, true) {
+    let lines = match run_worker(scenario, faults, preemptions, &extra, stop) {
         Ok(Some(lines)) => lines,
         Ok(None) => {
             tally.stopped(STOPPED_INTERRUPT);
@@ -500,7 +501,7 @@ pub fn replay(
     preemptions: usize,
 ) -> Result<(Outcome, Vec<String>, Vec<AgentJournal>), String> {
     let extra = vec!["--replay-exec".to_string(), index.to_string()];
-    let lines = run_worker(scenario, faults, preemptions, &extra, false)?.unwrap_or_default();
+    let lines = run_worker(scenario, faults, preemptions, &extra, Stop::NEVER)?.unwrap_or_default();
     for line in lines {
         match line {
             WorkerLine::Replayed {

@@ -63,8 +63,7 @@ pub use loom_check::loom_bound;
 pub use panics::quiet_panics;
 pub use replay_line::ReplayLine;
 pub use report::{
-    interrupted, Found, Report, STOPPED_BUDGET, STOPPED_CAP, STOPPED_FAILURE, STOPPED_INTERRUPT,
-    STOP_REQUESTED,
+    Found, Report, Stop, STOPPED_BUDGET, STOPPED_CAP, STOPPED_FAILURE, STOPPED_INTERRUPT,
 };
 pub use sim_check::{DfsOptions, PortfolioOptions};
 pub use tally::Saved;

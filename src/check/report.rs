@@ -90,21 +90,33 @@ pub const STOPPED_BUDGET: &str = "budget";
 pub const STOPPED_CAP: &str = "cap";
 /// [`Report::stopped`]: the search stopped at its first failure.
 pub const STOPPED_FAILURE: &str = "first failure";
-/// [`Report::stopped`]: Ctrl-C (see [`interrupted`]).
+/// [`Report::stopped`]: Ctrl-C (see [`Stop`]).
 pub const STOPPED_INTERRUPT: &str = "interrupted";
 
-/// The stop request the checkers read between executions. The command
-/// line's SIGINT handler raises it (`cli::interrupt`, above this layer:
-/// the flag lives here so that nothing in `check` imports the command
-/// line). Never raised outside the `lifecycle` binary.
-pub static STOP_REQUESTED: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
+/// A stop request handed down to a search with its [`Budget`]: the
+/// checkers look at it between executions, end their search there and
+/// report what they have ([`STOPPED_INTERRUPT`]). The command line hands
+/// down its Ctrl-C flag (`cli::interrupt`); a search given
+/// [`Stop::NEVER`] runs to its budget.
+///
+/// [`Budget`]: super::Budget
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stop(Option<&'static std::sync::atomic::AtomicBool>);
 
-/// Whether a stop was requested (the command line's first Ctrl-C): the
-/// checkers then end their search at the next execution and report what
-/// they have.
-pub fn interrupted() -> bool {
-    STOP_REQUESTED.load(std::sync::atomic::Ordering::Relaxed)
+impl Stop {
+    /// No stop can be requested.
+    pub const NEVER: Stop = Stop(None);
+
+    /// A stop requested when `flag` is raised.
+    pub const fn on(flag: &'static std::sync::atomic::AtomicBool) -> Stop {
+        Stop(Some(flag))
+    }
+
+    /// Whether a stop was requested.
+    pub fn requested(self) -> bool {
+        self.0
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl Report {

@@ -8,7 +8,7 @@
 
 use super::checker::Checker;
 use super::replay_line::{Payload, ReplayLine};
-use super::report::{interrupted, Report, STOPPED_BUDGET, STOPPED_INTERRUPT};
+use super::report::{Report, Stop, STOPPED_BUDGET, STOPPED_INTERRUPT};
 use super::tally::Tally;
 use crate::faults::Faults;
 use crate::rt::ShuttleRt;
@@ -36,6 +36,8 @@ struct Recording<S> {
     ended: Box<dyn FnMut(&Schedule) + Send>,
     /// Set by the body at the first failure with `stop_at_first`.
     stop: Arc<AtomicBool>,
+    /// A stop request from outside.
+    outside: Stop,
 }
 
 impl<S: Scheduler> Scheduler for Recording<S> {
@@ -60,7 +62,7 @@ impl<S: Scheduler> Scheduler for Recording<S> {
         // The one way a row stops early: a failure with `stop_at_first`,
         // or Ctrl-C. No further execution starts; the row reports what it
         // has.
-        if self.stop.load(Ordering::SeqCst) || interrupted() {
+        if self.stop.load(Ordering::SeqCst) || self.outside.requested() {
             return None;
         }
         let schedule = self.inner.new_execution()?;
@@ -237,6 +239,7 @@ pub fn explore(
     iterations: usize,
     pct_depth: usize,
     stop_at_first: bool,
+    stop: Stop,
 ) -> Report {
     explore_seeded(
         checker,
@@ -244,7 +247,7 @@ pub fn explore(
         faults,
         (iterations, pct_depth, 0x5eed),
         &[],
-        stop_at_first,
+        (stop_at_first, stop),
     )
 }
 
@@ -276,7 +279,7 @@ pub fn explore_seeded(
     faults: Faults,
     (iterations, pct_depth, seed): (usize, usize, u64),
     want: &'static [crate::rules::Rule],
-    stop_at_first: bool,
+    (stop_at_first, outside): (bool, Stop),
 ) -> Report {
     let current = Arc::new(Mutex::new(Schedule::new(0)));
     let failed = Arc::new(Mutex::new(false));
@@ -313,6 +316,7 @@ pub fn explore_seeded(
             failed: failed.clone(),
             saved: saved.clone(),
             stop: stop.clone(),
+            outside,
             // A view first reached gets its line once the schedule is whole.
             ended: Box::new(move |schedule: &Schedule| {
                 tally
@@ -382,7 +386,7 @@ pub fn explore_seeded(
             None => tally.error(format!("shuttle: {message}")),
         }
     }
-    if interrupted() {
+    if outside.requested() {
         tally.stopped(STOPPED_INTERRUPT);
     } else if checker == Checker::ShuttleDfs
         && ended_cleanly

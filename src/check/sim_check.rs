@@ -27,7 +27,7 @@ pub use super::view::outcome_key;
 
 use super::checker::Checker;
 use super::replay_line::{fingerprint, ReplayLine};
-use super::report::{interrupted, Report, STOPPED_BUDGET, STOPPED_FAILURE, STOPPED_INTERRUPT};
+use super::report::{Report, Stop, STOPPED_BUDGET, STOPPED_FAILURE, STOPPED_INTERRUPT};
 use super::shrink;
 use super::tally::Tally;
 use crate::faults::Faults;
@@ -95,6 +95,8 @@ pub struct PortfolioOptions {
     pub shrink: bool,
     /// Only failures of these rules count (empty: any).
     pub stop_on: &'static [crate::rules::Rule],
+    /// A stop request from outside.
+    pub stop: Stop,
 }
 
 /// The `sim` checker: the random + PCT portfolio over this shard's seeds.
@@ -110,7 +112,7 @@ pub fn explore(
     tally.shard(opts.shard);
     let expected = expected_branches(scenario, faults);
     for seed in opts.shard.range(opts.seeds) {
-        if interrupted() {
+        if opts.stop.requested() {
             tally.stopped(STOPPED_INTERRUPT);
             break;
         }
@@ -157,6 +159,8 @@ pub struct DfsOptions {
     pub shrink: bool,
     /// Only failures of these rules count (empty: any).
     pub stop_on: &'static [crate::rules::Rule],
+    /// A stop request from outside.
+    pub stop: Stop,
 }
 
 impl DfsOptions {
@@ -169,6 +173,7 @@ impl DfsOptions {
             resume: false,
             shrink: true,
             stop_on: &[],
+            stop: Stop::NEVER,
         }
     }
 }
@@ -304,7 +309,7 @@ pub fn check_checkpoint(
 
 /// The `sim-dfs` checker. The search stops when it is exhausted, after
 /// `max_executions` schedules (`stopped at budget`), at the first failure
-/// with `stop_at_first`, or at Ctrl-C (`super::interrupted`), between two
+/// with `stop_at_first`, or at a stop request (`opts.stop`), between two
 /// schedules; a search that did not end is saved to `checkpoint`.
 pub fn explore_dfs(
     scenario: &'static Scenario,
@@ -347,7 +352,7 @@ pub fn explore_dfs(
             tally.stopped(STOPPED_BUDGET);
             break;
         }
-        if interrupted() {
+        if opts.stop.requested() {
             tally.stopped(STOPPED_INTERRUPT);
             break;
         }

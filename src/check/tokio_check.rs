@@ -7,7 +7,7 @@
 use super::checker::Checker;
 use super::journal_tap::{AgentJournal, JournalTap};
 use super::replay_line::{Payload, ReplayLine};
-use super::report::{interrupted, Report, STOPPED_FAILURE, STOPPED_INTERRUPT};
+use super::report::{Report, Stop, STOPPED_FAILURE, STOPPED_INTERRUPT};
 use super::tally::Tally;
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
@@ -69,6 +69,7 @@ pub fn explore(
     faults: Faults,
     (runs, shard): (u64, Shard),
     stop_at_first: bool,
+    stop: Stop,
 ) -> Report {
     let rt = runtime();
     let mut tally = Tally::new(scenario, Checker::Tokio, faults);
@@ -76,7 +77,7 @@ pub fn explore(
     tally.bound(format!("{runs} runs on 2 worker threads"));
     let mine = shard.range(runs);
     for _ in mine {
-        if interrupted() {
+        if stop.requested() {
             tally.stopped(STOPPED_INTERRUPT);
             break;
         }

@@ -341,7 +341,10 @@ fn exploration(args: &ExploreArgs) -> Result<Exploration, String> {
             scenario.name
         ));
     }
-    let mut budget = Budget::PR;
+    let mut budget = Budget {
+        stop: interrupt::STOP,
+        ..Budget::PR
+    };
     if let Some(n) = args.budget {
         budget = budget.with_executions(args::in_range("--budget", n, 1, args::MAX_COUNT)?);
     }
@@ -365,6 +368,7 @@ fn exploration(args: &ExploreArgs) -> Result<Exploration, String> {
         resume: args.resume,
         shrink: true,
         stop_on: &[],
+        stop: budget.stop,
     });
     if let Some(opts) = &dfs {
         check::sim_check::check_checkpoint(scenario, faults, opts)?;

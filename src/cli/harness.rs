@@ -183,6 +183,8 @@ impl CheckArgs {
         };
         let mut budget = Budget::tier(&self.tier)
             .ok_or_else(|| format!("unknown tier {:?}: expected pr or nightly", self.tier))?;
+        // The first Ctrl-C stops the searches (`interrupt`).
+        budget.stop = super::interrupt::STOP;
         let count =
             |name: &str, v: Option<u64>| v.map(|v| in_range(name, v, 1, MAX_COUNT)).transpose();
         if let Some(n) = count("--budget", self.budget)? {

@@ -1,7 +1,8 @@
 //! Ctrl-C for the long commands (`check`, `explore`, `mutants`).
 //!
-//! The first SIGINT only raises a flag: the checkers look at it between
-//! executions (`check::interrupted`), end their search there, and the
+//! The first SIGINT only raises a flag, handed down to the checkers as
+//! [`STOP`] in their budget: they look at it between executions, end
+//! their search there, and the
 //! command prints what it has (the partial table and summary), writes the
 //! checkpoint it was asked for, and exits 130 as a shell does for a process
 //! killed by SIGINT. The handler is installed with `SA_RESETHAND`, so the
@@ -10,8 +11,12 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Raised by the first SIGINT: the checkers' own flag.
-static REQUESTED: &AtomicBool = &crate::check::STOP_REQUESTED;
+/// Raised by the first SIGINT.
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// The stop request handed down to the checkers with their budget: the
+/// first Ctrl-C.
+pub const STOP: crate::check::Stop = crate::check::Stop::on(&REQUESTED);
 
 /// The exit code of a command stopped by Ctrl-C (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;

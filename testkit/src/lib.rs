@@ -25,6 +25,7 @@ pub const TEST_BUDGET: Budget = Budget {
     shard: lifecycle_sim::Shard::ALL,
     shrink: false,
     stop_on: &[],
+    stop: check::Stop::NEVER,
 };
 
 /// The `lifecycle` binary cargo built beside the running test:

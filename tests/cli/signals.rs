@@ -165,6 +165,7 @@ fn shuttle_hook_is_only_installed_around_shuttle_runs() {
             20,
             2,
             false,
+            check::Stop::NEVER,
         );
         assert_eq!(report.executions, 20);
         let _ = std::panic::catch_unwind(|| panic!("an unrelated panic"));
