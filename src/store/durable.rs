@@ -197,15 +197,46 @@ struct FileBytes {
 #[derive(Default)]
 struct Disk {
     files: BTreeMap<String, FileBytes>,
+    #[cfg(feature = "faults")]
     fail_write: Option<DiskFault>,
+    #[cfg(feature = "faults")]
     fail_sync: bool,
+    #[cfg(feature = "faults")]
     fail_truncate: bool,
     ops: Vec<DiskOp>,
     /// The disk after each operation, when recording crash points.
     history: Option<Vec<CrashImage>>,
 }
 
+/// The operation a planted failure waits for.
+#[derive(Clone, Copy)]
+enum Planted {
+    Write,
+    Sync,
+    Truncate,
+}
+
 impl Disk {
+    /// The failure planted for the next `op` ([`MemoryDurable::fail_next`]),
+    /// taken.
+    #[cfg(feature = "faults")]
+    fn planted(&mut self, op: Planted) -> Option<DiskFault> {
+        match op {
+            Planted::Write => self.fail_write.take(),
+            Planted::Sync => std::mem::take(&mut self.fail_sync).then_some(DiskFault::SyncEio),
+            Planted::Truncate => {
+                std::mem::take(&mut self.fail_truncate).then_some(DiskFault::TruncateEio)
+            }
+        }
+    }
+
+    /// Nothing can be planted without the `faults` feature.
+    #[cfg(not(feature = "faults"))]
+    #[inline(always)]
+    fn planted(&mut self, _op: Planted) -> Option<DiskFault> {
+        None
+    }
+
     /// Journal `op`, and the disk as it stands after it.
     fn did(&mut self, op: DiskOp) {
         self.ops.push(op);
@@ -347,6 +378,7 @@ impl<R: Rt> MemoryDurable<R> {
     /// Make the next write (for a write fault), the next sync (for
     /// [`DiskFault::SyncEio`]) or the next truncate (for
     /// [`DiskFault::TruncateEio`]) of any log fail as `fault` says.
+    #[cfg(feature = "faults")]
     pub fn fail_next(&self, fault: DiskFault) {
         self.disk.with(|d| match fault {
             DiskFault::SyncEio => d.fail_sync = true,
@@ -417,7 +449,7 @@ impl<R: Rt> Durable for MemoryDurable<R> {
     fn write(&self, id: &str, records: &[DurableRecord]) -> io::Result<()> {
         let buf = encode(records)?;
         self.disk.with(|d| {
-            let fault = d.fail_write.take();
+            let fault = d.planted(Planted::Write);
             let file = d.files.entry(id.to_string()).or_default();
             let result = match fault {
                 None => {
@@ -441,8 +473,8 @@ impl<R: Rt> Durable for MemoryDurable<R> {
 
     fn sync(&self, id: &str) -> io::Result<()> {
         self.disk.with(|d| {
-            let result = if std::mem::take(&mut d.fail_sync) {
-                Err(DiskFault::SyncEio.error())
+            let result = if let Some(f) = d.planted(Planted::Sync) {
+                Err(f.error())
             } else {
                 if let Some(f) = d.files.get_mut(id) {
                     f.synced = f.bytes.len();
@@ -466,8 +498,8 @@ impl<R: Rt> Durable for MemoryDurable<R> {
 
     fn truncate(&self, id: &str, len: u64) -> io::Result<()> {
         self.disk.with(|d| {
-            if std::mem::take(&mut d.fail_truncate) {
-                let e = DiskFault::TruncateEio.error();
+            if let Some(f) = d.planted(Planted::Truncate) {
+                let e = f.error();
                 d.did(DiskOp::Truncate {
                     id: id.to_string(),
                     len,
