@@ -42,12 +42,18 @@ struct Live {
 struct Holders(BTreeMap<String, BTreeSet<u64>>);
 
 impl Holders {
-    /// `(id, serial)` took the id; how many others held it then.
-    fn enter(&mut self, id: &str, serial: u64) -> usize {
+    /// `(id, serial)` took the id: an R1 violation if another holder
+    /// had it then. `noun` and `verb` word the message.
+    fn enter(&mut self, id: &str, serial: u64, noun: &str, verb: &str) -> Option<Violation> {
         let held = self.0.entry(id.to_string()).or_default();
         let others = held.iter().filter(|s| **s != serial).count();
         held.insert(serial);
-        others
+        (others > 0).then(|| {
+            Violation::new(
+                Rule::R1,
+                format!("{noun} {id}#{serial} {verb} while {others} live {noun}(s) held id {id:?}"),
+            )
+        })
     }
 
     /// `(id, serial)` let the id go.
@@ -67,25 +73,11 @@ pub fn check_world(events: &[LifecycleEvent]) -> Vec<Violation> {
     for (i, ev) in events.iter().enumerate() {
         match ev {
             LifecycleEvent::SessionEntered { id, serial } => {
-                let others = live.sessions.enter(id, *serial);
-                v.extend((others > 0).then(|| {
-                    let what = format!("{others} live session(s) had id {id:?}");
-                    Violation::new(
-                        Rule::R1,
-                        format!("session {id}#{serial} entered while {what}"),
-                    )
-                }));
+                v.extend(live.sessions.enter(id, *serial, "session", "entered"));
             }
             LifecycleEvent::SessionRetired { id, serial } => live.sessions.leave(id, *serial),
             LifecycleEvent::AgentRegistered { id, serial } => {
-                let others = live.agents.enter(id, *serial);
-                v.extend((others > 0).then(|| {
-                    let what = format!("{others} other live agent(s) with its id");
-                    Violation::new(
-                        Rule::R1,
-                        format!("agent {id}#{serial} registered beside {what}"),
-                    )
-                }));
+                v.extend(live.agents.enter(id, *serial, "agent", "registered"));
             }
             LifecycleEvent::AgentDetached { id, serial } => live.agents.leave(id, *serial),
             LifecycleEvent::CreateChecked {

@@ -74,8 +74,9 @@ fn ungated(src: &str) -> Vec<String> {
         if t.is_empty() {
             continue;
         }
-        gated_blocks.retain(|&i| indent > i || (indent == i && t.starts_with('}')));
-        gated_blocks.retain(|&i| !(indent == i && t == "}"));
+        // A line back at a gated item's indentation closes it, unless it
+        // continues it (`} else {`).
+        gated_blocks.retain(|&i| indent > i || (indent == i && t.starts_with('}') && t != "}"));
         if t == gate {
             gate_pending = true;
             continue;
