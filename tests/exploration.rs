@@ -383,7 +383,7 @@ fn an_unreached_goal_fails_the_check() {
 fn every_scenario_declares_goals() {
     for s in scenarios::ALL {
         assert!(!s.goals.is_empty(), "{} declares no goal", s.name);
-        for g in s.goals {
+        for g in s.goals.iter() {
             for (checker, why) in g.excused {
                 assert!(Checker::parse(checker).is_some(), "{}: {checker}", g.name);
                 assert!(

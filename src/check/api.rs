@@ -62,13 +62,12 @@ use crate::faults::Faults;
 use crate::oracle::RuleId;
 use crate::rt::{Backend, BoxFuture, LoomRt, Rt, ShuttleRt, SimRt, TokioRt};
 use crate::rules::Rule;
-use crate::scenarios::{self, Bodies, Ctx, Scenario};
+use crate::scenarios::{Bodies, Closure, Ctx, Scenario};
 use send_wrapper::SendWrapper;
-use std::any::Any;
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The environment variable that makes a race test replay one line.
 pub const REPLAY_ENV: &str = "LIFECYCLE_REPLAY";
@@ -88,25 +87,13 @@ struct RigParts {
     tool_bash: bool,
 }
 
-/// An [`Entry`] of some backend, by test name and backend.
-type Closures = BTreeMap<(&'static str, u8), Arc<dyn Any + Send + Sync>>;
-
-/// The closures of the race tests of this process.
-fn closures() -> std::sync::MutexGuard<'static, Closures> {
-    static CLOSURES: Mutex<Closures> = Mutex::new(BTreeMap::new());
-    CLOSURES.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn backend_key(b: Backend) -> u8 {
-    b as u8
-}
-
 /// One execution of a race test on `R`: a fresh rig, the test's closure,
 /// then every shared check of the rig (`Rig::finish`).
 async fn run_closure<R: Rt>(ctx: Ctx) -> Outcome {
-    let entry = closures()
-        .get(&(ctx.name, backend_key(R::BACKEND)))
-        .and_then(|b| b.clone().downcast::<Entry<R>>().ok());
+    let entry = ctx
+        .closure
+        .clone()
+        .and_then(|b| b.downcast::<Entry<R>>().ok());
     let parts = entry.as_ref().map(|e| e.rig).unwrap_or_default();
     let mut rig = Rig::<R>::builder().faults(ctx.faults);
     if let Some(d) = ctx.durable {
@@ -337,11 +324,11 @@ impl RaceTest {
         F: Fn(Arc<Rig<LoomRt>>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let scenario = self.install::<LoomRt, _, _>(body);
+        let scenario = self.scenario::<LoomRt, _, _>(body);
         if let Some(line) = self.env_line(Checker::Loom) {
-            return self.replay_env(scenario, Checker::Loom, line);
+            return self.replay_env(&scenario, Checker::Loom, line);
         }
-        let report = loom::explore(self, scenario)?;
+        let report = loom::explore(self, &scenario)?;
         self.verdict(Checker::Loom, report)
     }
 
@@ -370,8 +357,9 @@ impl RaceTest {
         F: Fn(Arc<Rig<R>>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let scenario = self.install::<R, _, _>(body);
-        let parsed = ReplayLine::parse(line).map_err(|e| self.bad_line(line, &e.0))?;
+        let scenario = self.scenario::<R, _, _>(body);
+        let parsed =
+            ReplayLine::parse_for(line, Some(&scenario)).map_err(|e| self.bad_line(line, &e.0))?;
         if parsed.scenario.name != scenario.name {
             return Err(self.bad_line(line, "it names another test"));
         }
@@ -419,11 +407,12 @@ impl RaceTest {
     /// nothing else.
     fn replay_env(
         &self,
-        scenario: &'static Scenario,
+        scenario: &Scenario,
         checker: Checker,
         line: String,
     ) -> Result<Report, Failure> {
-        let parsed = ReplayLine::parse(&line).map_err(|e| self.bad_line(&line, &e.0))?;
+        let parsed =
+            ReplayLine::parse_for(&line, Some(scenario)).map_err(|e| self.bad_line(&line, &e.0))?;
         let outcome = self.replayed(&parsed, &line)?;
         if let Some(v) = outcome.violations.first() {
             return Err(Failure {
@@ -449,8 +438,10 @@ impl RaceTest {
         }
     }
 
-    /// Register the closure for `R` and the test as a scenario.
-    fn install<R: Rt, F, Fut>(&self, body: F) -> &'static Scenario
+    /// The test as a scenario value that carries the closure for `R`: the
+    /// checkers hand it to each execution (no global table, nothing
+    /// leaked; it lives as long as this call).
+    fn scenario<R: Rt, F, Fut>(&self, body: F) -> Scenario
     where
         F: Fn(Arc<Rig<R>>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -459,16 +450,11 @@ impl RaceTest {
             body: Arc::new(move |rig| Box::pin(body(rig))),
             rig: self.rig,
         };
-        closures().insert(
-            (self.name, backend_key(R::BACKEND)),
-            Arc::new(entry) as Arc<dyn Any + Send + Sync>,
-        );
-        let goals: &'static [Goal] = Box::leak(self.goals.clone().into_boxed_slice());
-        scenarios::register(
-            Scenario::new(self.name, "a downstream race test", BODIES)
-                .goals(goals)
-                .granularity(self.granularity),
-        )
+        let mut scenario = Scenario::new(self.name, "a downstream race test", BODIES)
+            .granularity(self.granularity);
+        scenario.goals = Cow::Owned(self.goals.clone());
+        scenario.closure = Some(Arc::new(entry) as Closure);
+        scenario
     }
 
     fn check<R: Rt, F, Fut>(&self, checker: Checker, body: F) -> Result<Report, Failure>
@@ -476,11 +462,11 @@ impl RaceTest {
         F: Fn(Arc<Rig<R>>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let scenario = self.install::<R, _, _>(body);
+        let scenario = self.scenario::<R, _, _>(body);
         if let Some(line) = self.env_line(checker) {
-            return self.replay_env(scenario, checker, line);
+            return self.replay_env(&scenario, checker, line);
         }
-        let report = super::run(checker, scenario, self.faults, &self.budget, true);
+        let report = super::run(checker, &scenario, self.faults, &self.budget, true);
         self.verdict(checker, report)
     }
 

@@ -21,7 +21,7 @@ use lifecycle_sim::DfsConfig;
 /// `stop_at_first`, exploration stops at the first failing execution.
 pub fn run(
     checker: Checker,
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     budget: &Budget,
     stop_at_first: bool,
@@ -32,7 +32,7 @@ pub fn run(
 /// [`run`], calling `progress` with the executions so far now and then.
 pub fn run_with_progress(
     checker: Checker,
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     budget: &Budget,
     stop_at_first: bool,

@@ -21,18 +21,17 @@ pub struct GoalHit {
 
 /// Counts goal hits over executions.
 pub struct GoalTally {
-    goals: &'static [Goal],
+    goals: std::borrow::Cow<'static, [Goal]>,
     hits: Vec<u64>,
     checker: &'static str,
 }
 
 impl GoalTally {
     /// No hits yet for `scenario`'s goals under `checker`.
-    pub fn new(scenario: &'static Scenario, checker: &'static str) -> GoalTally {
-        let goals = scenario.goals;
+    pub fn new(scenario: &Scenario, checker: &'static str) -> GoalTally {
         GoalTally {
-            goals,
-            hits: vec![0; goals.len()],
+            goals: scenario.goals.clone(),
+            hits: vec![0; scenario.goals.len()],
             checker,
         }
     }

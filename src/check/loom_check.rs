@@ -138,7 +138,7 @@ fn pairs(vs: &[Violation]) -> Vec<(String, String)> {
 /// In the worker: visit every execution in loom's order; `visit` returns
 /// `false` to stop. Returns whether the space was exhausted.
 fn each_execution(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     preemptions: usize,
     max: Option<usize>,
@@ -159,6 +159,7 @@ fn each_execution(
         // executions (20,000 by default): check it after every one.
         b.checkpoint_interval = 1;
     }
+    let scenario = scenario.clone();
     let result = catch_unwind(AssertUnwindSafe(|| {
         b.check(move || {
             let index = CURRENT.load(Ordering::SeqCst);
@@ -166,7 +167,7 @@ fn each_execution(
             // `block_on` would pin the whole scenario future on it (too big
             // in debug builds).
             let outcome = loom::future::block_on(Box::pin(scenarios::run_ctx::<LoomRt>(
-                scenario,
+                &scenario,
                 // loom explores every interleaving of every thread and
                 // runs without the bystander agents (see `Ctx`).
                 scenarios::Ctx {
@@ -219,7 +220,7 @@ fn install_worker_hook() {
 /// Worker entry: explore (or replay execution `replay_exec`) and print
 /// [`WorkerLine`]s on stdout.
 pub fn worker_main(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     preemptions: usize,
     max: Option<usize>,
@@ -264,13 +265,14 @@ pub fn worker_main(
         std::collections::BTreeMap::<String, u64>::new(),
     )));
     let s = stats.clone();
+    let viewed = scenario.clone();
     let exhausted = each_execution(scenario, faults, preemptions, max, move |i, outcome| {
         let mut st = s.lock().unwrap_or_else(|p| p.into_inner());
         st.0 += 1;
         st.1 += outcome.invariants as u64;
         *st.2.entry(outcome.label.clone()).or_default() += 1;
         st.3.add(&outcome);
-        let view = view_key(scenario, &outcome);
+        let view = view_key(&viewed, &outcome);
         st.4.entry(view).or_insert(i);
         if outcome.violations.is_empty() {
             return true;
@@ -300,7 +302,7 @@ pub fn worker_main(
 /// Run a loom worker and read its lines. With `interruptible`, a Ctrl-C
 /// (`stop`) kills the worker at once: `Ok(None)`.
 fn run_worker(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     preemptions: usize,
     extra: &[String],
@@ -388,7 +390,7 @@ fn violations(pairs: Vec<(String, String)>) -> Vec<Violation> {
 /// (`stop`) kills the worker and reports the row interrupted, with no
 /// counts.
 pub fn explore(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     preemptions: usize,
     max: Option<u64>,
@@ -495,7 +497,7 @@ pub fn explore(
 /// Replay execution `index` under bound `preemptions` (in a worker): its
 /// outcome, the outcome agent's journal rendered, and every agent's journal.
 pub fn replay(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     index: u64,
     preemptions: usize,
@@ -552,7 +554,7 @@ pub fn replay(
 /// `loom_cap`, at least 1. Loom's space grows
 /// steeply with threads: `provider-unload` (4 tasks) does not finish in two
 /// minutes at bound 2.
-pub fn loom_bound(scenario: &'static Scenario, base: usize) -> usize {
+pub fn loom_bound(scenario: &Scenario, base: usize) -> usize {
     let threads = tasks(scenario).without_bystanders;
     base.saturating_sub(threads.saturating_sub(2))
         .min(scenario.bounds.loom_cap)

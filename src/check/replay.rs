@@ -40,7 +40,7 @@ impl ReplayLine {
                 untimed,
                 plan,
             } => {
-                let run = run_plan(self.scenario, faults, *seed, *untimed, plan, true);
+                let run = run_plan(&self.scenario, faults, *seed, *untimed, plan, true);
                 replayed.trace = run.sim.trace().to_vec();
                 replayed.trace_hash = Some(run.sim.trace_hash());
                 replayed.diverged_at = run.sim.diverged_at();
@@ -59,7 +59,7 @@ impl ReplayLine {
             }
             Payload::Loom { exec, pb } => {
                 let (outcome, journal, journals) =
-                    loom_check::replay(self.scenario, faults, *exec, *pb).map_err(ReplayError)?;
+                    loom_check::replay(&self.scenario, faults, *exec, *pb).map_err(ReplayError)?;
                 replayed.outcome = outcome;
                 replayed.journal = journal;
                 replayed.journals = journals;
@@ -67,11 +67,11 @@ impl ReplayLine {
             }
             Payload::Shuttle { schedule } => {
                 replayed.outcome =
-                    shuttle_check::replay(self.scenario, faults, schedule).map_err(ReplayError)?;
+                    shuttle_check::replay(&self.scenario, faults, schedule).map_err(ReplayError)?;
             }
             Payload::Tokio { runs } => {
                 (replayed.outcome, replayed.journals) =
-                    tokio_check::rerun(self.scenario, faults, *runs);
+                    tokio_check::rerun(&self.scenario, faults, *runs);
             }
         }
         replayed.journal = replayed

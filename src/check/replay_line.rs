@@ -26,10 +26,9 @@
 //! line that breaks any of this is refused before it is replayed, with one
 //! line naming the field.
 //!
-//! Layer 1 (line format): imports only layer 0 (`checker`, `tasks`).
+//! Layer 1 (line format): imports only layer 0 (`checker`).
 
 use super::checker::Checker;
-use super::tasks::tasks;
 use crate::faults::{Fault, Faults};
 use crate::scenarios::Scenario;
 use lifecycle_sim::TaskId;
@@ -38,13 +37,16 @@ use std::fmt;
 /// The scheduling fingerprint of this build (see `build.rs`).
 pub const BUILD_FINGERPRINT: &str = env!("LIFECYCLE_SCHED_FINGERPRINT");
 
-/// The fingerprint of `scenario` in this build: 8 hex digits.
-pub fn fingerprint(scenario: &'static Scenario) -> String {
+/// The fingerprint of `scenario` in this build: 8 hex digits. A hash of
+/// the build's scheduling fingerprint, the scenario's name and its
+/// granularity: read off the definitions, nothing is run to compute it.
+pub fn fingerprint(scenario: &Scenario) -> String {
+    let granularity = [scenario.granularity as u8];
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in BUILD_FINGERPRINT
         .bytes()
         .chain(scenario.name.bytes())
-        .chain(tasks(scenario).all.to_le_bytes())
+        .chain(granularity)
     {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
@@ -56,7 +58,7 @@ pub fn fingerprint(scenario: &'static Scenario) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplayLine {
     /// The scenario.
-    pub scenario: &'static Scenario,
+    pub scenario: Scenario,
     /// The checker that found it.
     pub checker: Checker,
     /// The fault switched on, if any.
@@ -419,15 +421,10 @@ impl ReplayLine {
     /// A line for `faults` (at most one fault is named), fingerprinted by
     /// this build. `payload` must be of `checker`'s kind
     /// ([`Payload::fits`]).
-    pub fn new(
-        scenario: &'static Scenario,
-        checker: Checker,
-        faults: Faults,
-        payload: Payload,
-    ) -> Self {
+    pub fn new(scenario: &Scenario, checker: Checker, faults: Faults, payload: Payload) -> Self {
         debug_assert!(payload.fits(checker), "{payload} on a {checker} line");
         ReplayLine {
-            scenario,
+            scenario: scenario.clone(),
             checker,
             fault: faults.iter().next(),
             fingerprint: fingerprint(scenario),
@@ -453,7 +450,7 @@ impl ReplayLine {
 
     /// A simulator line: the run's value-stream seed and plan.
     pub fn sim(
-        scenario: &'static Scenario,
+        scenario: &Scenario,
         checker: Checker,
         faults: Faults,
         seed: u64,
@@ -468,9 +465,16 @@ impl ReplayLine {
         ReplayLine::new(scenario, checker, faults, payload)
     }
 
-    /// Parse a line; every part is validated, and the payload parsed into
-    /// its [`Payload`] here, once.
+    /// Parse a line of a built-in scenario; every part is validated, and
+    /// the payload parsed into its [`Payload`] here, once. Nothing runs.
     pub fn parse(line: &str) -> Result<ReplayLine, ReplayError> {
+        ReplayLine::parse_for(line, None)
+    }
+
+    /// [`parse`](Self::parse), resolving the scenario name to `own` (a
+    /// downstream race test's scenario, which is no built-in) when it is
+    /// that one's name.
+    pub fn parse_for(line: &str, own: Option<&Scenario>) -> Result<ReplayLine, ReplayError> {
         let err = |m: String| Err(ReplayError(m));
         let line = line.trim();
         let parts: Vec<&str> = line.splitn(6, ':').collect();
@@ -489,7 +493,8 @@ impl ReplayLine {
                 quote_cut(line)
             ));
         }
-        let Some(scenario) = Scenario::parse(parts[1]) else {
+        let named = own.filter(|s| s.name == parts[1]);
+        let Some(scenario) = named.or_else(|| Scenario::parse(parts[1])) else {
             return err(format!(
                 "unknown scenario {} (see `lifecycle list`)",
                 quote_cut(parts[1])
@@ -514,7 +519,7 @@ impl ReplayLine {
         }
         let payload = Payload::parse(checker, parts[5])?;
         Ok(ReplayLine {
-            scenario,
+            scenario: scenario.clone(),
             checker,
             fault,
             fingerprint: fp.to_string(),
@@ -525,7 +530,7 @@ impl ReplayLine {
 
     /// Whether this build recorded the line (same scenario fingerprint).
     pub fn same_build(&self) -> bool {
-        self.fingerprint == fingerprint(self.scenario)
+        self.fingerprint == fingerprint(&self.scenario)
     }
 
     /// The payload, as parsed (of this line's checker's kind, within

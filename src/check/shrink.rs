@@ -76,7 +76,7 @@ impl Shrunk {
 /// Run a (possibly partial) plan, continued without preemptions; the run if
 /// it breaks `rule`. Also returns, per plan entry, the task it preempted.
 fn attempt(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     seed: u64,
     untimed: bool,
@@ -118,7 +118,7 @@ type Found = (Candidate, Vec<Option<TaskId>>);
 /// guided path with value stream `seed` (so that its line replays it);
 /// and the schedules run.
 fn bounded(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     seed: u64,
     untimed: bool,
@@ -149,7 +149,7 @@ fn bounded(
 
 /// Shrink the failing run `plan` (value stream `seed`) that broke `rule`.
 pub fn shrink(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     seed: u64,
     untimed: bool,
@@ -232,7 +232,7 @@ pub fn shrink(
 /// A description of the nondeterminism: the hashes, and the first trace
 /// entry where the two replays differ.
 pub fn self_check(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     seed: u64,
     untimed: bool,

@@ -234,7 +234,7 @@ fn leave_shuttle_hook() {
 /// Explore `iterations` executions with shuttle's random or PCT scheduler.
 pub fn explore(
     checker: Checker,
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     iterations: usize,
     pct_depth: usize,
@@ -253,12 +253,13 @@ pub fn explore(
 
 /// Schedules shuttle's DFS scheduler runs to exhaust `scenario`, at most
 /// `cap`: `(executions, exhausted, seconds)`.
-pub fn dfs_count(scenario: &'static Scenario, cap: usize) -> (u64, bool, f64) {
+pub fn dfs_count(scenario: &Scenario, cap: usize) -> (u64, bool, f64) {
     let start = std::time::Instant::now();
     let count = Arc::new(Mutex::new(0u64));
     let c = count.clone();
+    let scenario = scenario.clone();
     let body = move || {
-        let _ = shuttle::future::block_on(scenarios::run::<ShuttleRt>(scenario, Faults::none()));
+        let _ = shuttle::future::block_on(scenarios::run::<ShuttleRt>(&scenario, Faults::none()));
         *c.lock().unwrap_or_else(|p| p.into_inner()) += 1;
     };
     let scheduler = shuttle::scheduler::DfsScheduler::new(Some(cap), false);
@@ -275,7 +276,7 @@ pub fn dfs_count(scenario: &'static Scenario, cap: usize) -> (u64, bool, f64) {
 /// failure only one that breaks a rule of `want` (empty: any).
 pub fn explore_seeded(
     checker: Checker,
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     (iterations, pct_depth, seed): (usize, usize, u64),
     want: &'static [crate::rules::Rule],
@@ -289,9 +290,10 @@ pub fn explore_seeded(
     let tally = Arc::new(Mutex::new(fresh));
     let stop = Arc::new(AtomicBool::new(false));
     let (t, fl, st) = (tally.clone(), failed.clone(), stop.clone());
+    let (body_scenario, line_scenario) = (scenario.clone(), scenario.clone());
     let body = move || {
         let outcome: Outcome =
-            shuttle::future::block_on(scenarios::run::<ShuttleRt>(scenario, faults));
+            shuttle::future::block_on(scenarios::run::<ShuttleRt>(&body_scenario, faults));
         let mut tally = t.lock().unwrap_or_else(|p| p.into_inner());
         let first = tally.first_failure.is_none();
         // The replay line is filled in once the schedule is complete.
@@ -303,13 +305,14 @@ pub fn explore_seeded(
             st.store(true, Ordering::SeqCst);
         }
     };
-    let line = move |schedule: &Schedule| {
+    let line = Arc::new(move |schedule: &Schedule| {
         let hex: String = serialize_schedule(schedule).split_whitespace().collect();
         let payload = Payload::Shuttle { schedule: hex };
-        ReplayLine::new(scenario, checker, faults, payload).to_string()
-    };
+        ReplayLine::new(&line_scenario, checker, faults, payload).to_string()
+    });
     let recording = |inner| {
         let tally = tally.clone();
+        let line = line.clone();
         Recording {
             inner,
             current: current.clone(),
@@ -422,22 +425,19 @@ fn shuttle_failure(message: &str) -> Option<Outcome> {
 }
 
 /// Replay one execution from its encoded schedule.
-pub fn replay(
-    scenario: &'static Scenario,
-    faults: Faults,
-    encoded: &str,
-) -> Result<Outcome, String> {
+pub fn replay(scenario: &Scenario, faults: Faults, encoded: &str) -> Result<Outcome, String> {
     let schedule =
         deserialize_schedule(encoded).ok_or_else(|| "malformed shuttle schedule".to_string())?;
     let found: Arc<Mutex<Option<Outcome>>> = Arc::new(Mutex::new(None));
     let f = found.clone();
+    let scenario = scenario.clone();
     // Quiet: a failed replay's panic message is in the error it returns.
     QUIET.with(|q| q.set(true));
     let result = with_shuttle_hook(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             Runner::new(ReplayScheduler::new_from_schedule(schedule), config()).run(move || {
                 let outcome =
-                    shuttle::future::block_on(scenarios::run::<ShuttleRt>(scenario, faults));
+                    shuttle::future::block_on(scenarios::run::<ShuttleRt>(&scenario, faults));
                 *f.lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
             })
         }))

@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 /// A failure found on the simulator (its line, its run), checked and
 /// shrunk, ready to report.
 fn report_failure(tally: &mut Tally, line: ReplayLine, run: &SimRun, shrink_it: bool) {
-    let (scenario, checker, faults) = (line.scenario, line.checker, line.faults());
+    let (scenario, checker, faults) = (&line.scenario, line.checker, line.faults());
     let (seed, untimed, plan) = line.sim_payload().expect("a simulator line");
     let mut outcome = run.outcome.clone();
     if let Err(m) = shrink::self_check(scenario, faults, seed, untimed, &plan, run.sim.trace_hash())
@@ -101,7 +101,7 @@ pub struct PortfolioOptions {
 
 /// The `sim` checker: the random + PCT portfolio over this shard's seeds.
 pub fn explore(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     opts: &PortfolioOptions,
     stop_at_first: bool,
@@ -205,11 +205,7 @@ fn save(path: &Path, cp: &Checkpoint) -> Result<(), String> {
 }
 
 /// Load a checkpoint for `scenario`/`faults`.
-fn load(
-    path: &Path,
-    scenario: &'static Scenario,
-    faults: Faults,
-) -> Result<(Dfs, Checkpoint), String> {
+fn load(path: &Path, scenario: &Scenario, faults: Faults) -> Result<(Dfs, Checkpoint), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read checkpoint {}: {e}", path.display()))?;
     let cp: Checkpoint = serde_json::from_str(&text)
@@ -268,7 +264,7 @@ fn config_diff(saved: &DfsConfig, asked: &DfsConfig) -> Option<(&'static str, St
 /// scenario, fault, build and search settings; without, that it can be
 /// written. The error is one line.
 pub fn check_checkpoint(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     opts: &DfsOptions,
 ) -> Result<(), String> {
@@ -312,7 +308,7 @@ pub fn check_checkpoint(
 /// with `stop_at_first`, or at a stop request (`opts.stop`), between two
 /// schedules; a search that did not end is saved to `checkpoint`.
 pub fn explore_dfs(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     opts: &DfsOptions,
     stop_at_first: bool,
@@ -436,7 +432,7 @@ pub fn dfs_bound(config: &DfsConfig) -> String {
     )
 }
 
-fn checkpoint(scenario: &'static Scenario, faults: Faults, dfs: &Dfs, tally: &Tally) -> Checkpoint {
+fn checkpoint(scenario: &Scenario, faults: Faults, dfs: &Dfs, tally: &Tally) -> Checkpoint {
     Checkpoint {
         scenario: scenario.name.to_string(),
         fault: faults.iter().next().map(|f| f.to_string()),

@@ -26,7 +26,7 @@ pub struct SimRun {
 /// Run `scenario` once under `scheduler`; with `trace`, keep the full trace
 /// and emit `tracing` spans per poll. A stall or a panic becomes a violation.
 pub fn run_scheduled(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     scheduler: Box<dyn Scheduler>,
     untimed: bool,
@@ -46,7 +46,7 @@ pub fn run_scheduled(
 /// Follow `plan` exactly (strict): the replay of a recorded run. After a
 /// divergence the seeded random scheduler of `seed` continues.
 pub fn run_plan(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     seed: u64,
     untimed: bool,
@@ -100,7 +100,7 @@ pub fn portfolio_scheduler(
 
 /// Branching decisions of one random run of `scenario` (PCT's `k`), timed
 /// and untimed.
-pub fn expected_branches(scenario: &'static Scenario, faults: Faults) -> [u64; 2] {
+pub fn expected_branches(scenario: &Scenario, faults: Faults) -> [u64; 2] {
     [false, true].map(|untimed| {
         let run = run_scheduled(
             scenario,
@@ -134,7 +134,7 @@ impl ReplayLine {
         else {
             return Ok(());
         };
-        let run = run_plan(self.scenario, self.faults(), *seed, *untimed, plan, false);
+        let run = run_plan(&self.scenario, self.faults(), *seed, *untimed, plan, false);
         if run.sim.diverged_at().is_none() {
             return Ok(());
         }

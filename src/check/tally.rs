@@ -19,7 +19,7 @@ use std::time::Instant;
 
 /// Accumulates executions into a [`Report`].
 pub(crate) struct Tally {
-    scenario: &'static Scenario,
+    scenario: Scenario,
     checker: Checker,
     faults: Faults,
     start: Instant,
@@ -47,9 +47,9 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    pub fn new(scenario: &'static Scenario, checker: Checker, faults: Faults) -> Self {
+    pub fn new(scenario: &Scenario, checker: Checker, faults: Faults) -> Self {
         Tally {
-            scenario,
+            scenario: scenario.clone(),
             checker,
             faults,
             start: Instant::now(),
@@ -83,7 +83,7 @@ impl Tally {
             line.get_or_insert_with(|| replay.take().map(|f| f()).unwrap_or_default())
                 .clone()
         };
-        let key = view::view_key(self.scenario, outcome);
+        let key = view::view_key(&self.scenario, outcome);
         if !self.views.contains_key(&key) {
             let l = line_of();
             if l.is_empty() {
@@ -187,7 +187,7 @@ impl Tally {
         self.outcomes = saved.outcomes;
         self.views = saved.views;
         self.invariants = saved.invariants;
-        self.goals = GoalTally::new(self.scenario, self.checker.name());
+        self.goals = GoalTally::new(&self.scenario, self.checker.name());
         for (name, hits) in &saved.goals {
             self.goals.merge(name, *hits);
         }

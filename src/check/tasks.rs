@@ -13,7 +13,7 @@ use lifecycle_sim::{RandomScheduler, Sim, DEFAULT_MAX_STEPS};
 /// Tasks one execution of `scenario` runs, main task included, as the
 /// simulator counts them: the most over 4 seeds, with and without the
 /// bystanders. Measured once per process (about 8 executions).
-pub fn tasks(scenario: &'static Scenario) -> Tasks {
+pub fn tasks(scenario: &Scenario) -> Tasks {
     static MEASURED: std::sync::Mutex<std::collections::BTreeMap<&'static str, Tasks>> =
         std::sync::Mutex::new(std::collections::BTreeMap::new());
     let cache = || MEASURED.lock().unwrap_or_else(|p| p.into_inner());

@@ -28,11 +28,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Run one execution on `rt`.
-pub fn run_once(
-    rt: &tokio::runtime::Runtime,
-    scenario: &'static Scenario,
-    faults: Faults,
-) -> Outcome {
+pub fn run_once(rt: &tokio::runtime::Runtime, scenario: &Scenario, faults: Faults) -> Outcome {
     let fut = scenarios::run::<TokioRt>(scenario, faults);
     match rt.block_on(async {
         tokio::time::timeout(Duration::from_secs(TIMEOUT_S), tokio::spawn(fut)).await
@@ -65,7 +61,7 @@ pub fn run_once(
 /// the run counts of the shards add up to `runs`. Stops early at the first
 /// failure with `stop_at_first`, or at Ctrl-C (`super::interrupted`).
 pub fn explore(
-    scenario: &'static Scenario,
+    scenario: &Scenario,
     faults: Faults,
     (runs, shard): (u64, Shard),
     stop_at_first: bool,
@@ -97,11 +93,7 @@ pub fn explore(
 /// Re-run up to `runs` times until a run fails; the first failing outcome,
 /// or the last passing one, with every agent's journal in that run (read
 /// from the journal trace events of every worker thread).
-pub fn rerun(
-    scenario: &'static Scenario,
-    faults: Faults,
-    runs: u64,
-) -> (Outcome, Vec<AgentJournal>) {
+pub fn rerun(scenario: &Scenario, faults: Faults, runs: u64) -> (Outcome, Vec<AgentJournal>) {
     let tap = JournalTap::new();
     let dispatch = tap.dispatch();
     let on_worker = dispatch.clone();

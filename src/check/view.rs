@@ -117,7 +117,7 @@ fn normalized(
 }
 
 /// The contract view of `outcome`, an execution of `scenario`.
-pub fn view_key(scenario: &'static Scenario, outcome: &Outcome) -> String {
+pub fn view_key(scenario: &Scenario, outcome: &Outcome) -> String {
     let bystanders = scenario.bystanders;
     let mut fnv = Fnv::new();
     for r in &outcome.journal {

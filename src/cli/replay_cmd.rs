@@ -497,7 +497,7 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
         println!(
             "warning: this line was recorded by another build (fingerprint {}, this build {}); {}",
             parsed.fingerprint,
-            fingerprint(parsed.scenario),
+            fingerprint(&parsed.scenario),
             if sim {
                 "following its plan as far as it fits, then the seeded scheduler"
             } else {
@@ -633,14 +633,14 @@ pub(super) fn run_shrink(line: &str) -> ExitCode {
         eprintln!(
             "error: the line was recorded by another build (fingerprint {}, this build {})",
             parsed.fingerprint,
-            fingerprint(parsed.scenario)
+            fingerprint(&parsed.scenario)
         );
         return ExitCode::from(2);
     }
     crate::check::quiet_panics();
     let faults = parsed.faults();
     let run =
-        crate::check::sim_check::run_plan(parsed.scenario, faults, seed, untimed, &plan, false);
+        crate::check::sim_check::run_plan(&parsed.scenario, faults, seed, untimed, &plan, false);
     if let Some(step) = run.sim.diverged_at() {
         eprintln!(
             "error: field `plan` does not fit {}: it stopped fitting at step {step}, so this is not the run the line names",
@@ -652,7 +652,7 @@ pub(super) fn run_shrink(line: &str) -> ExitCode {
         println!("no violation: the line does not fail on this build; nothing to shrink");
         return ExitCode::SUCCESS;
     };
-    let s = shrink::shrink(parsed.scenario, faults, seed, untimed, &plan, rule);
+    let s = shrink::shrink(&parsed.scenario, faults, seed, untimed, &plan, rule);
     println!("rule {rule} in {}", parsed.scenario.name);
     println!(
         "original: {} preemptions, {} steps, {} choices\n  {} replay '{parsed}'",
@@ -669,7 +669,7 @@ pub(super) fn run_shrink(line: &str) -> ExitCode {
         return ExitCode::from(1);
     }
     let minimal = ReplayLine::sim(
-        parsed.scenario,
+        &parsed.scenario,
         parsed.checker,
         faults,
         seed,

@@ -28,10 +28,11 @@ use crate::rt::Rt;
 use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::durable::Durable;
+use std::future::Future;
 use std::sync::Arc;
 
 pub use goals::{Goal, Match};
-pub use scenario::{register, Bodies, BodyFn, Bounds, Ctx, Granularity, Scenario, Tasks};
+pub use scenario::{Bodies, BodyFn, Bounds, Closure, Ctx, Granularity, Scenario, Tasks};
 
 /// How many racers the two scalable scenarios run: the disposers of
 /// `concurrent-dispose` and the creators of `same-id-create-race`. It is 3
@@ -167,17 +168,17 @@ impl Outcome {
 
 /// Run one execution of `scenario` on backend `R` (sessions on an
 /// in-memory disk, bystanders on).
-pub async fn run<R: Rt>(scenario: &'static Scenario, faults: Faults) -> Outcome {
-    run_ctx::<R>(scenario, Ctx::new(faults)).await
+pub fn run<R: Rt>(scenario: &Scenario, faults: Faults) -> impl Future<Output = Outcome> + 'static {
+    run_ctx::<R>(scenario, Ctx::new(faults))
 }
 
 /// Run one execution of `scenario` on backend `R`, with sessions on
 /// `durable` (e.g. the file backend on tokio) when given.
-pub async fn run_with<R: Rt>(
-    scenario: &'static Scenario,
+pub fn run_with<R: Rt>(
+    scenario: &Scenario,
     faults: Faults,
     durable: Option<Arc<dyn Durable>>,
-) -> Outcome {
+) -> impl Future<Output = Outcome> + 'static {
     run_ctx::<R>(
         scenario,
         Ctx {
@@ -185,15 +186,23 @@ pub async fn run_with<R: Rt>(
             ..Ctx::new(faults)
         },
     )
-    .await
 }
 
-/// Run one execution of `scenario` on backend `R` in `ctx`.
-pub async fn run_ctx<R: Rt>(scenario: &'static Scenario, mut ctx: Ctx) -> Outcome {
+/// Run one execution of `scenario` on backend `R` in `ctx`. The future
+/// owns what it needs (the body and the closure of `scenario`), so it
+/// outlives the borrow.
+pub fn run_ctx<R: Rt>(
+    scenario: &Scenario,
+    mut ctx: Ctx,
+) -> impl Future<Output = Outcome> + 'static {
     ctx.name = scenario.name;
-    if R::COUNTS_PARKED {
-        crate::rt::reset_parked_waits();
+    ctx.closure = scenario.closure.clone();
+    let body = scenario.body.on::<R>();
+    async move {
+        if R::COUNTS_PARKED {
+            crate::rt::reset_parked_waits();
+        }
+        let span = tracing::info_span!(parent: None, "task", name = "main");
+        tracing::Instrument::instrument(body(ctx), span).await
     }
-    let span = tracing::info_span!(parent: None, "task", name = "main");
-    tracing::Instrument::instrument(scenario.body.on::<R>()(ctx), span).await
 }

@@ -23,8 +23,15 @@ use crate::faults::{Fault, Faults};
 use crate::rt::{Backend, BoxFuture, Rt};
 use crate::rules::Rule;
 use crate::store::durable::Durable;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::any::Any;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// The closure of a downstream race test, type-erased (`check::api` puts
+/// one backend's closure in and its body takes the same one out). Carried
+/// by the [`Scenario`] value the test builds and handed to each execution
+/// in its [`Ctx`]: no process-global table.
+pub type Closure = Arc<dyn Any + Send + Sync>;
 
 /// What one execution of a body gets.
 #[derive(Clone)]
@@ -41,6 +48,9 @@ pub struct Ctx {
     /// minutes at preemption bound 1 with its bystander, 14 s at bound 2
     /// without. Every other checker runs them.
     pub bystanders: bool,
+    /// The scenario's [`Closure`], if it is a downstream race test (set
+    /// by `run_ctx`).
+    pub closure: Option<Closure>,
 }
 
 impl Ctx {
@@ -51,6 +61,7 @@ impl Ctx {
             faults,
             durable: None,
             bystanders: true,
+            closure: None,
         }
     }
 }
@@ -127,7 +138,8 @@ impl Bounds {
 }
 
 /// One named race window: what it checks and reaches, how far it is
-/// explored, and its body.
+/// explored, and its body. Cloning is cheap (references, one `Arc`).
+#[derive(Clone)]
 pub struct Scenario {
     /// Its name on the command line and in replay lines.
     pub name: &'static str,
@@ -136,7 +148,7 @@ pub struct Scenario {
     /// The rules it checks (beyond the oracles', which run everywhere).
     pub rules: &'static [Rule],
     /// The windows it exists to reach ("sometimes" goals).
-    pub goals: &'static [Goal],
+    pub goals: Cow<'static, [Goal]>,
     /// The faults it is meant to kill (`mutants` looks here first; every
     /// scenario still checks every rule).
     pub targets: &'static [Fault],
@@ -153,6 +165,8 @@ pub struct Scenario {
     pub granularity: Granularity,
     /// The body, per backend.
     pub body: Bodies,
+    /// A downstream race test's closure (`None` for every built-in).
+    pub closure: Option<Closure>,
 }
 
 /// Where the simulator's checkers (`sim`, `sim-dfs`) may switch from one
@@ -179,13 +193,14 @@ impl Scenario {
             name,
             about,
             rules: &[],
-            goals: &[],
+            goals: Cow::Borrowed(&[]),
             targets: &[],
             bounds: Bounds::PR,
             bystanders: &[],
             coverage_gap: None,
             granularity: Granularity::Lock,
             body,
+            closure: None,
         }
     }
 
@@ -203,7 +218,9 @@ impl Scenario {
 
     /// With these goals.
     pub const fn goals(mut self, goals: &'static [Goal]) -> Scenario {
-        self.goals = goals;
+        // The old value is a borrowed slice (no drop to run); `replace`
+        // and `forget` keep the assignment const.
+        std::mem::forget(std::mem::replace(&mut self.goals, Cow::Borrowed(goals)));
         self
     }
 
@@ -231,14 +248,9 @@ impl Scenario {
         self
     }
 
-    /// Look a scenario up by name: one of [`super::ALL`], or one
-    /// [`register`]ed in this process (a downstream race test).
+    /// Look a built-in scenario up by name (one of [`super::ALL`]).
     pub fn parse(name: &str) -> Option<&'static Scenario> {
-        super::ALL
-            .iter()
-            .copied()
-            .find(|s| s.name == name)
-            .or_else(|| registered().get(name).copied())
+        super::ALL.iter().copied().find(|s| s.name == name)
     }
 
     /// Its place in [`super::ALL`] (`list` order).
@@ -248,22 +260,6 @@ impl Scenario {
             .position(|s| s.name == self.name)
             .unwrap_or(usize::MAX)
     }
-}
-
-fn registered() -> std::sync::MutexGuard<'static, BTreeMap<&'static str, &'static Scenario>> {
-    static REGISTERED: Mutex<BTreeMap<&'static str, &'static Scenario>> =
-        Mutex::new(BTreeMap::new());
-    REGISTERED.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Registers a scenario built at run time (a downstream race test, see
-/// `check::api`) so replay lines can name it. A later registration of the
-/// same name replaces the earlier one (a test that adds a goal between two
-/// checkers gets it); each is leaked, one per checker call.
-pub fn register(scenario: Scenario) -> &'static Scenario {
-    let leaked: &'static Scenario = Box::leak(Box::new(scenario));
-    registered().insert(leaked.name, leaked);
-    leaked
 }
 
 /// Task counts of a scenario, measured by the simulator.

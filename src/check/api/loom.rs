@@ -164,7 +164,7 @@ fn each_execution(
 ) -> End {
     crate::check::quiet_panics();
     install_deadlock_hook();
-    let (scenario, faults) = (template.scenario, template.faults());
+    let (scenario, faults) = (template.scenario.clone(), template.faults());
     let visit = Mutex::new(visit);
     let next = Arc::new(AtomicU64::new(0));
     let started = next.clone();
@@ -198,7 +198,7 @@ fn each_execution(
             };
             // Boxed: only a pointer to the execution's future lives on
             // loom's 32 KiB stack.
-            let run = Box::pin(scenarios::run_ctx::<LoomRt>(scenario, ctx));
+            let run = Box::pin(scenarios::run_ctx::<LoomRt>(&scenario, ctx));
             let outcome = loom::future::block_on(run);
             if !(lock(&visit))(index, outcome) {
                 std::panic::panic_any(STOP);
@@ -308,7 +308,7 @@ fn threads(test: &'static str, template: &ReplayLine) -> u64 {
 /// The preemption bound for `threads` threads: the CLI's (`loom_bound`),
 /// `base` for two threads and one less for each thread beyond two, at most
 /// the PR tier's cap and at least 1.
-fn bound(base: usize, threads: u64, scenario: &'static Scenario) -> usize {
+fn bound(base: usize, threads: u64, scenario: &Scenario) -> usize {
     let beyond = usize::try_from(threads.saturating_sub(2)).unwrap_or(usize::MAX);
     base.saturating_sub(beyond)
         .min(scenario.bounds.loom_cap)
@@ -317,7 +317,7 @@ fn bound(base: usize, threads: u64, scenario: &'static Scenario) -> usize {
 
 /// Explore `scenario` (the test's closure) with loom, stopping at the
 /// first failure.
-pub(super) fn explore(test: &RaceTest, scenario: &'static Scenario) -> Result<Report, Failure> {
+pub(super) fn explore(test: &RaceTest, scenario: &Scenario) -> Result<Report, Failure> {
     let faults = test.faults;
     let mut tally = Tally::new(scenario, Checker::Loom, faults);
     // The line's fingerprint runs the simulator: made here, not on loom's
