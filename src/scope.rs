@@ -25,7 +25,7 @@
 //! caller's future instead.
 
 use crate::events::Faults;
-use crate::rt::{BoxFuture, Monitor, Relay, Rt};
+use crate::rt::{BoxFuture, Monitor, Relay, Rt, Wait};
 use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
 
@@ -147,9 +147,9 @@ impl<R: Rt> Effect<R> {
         }
         match () {
             #[cfg(feature = "faults")]
-            () if faults.has(Fault::M15) => relay.drive_unguarded("teardown (memoized)").await,
-            () if faults.has(Fault::M25) => relay.drive_parking("teardown (memoized)").await,
-            () => relay.drive("teardown (memoized)").await,
+            () if faults.has(Fault::M15) => relay.drive_unguarded(Wait::TEARDOWN).await,
+            () if faults.has(Fault::M25) => relay.drive_parking(Wait::TEARDOWN).await,
+            () => relay.drive(Wait::TEARDOWN).await,
         }
     }
 }
@@ -331,7 +331,7 @@ impl<R: Rt> Scope<R> {
                 ScopeState::Unloaded => None,
             });
             if let Some(relay) = relay {
-                relay.drive_parking("scope unload").await;
+                relay.drive_parking(Wait::SCOPE_UNLOAD).await;
             }
         })
     }

@@ -3,7 +3,7 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::check::{self, Budget, Checker, ReplayLine};
+use agent_lifecycle::check::{self, Budget, Checker, ReplayLine, Status};
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::rules::Rule;
 use agent_lifecycle::scenarios;
@@ -30,7 +30,7 @@ fn every_scenario_passes_on_every_checker() {
             if checker == Checker::Loom
                 && agent_lifecycle::check::sim_check::tasks(scenario).all > 5
             {
-                assert_eq!(r.status, "skip", "{}", scenario.name);
+                assert_eq!(r.status, Status::Skip, "{}", scenario.name);
                 continue;
             }
             assert_pass(&r);
@@ -186,7 +186,7 @@ fn loom_deadlock_is_reported_not_fatal() {
         &scenarios::cancel::CANCEL_MID_TURN,
         Some(Fault::M4),
     );
-    assert_eq!(r.status, "fail");
+    assert_eq!(r.status, Status::Fail);
     let v = r.violations.first().expect("a violation");
     assert!(
         v.replay.starts_with("v2:cancel-mid-turn:loom:M4:"),

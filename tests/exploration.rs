@@ -356,7 +356,7 @@ fn an_unreached_goal_fails_the_check() {
         &budget,
         true,
     );
-    assert_eq!(r.status, "fail");
+    assert_eq!(r.status, agent_lifecycle::check::Status::Fail);
     assert!(!r.unreached.is_empty());
     assert!(
         r.error
@@ -372,7 +372,12 @@ fn an_unreached_goal_fails_the_check() {
         &Budget::PR,
         true,
     );
-    assert_eq!(full.status, "pass", "{:?}", full.error);
+    assert_eq!(
+        full.status,
+        agent_lifecycle::check::Status::Pass,
+        "{:?}",
+        full.error
+    );
     assert!(full.exhausted);
     assert!(full.goals.iter().all(|g| g.hits > 0));
 }

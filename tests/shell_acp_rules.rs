@@ -43,7 +43,7 @@ fn s6_notice_reaches_only_the_live_owner() {
 #[test]
 fn loom_skips_scenarios_with_more_than_five_threads() {
     let r = run(Checker::Loom, &scenarios::shell::TOOL_BASH_RELOAD, None);
-    assert_eq!(r.status, "skip");
+    assert_eq!(r.status, agent_lifecycle::check::Status::Skip);
     assert!(
         r.skipped.as_deref().unwrap_or("").contains("at most 5"),
         "{:?}",

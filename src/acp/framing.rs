@@ -593,6 +593,23 @@ mod tests {
     }
 
     #[test]
+    fn a_string_after_a_nested_value_is_not_a_key() {
+        // Malformed: `"id"` follows the value `[1,2]` with no comma, so it
+        // sits where a value would go, not a key. The comma inside the
+        // array is not a top-level one and must not make the scan expect
+        // a key: the line is answered with a null id, not id 5.
+        let mut line = br#"{"a":[1,2]"id":5,"s":""#.to_vec();
+        line.resize(MAX_LINE + 10, b'x');
+        line.extend_from_slice(br#""}"#);
+        assert_eq!(code_id(classify(line)), (INVALID_REQUEST, Value::Null));
+        // The same after a nested object.
+        let mut line = br#"{"a":{"b":1,"c":2}"id":5,"s":""#.to_vec();
+        line.resize(MAX_LINE + 10, b'x');
+        line.extend_from_slice(br#""}"#);
+        assert_eq!(code_id(classify(line)), (INVALID_REQUEST, Value::Null));
+    }
+
+    #[test]
     fn only_top_level_keys_count_in_an_overlong_line() {
         // A notification whose params hold an `id`: still a notification,
         // dropped, not answered (a nested key is not the request's id).

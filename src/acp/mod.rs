@@ -21,7 +21,7 @@ pub mod server;
 use crate::events::Hooks;
 use crate::journal::{Cause, EndReason};
 use crate::provider::{AgentHandle, CreateError, Provider};
-use crate::rt::{Monitor, Relay, Rt};
+use crate::rt::{Monitor, Relay, Rt, Wait};
 use crate::scope::Scope;
 use lifecycle_spec::faults::Fault;
 use std::collections::{BTreeMap, BTreeSet};
@@ -409,8 +409,8 @@ impl<R: Rt> Bridge<R> {
         });
         match () {
             #[cfg(feature = "faults")]
-            () if self.hooks.has(Fault::M15) => relay.drive_unguarded("acp quiesce").await,
-            () => relay.drive_parking("acp quiesce").await,
+            () if self.hooks.has(Fault::M15) => relay.drive_unguarded(Wait::ACP_QUIESCE).await,
+            () => relay.drive_parking(Wait::ACP_QUIESCE).await,
         }
     }
 }

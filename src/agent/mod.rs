@@ -26,7 +26,7 @@ use self::core::{AgentCore, Boundary, CancelStart, Claim, Wake};
 use crate::bus::{Bus, Observer, PublicEvent};
 use crate::events::Faults;
 use crate::journal::{Cause, Event, Record};
-use crate::rt::{self, JoinHandle, Monitor, Rt};
+use crate::rt::{self, JoinHandle, Monitor, Rt, Wait};
 use crate::session_log::{Entry, SessionLog, SessionSink, StepOutput, StorageError};
 use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
@@ -340,9 +340,12 @@ impl<R: Rt> Agent<R> {
             let done = match () {
                 #[cfg(feature = "faults")]
                 () if shared.faults.has(Fault::M14) => {
-                    shared.core.wait_until_unfenced("when_idle", ready).await
+                    shared
+                        .core
+                        .wait_until_unfenced(Wait::WHEN_IDLE, ready)
+                        .await
                 }
-                () => shared.core.wait_until("when_idle", ready).await,
+                () => shared.core.wait_until(Wait::WHEN_IDLE, ready).await,
             };
             if done {
                 Idle::Done
@@ -537,7 +540,7 @@ impl<R: Rt> Agent<R> {
                 agent
                     .shared
                     .signal
-                    .wait_until("step signal (C10)", |s| {
+                    .wait_until(Wait::STEP_SIGNAL, |s| {
                         (!m19 && *s == Some(prompt)).then_some(())
                     })
                     .await

@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// A checker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Checker {
     /// The seeded simulator: random walk and PCT portfolio.
     Sim,
@@ -82,6 +82,13 @@ impl Checker {
     /// to one shard instead.
     pub fn splits(self) -> bool {
         matches!(self, Checker::Sim | Checker::SimDfs | Checker::Tokio)
+    }
+}
+
+/// Serialized as its command-line name (`sim-dfs`).
+impl Serialize for Checker {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 

@@ -8,7 +8,7 @@ use super::budget::Budget;
 use super::checker::Checker;
 use super::loom_check::{self, loom_bound};
 use super::panics::quiet_panics;
-use super::report::{Report, STOPPED_FAILURE};
+use super::report::{Report, Stopped};
 use super::sim_check::{self, DfsOptions, PortfolioOptions};
 use super::tally::Tally;
 use super::tasks::tasks;
@@ -118,7 +118,7 @@ pub fn run_with_progress(
                 _ => format!("{} iterations", budget.shuttle_iterations),
             });
             if stop_at_first && !report.violations.is_empty() {
-                report.stopped = Some(STOPPED_FAILURE);
+                report.stopped = Some(Stopped::FirstFailure);
             }
             report
         }

@@ -17,16 +17,15 @@ pub use super::panics::STOP;
 use super::checker::Checker;
 use super::goals::GoalTally;
 use super::journal_tap::{AgentJournal, JournalTap};
+use super::panics::is_deadlock;
 use super::replay_line::{Payload, ReplayLine};
-use super::report::{
-    Report, Stop, STOPPED_BUDGET, STOPPED_CAP, STOPPED_FAILURE, STOPPED_INTERRUPT,
-};
+use super::report::{Report, Stop, Stopped};
 use super::tally::Tally;
 use super::tasks::tasks;
 use super::view::view_key;
 use crate::bus::panic_message;
 use crate::faults::Faults;
-use crate::oracle::Violation;
+use crate::oracle::{RuleId, Violation};
 use crate::rt::LoomRt;
 use crate::scenarios::{self, Outcome, Scenario};
 use serde::{Deserialize, Serialize};
@@ -83,6 +82,9 @@ pub enum WorkerLine {
         exec: u64,
         /// Loom's message.
         message: String,
+        /// The rule it breaks (a deadlock: the rule of the waits still
+        /// parked, judged in the worker where they are; else `loom`).
+        rule: String,
     },
     /// A replayed execution.
     Replayed {
@@ -188,9 +190,11 @@ fn each_execution(
         Err(payload) if panic_message(payload.as_ref()) == STOP => false,
         Err(payload) => {
             // A loom failure that unwound cleanly.
+            let message = panic_message(payload.as_ref());
             emit(&WorkerLine::LoomPanic {
                 exec: CURRENT.load(Ordering::SeqCst),
-                message: panic_message(payload.as_ref()),
+                rule: panic_rule(&message).name().to_string(),
+                message,
             });
             false
         }
@@ -203,18 +207,29 @@ fn install_worker_hook() {
         let in_loom = info.location().is_some_and(|l| l.file().contains("/loom-"));
         if message != STOP && (message.contains("deadlock") || in_loom) {
             let mut first = message.lines().next().unwrap_or("").to_string();
-            if message.contains("deadlock") {
+            if is_deadlock(&message) {
                 first.push_str(&format!(
                     " (waits parked: {})",
-                    crate::rt::parked_waits().join(", ")
+                    crate::rt::labels(&crate::rt::parked_waits())
                 ));
             }
             emit(&WorkerLine::LoomPanic {
                 exec: CURRENT.load(Ordering::SeqCst),
+                rule: panic_rule(&message).name().to_string(),
                 message: first,
             });
         }
     }));
+}
+
+/// The rule a panic of loom's own breaks, in the worker: a deadlock breaks
+/// the rule of the waits still parked, anything else is `loom`'s.
+fn panic_rule(message: &str) -> RuleId {
+    if is_deadlock(message) {
+        scenarios::deadlock_rule(crate::rt::parked_waits())
+    } else {
+        RuleId::Loom
+    }
 }
 
 /// Worker entry: explore (or replay execution `replay_exec`) and print
@@ -424,7 +439,7 @@ pub fn explore(
     let lines = match run_worker(scenario, faults, preemptions, &extra, stop) {
         Ok(Some(lines)) => lines,
         Ok(None) => {
-            tally.stopped(STOPPED_INTERRUPT);
+            tally.stopped(Stopped::Interrupted);
             return tally.finish();
         }
         Err(e) => {
@@ -448,12 +463,12 @@ pub fn explore(
                 };
                 tally.record_failure(&outcome, replay(exec));
             }
-            WorkerLine::LoomPanic { exec, message } => {
-                let rule = if message.contains("deadlock") {
-                    scenarios::deadlock_rule(&message)
-                } else {
-                    crate::oracle::RuleId::Loom
-                };
+            WorkerLine::LoomPanic {
+                exec,
+                message,
+                rule,
+            } => {
+                let rule = RuleId::parse(&rule).unwrap_or(RuleId::Loom);
                 let outcome = Outcome {
                     violations: vec![Violation::new(rule, format!("loom: {message}"))],
                     label: "loom-panic".into(),
@@ -484,11 +499,11 @@ pub fn explore(
         if exhausted {
             tally.exhausted();
         } else if stop_at_first && tally.first_failure.is_some() {
-            tally.stopped(STOPPED_FAILURE);
+            tally.stopped(Stopped::FirstFailure);
         } else if max.is_some_and(|m| cap.is_none_or(|c| m <= c)) {
-            tally.stopped(STOPPED_BUDGET);
+            tally.stopped(Stopped::Budget);
         } else if cap.is_some() {
-            tally.stopped(STOPPED_CAP);
+            tally.stopped(Stopped::Cap);
         }
     }
     tally.finish()
@@ -521,12 +536,12 @@ pub fn replay(
                 };
                 return Ok((outcome, journal, journals));
             }
-            WorkerLine::LoomPanic { exec, message } if exec == index => {
-                let rule = if message.contains("deadlock") {
-                    scenarios::deadlock_rule(&message)
-                } else {
-                    crate::oracle::RuleId::Loom
-                };
+            WorkerLine::LoomPanic {
+                exec,
+                message,
+                rule,
+            } if exec == index => {
+                let rule = RuleId::parse(&rule).unwrap_or(RuleId::Loom);
                 let outcome = Outcome {
                     violations: vec![Violation::new(rule, format!("loom: {message}"))],
                     label: "loom-panic".into(),
@@ -536,7 +551,7 @@ pub fn replay(
                 };
                 return Ok((outcome, Vec::new(), Vec::new()));
             }
-            WorkerLine::LoomPanic { exec, message } => {
+            WorkerLine::LoomPanic { exec, message, .. } => {
                 return Err(format!(
                     "loom failed at execution {exec} before reaching {index}: {message}"
                 ))

@@ -62,9 +62,7 @@ pub use goals::{GoalHit, GoalTally};
 pub use loom_check::loom_bound;
 pub use panics::quiet_panics;
 pub use replay_line::ReplayLine;
-pub use report::{
-    Found, Report, Stop, STOPPED_BUDGET, STOPPED_CAP, STOPPED_FAILURE, STOPPED_INTERRUPT,
-};
+pub use report::{Found, Report, Status, Stop, Stopped};
 pub use sim_check::{DfsOptions, PortfolioOptions};
 pub use tally::Saved;
 pub(crate) use tally::Tally;

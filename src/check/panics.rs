@@ -7,6 +7,12 @@
 /// The panic that stops the exploration at a violation (loom).
 pub const STOP: &str = "lifecycle: stop exploring";
 
+/// Whether a model checker's own panic message reports a deadlock (loom
+/// and shuttle say so in words: the one place their wording is read).
+pub fn is_deadlock(message: &str) -> bool {
+    message.contains("deadlock")
+}
+
 /// Panics that are part of the scenarios (the panicking observer of C9) or
 /// of the checkers' control flow (stopping loom at a violation) are caught,
 /// contained and reported, so the default hook's output for them would only

@@ -1,6 +1,6 @@
 //! What one checker found on one scenario: [`Report`] and its [`Found`]
 //! violations, the judgement of a report (goals, nothing explored), and why
-//! a search stopped early ([`STOPPED_BUDGET`] and its siblings).
+//! a search stopped early ([`Stopped`]), the row's [`Status`].
 //!
 //! Layer 0 (shared): imports only layer-0 files (`checker`, `goals`).
 
@@ -32,16 +32,16 @@ pub struct Found {
 pub struct Report {
     /// Scenario name.
     pub scenario: &'static str,
-    /// Checker name.
-    pub checker: &'static str,
+    /// The checker.
+    pub checker: Checker,
     /// Fault switched on, if any.
     pub fault: Option<Fault>,
     /// Executions run.
     pub executions: u64,
     /// Invariant evaluations (invariants × executions).
     pub invariants_checked: u64,
-    /// `pass` or `fail`.
-    pub status: &'static str,
+    /// Whether it passed.
+    pub status: Status,
     /// Violations (the first failing execution's).
     pub violations: Vec<Found>,
     /// Wall-clock seconds.
@@ -68,10 +68,9 @@ pub struct Report {
     pub error: Option<String>,
     /// Why the checker skipped this scenario (status `skip`).
     pub skipped: Option<String>,
-    /// Why a search that was not exhausted stopped before its bound:
-    /// [`STOPPED_BUDGET`], [`STOPPED_CAP`], [`STOPPED_FAILURE`] or
-    /// [`STOPPED_INTERRUPT`] (`None`: it ran its whole bound).
-    pub stopped: Option<&'static str>,
+    /// Why a search that was not exhausted stopped before its bound
+    /// (`None`: it ran its whole bound).
+    pub stopped: Option<Stopped>,
     /// The part of the search this row covers (`None`: all of it).
     pub shard: Option<String>,
     /// Whether the goals and "nothing explored" were judged. A shard's row
@@ -84,18 +83,99 @@ pub struct Report {
     pub cause: Option<String>,
 }
 
-/// [`Report::stopped`]: the budget (`--budget`, `--dfs-executions`) ran out.
-pub const STOPPED_BUDGET: &str = "budget";
-/// [`Report::stopped`]: the scenario's own execution cap ran out (loom).
-pub const STOPPED_CAP: &str = "cap";
-/// [`Report::stopped`]: the search stopped at its first failure.
-pub const STOPPED_FAILURE: &str = "first failure";
-/// [`Report::stopped`]: Ctrl-C (see [`Stop`]).
-pub const STOPPED_INTERRUPT: &str = "interrupted";
+/// A row's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// No violation, no error of the checker, every goal reached.
+    Pass,
+    /// A violation, an error of the checker, or a goal never reached.
+    Fail,
+    /// The checker does not run this scenario (with the reason).
+    Skip,
+}
+
+impl Status {
+    /// Every status.
+    pub const ALL: [Status; 3] = [Status::Pass, Status::Fail, Status::Skip];
+
+    /// Its name in tables and JSON: `pass`, `fail`, `skip`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Skip => "skip",
+        }
+    }
+
+    /// Look a status up by name.
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|x| x.name() == s)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// [`Report::stopped`]: why a search that was not exhausted stopped before
+/// its bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Stopped {
+    /// The budget (`--budget`, `--dfs-executions`) ran out.
+    #[serde(rename = "budget")]
+    Budget,
+    /// The scenario's own execution cap ran out (loom).
+    #[serde(rename = "cap")]
+    Cap,
+    /// The search stopped at its first failure.
+    #[serde(rename = "first failure")]
+    FirstFailure,
+    /// Ctrl-C (see [`Stop`]).
+    #[serde(rename = "interrupted")]
+    Interrupted,
+}
+
+impl Stopped {
+    /// Every reason.
+    pub const ALL: [Stopped; 4] = [
+        Stopped::Budget,
+        Stopped::Cap,
+        Stopped::FirstFailure,
+        Stopped::Interrupted,
+    ];
+
+    /// Its name in JSON: `budget`, `cap`, `first failure`, `interrupted`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stopped::Budget => "budget",
+            Stopped::Cap => "cap",
+            Stopped::FirstFailure => "first failure",
+            Stopped::Interrupted => "interrupted",
+        }
+    }
+
+    /// How a table says it: `stopped at budget`, ..., `interrupted`.
+    pub fn shown(self) -> &'static str {
+        match self {
+            Stopped::Budget => "stopped at budget",
+            Stopped::Cap => "stopped at cap",
+            Stopped::FirstFailure => "stopped at failure",
+            Stopped::Interrupted => "interrupted",
+        }
+    }
+
+    /// Look a reason up by name.
+    pub fn parse(s: &str) -> Option<Stopped> {
+        Stopped::ALL.into_iter().find(|x| x.name() == s)
+    }
+}
 
 /// A stop request handed down to a search with its [`Budget`]: the
 /// checkers look at it between executions, end their search there and
-/// report what they have ([`STOPPED_INTERRUPT`]). The command line hands
+/// report what they have ([`Stopped::Interrupted`]). The command line hands
 /// down its Ctrl-C flag (`cli::interrupt`); a search given
 /// [`Stop::NEVER`] runs to its budget.
 ///
@@ -129,7 +209,7 @@ impl Report {
             (None, 0, None) => Some("nothing was explored (0 executions)".to_string()),
             (e, _, _) => e.clone(),
         };
-        let requires = Checker::parse(self.checker).is_some_and(Checker::requires_goals);
+        let requires = self.checker.requires_goals();
         self.unreached = if requires && self.skipped.is_none() && self.fault.is_none() {
             self.goals
                 .iter()
@@ -159,10 +239,10 @@ impl Report {
     }
 }
 
-fn status(skipped: &Option<String>, violations: &[Found], error: &Option<String>) -> &'static str {
+fn status(skipped: &Option<String>, violations: &[Found], error: &Option<String>) -> Status {
     match (skipped, violations.is_empty() && error.is_none()) {
-        (_, false) => "fail",
-        (Some(_), true) => "skip",
-        (None, true) => "pass",
+        (_, false) => Status::Fail,
+        (Some(_), true) => Status::Skip,
+        (None, true) => Status::Pass,
     }
 }

@@ -8,7 +8,7 @@
 
 use super::checker::Checker;
 use super::replay_line::{Payload, ReplayLine};
-use super::report::{Report, Stop, STOPPED_BUDGET, STOPPED_INTERRUPT};
+use super::report::{Report, Stop, Stopped};
 use super::tally::Tally;
 use crate::faults::Faults;
 use crate::rt::ShuttleRt;
@@ -390,7 +390,7 @@ pub fn explore_seeded(
         }
     }
     if outside.requested() {
-        tally.stopped(STOPPED_INTERRUPT);
+        tally.stopped(Stopped::Interrupted);
     } else if checker == Checker::ShuttleDfs
         && ended_cleanly
         && !stop.load(Ordering::SeqCst)
@@ -399,7 +399,7 @@ pub fn explore_seeded(
         // shuttle's DFS ended before its budget: every schedule was run.
         tally.exhausted();
     } else if checker == Checker::ShuttleDfs && ended_cleanly && !stop.load(Ordering::SeqCst) {
-        tally.stopped(STOPPED_BUDGET);
+        tally.stopped(Stopped::Budget);
     }
     tally.finish()
 }
@@ -407,15 +407,18 @@ pub fn explore_seeded(
 /// The outcome of an execution that shuttle itself failed: a deadlock
 /// (every task blocked) breaks the rule of the waits still parked.
 fn shuttle_failure(message: &str) -> Option<Outcome> {
-    if !message.contains("deadlock") {
+    if !super::panics::is_deadlock(message) {
         return None;
     }
-    let parked = crate::rt::parked_waits().join(", ");
-    let rule = scenarios::deadlock_rule(&parked);
+    let parked = crate::rt::parked_waits();
+    let rule = scenarios::deadlock_rule(parked.iter().copied());
     Some(Outcome {
         violations: vec![crate::oracle::Violation::new(
             rule,
-            format!("shuttle: {message} (waits parked: {parked})"),
+            format!(
+                "shuttle: {message} (waits parked: {})",
+                crate::rt::labels(&parked)
+            ),
         )],
         label: "deadlock".into(),
         invariants: 1,

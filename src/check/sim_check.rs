@@ -27,7 +27,7 @@ pub use super::view::outcome_key;
 
 use super::checker::Checker;
 use super::replay_line::{fingerprint, ReplayLine};
-use super::report::{Report, Stop, STOPPED_BUDGET, STOPPED_FAILURE, STOPPED_INTERRUPT};
+use super::report::{Report, Stop, Stopped};
 use super::shrink;
 use super::tally::Tally;
 use crate::faults::Faults;
@@ -113,7 +113,7 @@ pub fn explore(
     let expected = expected_branches(scenario, faults);
     for seed in opts.shard.range(opts.seeds) {
         if opts.stop.requested() {
-            tally.stopped(STOPPED_INTERRUPT);
+            tally.stopped(Stopped::Interrupted);
             break;
         }
         let (scheduler, untimed) = portfolio_scheduler(seed, opts.pct_depth, expected);
@@ -132,7 +132,7 @@ pub fn explore(
             progress(tally.executions);
         }
         if failed && stop_at_first {
-            tally.stopped(STOPPED_FAILURE);
+            tally.stopped(Stopped::FirstFailure);
             break;
         }
     }
@@ -345,11 +345,11 @@ pub fn explore_dfs(
     let mut nondeterminism = None;
     while let Some(scheduler) = dfs.next_scheduler() {
         if dfs.stats().executions - start_executions >= opts.max_executions {
-            tally.stopped(STOPPED_BUDGET);
+            tally.stopped(Stopped::Budget);
             break;
         }
         if opts.stop.requested() {
-            tally.stopped(STOPPED_INTERRUPT);
+            tally.stopped(Stopped::Interrupted);
             break;
         }
         let run = run_scheduled(scenario, faults, scheduler, true, false);
@@ -381,7 +381,7 @@ pub fn explore_dfs(
             }
         }
         if failed && stop_at_first {
-            tally.stopped(STOPPED_FAILURE);
+            tally.stopped(Stopped::FirstFailure);
             break;
         }
     }

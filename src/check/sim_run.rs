@@ -61,7 +61,12 @@ pub fn run_plan(
 /// A simulator error as a failed outcome.
 pub fn sim_error_outcome(e: &SimError) -> Outcome {
     let rule = match e {
-        SimError::Stalled(report) => crate::scenarios::deadlock_rule(&report.to_string()),
+        SimError::Stalled(report) => crate::scenarios::deadlock_rule(
+            report
+                .blocked
+                .iter()
+                .filter_map(|t| crate::rt::Wait::of_label(&t.waits_on)),
+        ),
         SimError::StepLimit { .. } | SimError::Abandoned { .. } => RuleId::Progress,
         SimError::TaskPanicked { .. } => RuleId::Panic,
     };

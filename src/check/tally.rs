@@ -7,7 +7,7 @@
 
 use super::checker::Checker;
 use super::goals::GoalTally;
-use super::report::{Found, Report, STOPPED_INTERRUPT};
+use super::report::{Found, Report, Status, Stopped};
 use super::view;
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
@@ -42,7 +42,7 @@ pub(crate) struct Tally {
     goals: GoalTally,
     error: Option<String>,
     skipped: Option<String>,
-    stopped: Option<&'static str>,
+    stopped: Option<Stopped>,
     shard: Shard,
 }
 
@@ -240,7 +240,7 @@ impl Tally {
     }
 
     /// Why the search stopped before its bound (see [`Report::stopped`]).
-    pub fn stopped(&mut self, why: &'static str) {
+    pub fn stopped(&mut self, why: Stopped) {
         self.stopped = Some(why);
     }
 
@@ -280,14 +280,14 @@ impl Tally {
                 .collect(),
             None => Vec::new(),
         };
-        let whole = self.shard.count == 1 && self.stopped != Some(STOPPED_INTERRUPT);
+        let whole = self.shard.count == 1 && self.stopped != Some(Stopped::Interrupted);
         let mut report = Report {
             scenario: self.scenario.name,
-            checker: self.checker.name(),
+            checker: self.checker,
             fault: self.faults.iter().next(),
             executions: self.executions,
             invariants_checked: self.invariants,
-            status: "pass",
+            status: Status::Pass,
             violations,
             seconds: self.start.elapsed().as_secs_f64(),
             exhausted: self.exhausted,

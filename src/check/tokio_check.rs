@@ -7,7 +7,7 @@
 use super::checker::Checker;
 use super::journal_tap::{AgentJournal, JournalTap};
 use super::replay_line::{Payload, ReplayLine};
-use super::report::{Report, Stop, STOPPED_FAILURE, STOPPED_INTERRUPT};
+use super::report::{Report, Stop, Stopped};
 use super::tally::Tally;
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
@@ -74,7 +74,7 @@ pub fn explore(
     let mine = shard.range(runs);
     for _ in mine {
         if stop.requested() {
-            tally.stopped(STOPPED_INTERRUPT);
+            tally.stopped(Stopped::Interrupted);
             break;
         }
         let outcome = run_once(&rt, scenario, faults);
@@ -83,7 +83,7 @@ pub fn explore(
             ReplayLine::new(scenario, Checker::Tokio, faults, payload).to_string()
         });
         if failed && stop_at_first {
-            tally.stopped(STOPPED_FAILURE);
+            tally.stopped(Stopped::FirstFailure);
             break;
         }
     }

@@ -20,6 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 
+use super::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::oracle::RuleId;
 use crate::scenarios::{Outcome, Scenario};
@@ -179,8 +180,8 @@ pub fn outcome_key(outcome: &Outcome) -> String {
 /// reach: `(checker, view, replay line)`, in checker then view order.
 pub fn missed_by<'a>(
     dfs: &BTreeMap<String, String>,
-    others: impl IntoIterator<Item = (&'static str, &'a BTreeMap<String, String>)>,
-) -> Vec<(&'static str, String, String)> {
+    others: impl IntoIterator<Item = (Checker, &'a BTreeMap<String, String>)>,
+) -> Vec<(Checker, String, String)> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for (checker, views) in others {

@@ -87,7 +87,7 @@ pub(super) fn run_check(json: bool, progress: bool, tier: &str, sel: &Selection)
             }
         });
         pb.inc(1);
-        interrupted |= report.stopped == Some(check::STOPPED_INTERRUPT);
+        interrupted |= report.stopped == Some(check::Stopped::Interrupted);
         reports.push(report);
         if interrupted {
             break;
@@ -415,7 +415,7 @@ pub(super) fn run_explore(args: &ExploreArgs) -> ExitCode {
         ),
     };
     pb.finish_and_clear();
-    let interrupted = report.stopped == Some(check::STOPPED_INTERRUPT) || interrupt::requested();
+    let interrupted = report.stopped == Some(check::Stopped::Interrupted) || interrupt::requested();
     if args.json {
         println!("{}", serde_json::to_string(&report).expect("json"));
     } else {
@@ -425,7 +425,7 @@ pub(super) fn run_explore(args: &ExploreArgs) -> ExitCode {
         ExitCode::from(EXIT_INTERRUPTED)
     } else if report.error.is_some() && report.violations.is_empty() && report.executions == 0 {
         ExitCode::from(2)
-    } else if report.status == "fail" {
+    } else if report.status == check::Status::Fail {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -487,7 +487,7 @@ fn explained(report: &Report, args: &ExploreArgs, interrupted: bool) {
             report.executions
         );
     }
-    if report.status == "fail" {
+    if report.status == check::Status::Fail {
         println!();
         failure(report);
     }

@@ -184,9 +184,9 @@ struct Coverage {
     /// `sim-dfs`'s bound (as its row reports it).
     bound: String,
     /// Views per checker.
-    views: Vec<(&'static str, u64)>,
+    views: Vec<(Checker, u64)>,
     /// Views `sim-dfs` missed: (checker that reached it, view, replay line).
-    missed: Vec<(&'static str, String, String)>,
+    missed: Vec<(Checker, String, String)>,
     /// The scenario's declared, measured coverage gap, if it has one: its
     /// misses are reported and do not fail the run.
     known_gap: Option<&'static str>,
@@ -194,15 +194,13 @@ struct Coverage {
 
 impl Coverage {
     fn of(reports: &[&Report]) -> Option<Coverage> {
-        let dfs = reports
-            .iter()
-            .find(|r| r.checker == Checker::SimDfs.name())?;
+        let dfs = reports.iter().find(|r| r.checker == Checker::SimDfs)?;
         let scenario = Scenario::parse(dfs.scenario)?;
         let others: Vec<&&Report> = reports
             .iter()
-            .filter(|r| r.checker != dfs.checker && r.status != "skip")
+            .filter(|r| r.checker != dfs.checker && r.status != check::Status::Skip)
             .collect();
-        if others.is_empty() || dfs.status == "skip" {
+        if others.is_empty() || dfs.status == check::Status::Skip {
             return None;
         }
         let missed =
@@ -272,7 +270,7 @@ fn print_dfs(run: &Run) {
     let rows: Vec<&Report> = run
         .reports
         .iter()
-        .filter(|r| r.checker == Checker::SimDfs.name() && r.dfs.is_some())
+        .filter(|r| r.checker == Checker::SimDfs && r.dfs.is_some())
         .collect();
     if rows.is_empty() {
         return;
@@ -300,10 +298,8 @@ fn print_dfs(run: &Run) {
         };
         let state = match (r.exhausted, r.stopped) {
             (true, _) => "exhausted",
-            (false, Some(check::STOPPED_BUDGET)) => "stopped at budget",
-            (false, Some(check::STOPPED_FAILURE)) => "stopped at failure",
-            (false, Some(check::STOPPED_INTERRUPT)) => "interrupted",
-            (false, _) => "NOT exhausted",
+            (false, Some(why)) => why.shown(),
+            (false, None) => "NOT exhausted",
         };
         println!(
             "  {:<30} {:<9} {:>10} {:>10} {:>10} {:>3} {state}",
@@ -327,9 +323,9 @@ impl Counts {
         let mut c = Counts::default();
         for r in reports {
             match (r.status, r.stopped) {
-                ("fail", _) => c.failed += 1,
-                ("skip", _) => c.skipped += 1,
-                (_, Some(check::STOPPED_INTERRUPT)) => c.cut += 1,
+                (check::Status::Fail, _) => c.failed += 1,
+                (check::Status::Skip, _) => c.skipped += 1,
+                (_, Some(check::Stopped::Interrupted)) => c.cut += 1,
                 _ => c.passed += 1,
             }
         }
@@ -428,7 +424,11 @@ pub(super) fn conclude(run: &Run, json: bool) -> ExitCode {
         };
         println!("\n{}: {tally}{verdict}", runs(run.planned));
     }
-    let failed: Vec<&Report> = run.reports.iter().filter(|r| r.status == "fail").collect();
+    let failed: Vec<&Report> = run
+        .reports
+        .iter()
+        .filter(|r| r.status == check::Status::Fail)
+        .collect();
     if !failed.is_empty() {
         println!("\n{} run(s) failed:", failed.len());
         for r in failed {
@@ -582,17 +582,6 @@ fn validate(mut files: Vec<ShardFile>) -> Result<Vec<ShardFile>, String> {
     Ok(files)
 }
 
-fn stopped_of(s: &str) -> Option<&'static str> {
-    [
-        check::STOPPED_BUDGET,
-        check::STOPPED_CAP,
-        check::STOPPED_FAILURE,
-        check::STOPPED_INTERRUPT,
-    ]
-    .into_iter()
-    .find(|k| *k == s)
-}
-
 /// The union of one row's parts (in shard order), judged.
 fn union(scenario: &'static Scenario, checker: Checker, parts: Vec<RowIn>) -> Report {
     let mut goals = GoalTally::new(scenario, checker.name());
@@ -602,11 +591,11 @@ fn union(scenario: &'static Scenario, checker: Checker, parts: Vec<RowIn>) -> Re
     let first = &parts[0];
     let mut report = Report {
         scenario: scenario.name,
-        checker: checker.name(),
+        checker,
         fault: first.fault.as_deref().and_then(Fault::parse),
         executions: 0,
         invariants_checked: 0,
-        status: "pass",
+        status: check::Status::Pass,
         violations: Vec::new(),
         seconds: 0.0,
         exhausted: parts.iter().all(|p| p.exhausted),
@@ -621,7 +610,7 @@ fn union(scenario: &'static Scenario, checker: Checker, parts: Vec<RowIn>) -> Re
         skipped: parts.iter().find_map(|p| p.skipped.clone()),
         stopped: parts
             .iter()
-            .find_map(|p| p.stopped.as_deref().and_then(stopped_of)),
+            .find_map(|p| p.stopped.as_deref().and_then(check::Stopped::parse)),
         shard: None,
         judged: false,
         cause: parts.iter().find_map(|p| p.cause.clone()),

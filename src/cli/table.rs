@@ -4,7 +4,7 @@
 //! shard runs. Imported by `check_cmd` and `merge_cmd`; imports neither.
 
 use super::args::{program, Selection};
-use crate::check::{self, Checker, Report};
+use crate::check::{Checker, Report};
 use crate::scenarios::Scenario;
 use lifecycle_sim::Shard;
 
@@ -29,12 +29,9 @@ pub(super) fn space(r: &Report) -> &'static str {
         return "exhausted";
     }
     match r.stopped {
-        Some(check::STOPPED_BUDGET) => "stopped at budget",
-        Some(check::STOPPED_CAP) => "stopped at cap",
-        Some(check::STOPPED_FAILURE) => "stopped at failure",
-        Some(check::STOPPED_INTERRUPT) => "interrupted",
-        _ if matches!(r.checker, "sim-dfs" | "loom") => "not exhausted",
-        _ => "sampled",
+        Some(why) => why.shown(),
+        None if matches!(r.checker, Checker::SimDfs | Checker::Loom) => "not exhausted",
+        None => "sampled",
     }
 }
 

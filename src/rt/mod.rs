@@ -31,6 +31,7 @@ mod relay;
 mod shuttle_rt;
 mod sim_rt;
 mod tokio_rt;
+mod wait;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -43,6 +44,7 @@ pub use relay::Relay;
 pub use shuttle_rt::ShuttleRt;
 pub use sim_rt::{SimMutex, SimRt};
 pub use tokio_rt::TokioRt;
+pub use wait::{labels, Wait};
 
 /// The backends of this build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +116,7 @@ pub trait Rt: Send + Sync + Sized + 'static {
     /// Milliseconds since the start of the run (virtual on the simulator).
     fn now_ms() -> u64;
     /// Names what the current task is about to wait on (optional hook).
-    fn note_wait(_what: &'static str) {}
+    fn note_wait(_wait: Wait) {}
 }
 
 /// `R::sleep(ms)`, cut short when `stop` resolves first. Under the model

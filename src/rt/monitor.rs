@@ -7,7 +7,7 @@
 //! so no wake-up can be lost between the check and the park). `update(f)`
 //! mutates the state and wakes every parked task, which then re-checks.
 
-use super::{Access, BoxFuture, Mutex, Rt};
+use super::{Access, BoxFuture, Mutex, Rt, Wait};
 use std::future::Future;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
@@ -69,10 +69,11 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
     /// waiter is woken, in no particular order, by the next change).
     pub fn wait_until<'a, O: 'a>(
         &'a self,
-        label: &'static str,
+        wait: impl Into<Wait>,
         mut f: impl FnMut(&mut S) -> Option<O> + 'a,
     ) -> impl Future<Output = O> + 'a {
-        let mut parked = Parked::<R>::new(label);
+        let wait = wait.into();
+        let mut parked = Parked::<R>::new(wait);
         std::future::poll_fn(move |cx| {
             let (res, woken) = self.inner.section(
                 |inner| match f(&mut inner.state) {
@@ -91,7 +92,7 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
                 },
             );
             if res.is_pending() {
-                R::note_wait(label);
+                R::note_wait(wait);
                 parked.park();
             } else {
                 parked.unpark();
@@ -113,10 +114,11 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
     /// [`wait_until`](Self::wait_until).
     pub fn wait_until_unfenced<'a, O: 'a>(
         &'a self,
-        label: &'static str,
+        wait: impl Into<Wait>,
         mut f: impl FnMut(&mut S) -> Option<O> + 'a,
     ) -> impl Future<Output = O> + 'a {
-        let mut parked = Parked::<R>::new(label);
+        let wait = wait.into();
+        let mut parked = Parked::<R>::new(wait);
         std::future::poll_fn(move |cx| {
             if let Some(v) = self.inner.with(|inner| f(&mut inner.state)) {
                 parked.unpark();
@@ -127,7 +129,7 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
                 return Poll::Ready(v);
             }
             self.inner.with(|inner| inner.park(cx.waker()));
-            R::note_wait(label);
+            R::note_wait(wait);
             parked.park();
             Poll::Pending
         })
@@ -138,13 +140,13 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
 /// deadlock report names no wait (loom, shuttle: `Rt::COUNTS_PARKED`), so
 /// a deadlock can say which waits never ended (`parked_waits`). Reset at
 /// the start of every execution.
-static PARKED: std::sync::Mutex<Vec<(&'static str, u32)>> = std::sync::Mutex::new(Vec::new());
+static PARKED: std::sync::Mutex<Vec<(Wait, u32)>> = std::sync::Mutex::new(Vec::new());
 
-fn parked_count(label: &'static str, delta: i32) {
+fn parked_count(wait: Wait, delta: i32) {
     let mut p = PARKED.lock().unwrap_or_else(|e| e.into_inner());
-    match p.iter_mut().find(|(l, _)| *l == label) {
+    match p.iter_mut().find(|(w, _)| *w == wait) {
         Some((_, n)) => *n = n.saturating_add_signed(delta),
-        None if delta > 0 => p.push((label, 1)),
+        None if delta > 0 => p.push((wait, 1)),
         None => {}
     }
 }
@@ -154,8 +156,8 @@ pub fn reset_parked_waits() {
     PARKED.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 
-/// The labels of the waits parked right now (loom and shuttle only).
-pub fn parked_waits() -> Vec<&'static str> {
+/// The waits parked right now (loom and shuttle only).
+pub fn parked_waits() -> Vec<Wait> {
     PARKED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -167,15 +169,15 @@ pub fn parked_waits() -> Vec<&'static str> {
 
 /// One wait's entry in the parked count.
 struct Parked<R: Rt> {
-    label: &'static str,
+    wait: Wait,
     parked: bool,
     _rt: std::marker::PhantomData<fn() -> R>,
 }
 
 impl<R: Rt> Parked<R> {
-    fn new(label: &'static str) -> Self {
+    fn new(wait: Wait) -> Self {
         Parked {
-            label,
+            wait,
             parked: false,
             _rt: std::marker::PhantomData,
         }
@@ -184,14 +186,14 @@ impl<R: Rt> Parked<R> {
     fn park(&mut self) {
         if R::COUNTS_PARKED && !self.parked {
             self.parked = true;
-            parked_count(self.label, 1);
+            parked_count(self.wait, 1);
         }
     }
 
     fn unpark(&mut self) {
         if self.parked {
             self.parked = false;
-            parked_count(self.label, -1);
+            parked_count(self.wait, -1);
         }
     }
 }

@@ -25,7 +25,7 @@
 //! holding a std mutex, which the simulator's preemption (a task suspended
 //! inside a waker) turns into a real deadlock.
 
-use super::{BoxFuture, Monitor, Rt};
+use super::{BoxFuture, Monitor, Rt, Wait};
 use std::sync::Arc;
 
 enum Work {
@@ -44,7 +44,7 @@ pub struct Relay<R: Rt> {
 struct Baton<R: Rt> {
     relay: Arc<Relay<R>>,
     work: Option<BoxFuture<()>>,
-    label: &'static str,
+    wait: Wait,
     parking: bool,
 }
 
@@ -53,10 +53,10 @@ impl<R: Rt> Drop for Baton<R> {
         if let Some(work) = self.work.take() {
             self.relay.state.update(|s| *s = Work::Parked(work));
             if !self.parking && R::can_spawn() {
-                let (relay, label) = (self.relay.clone(), self.label);
+                let (relay, wait) = (self.relay.clone(), self.wait);
                 R::spawn_detached(
                     "continues a dropped caller's work (D8)",
-                    Box::pin(async move { relay.drive(label).await }),
+                    Box::pin(async move { relay.drive(wait).await }),
                 );
             }
         }
@@ -80,19 +80,20 @@ impl<R: Rt> Relay<R> {
     /// that gave up; if this caller gives up mid-work, a spawned task
     /// continues it (D8). Resolves when it is done. `label` names the wait
     /// in stall reports.
-    pub async fn drive(self: &Arc<Self>, label: &'static str) {
+    pub async fn drive(self: &Arc<Self>, label: impl Into<Wait>) {
         self.drive_with(label, false).await
     }
 
     /// As [`drive`](Self::drive), but a caller that gives up mid-work only
     /// parks it, and it waits for some later caller to continue it (for the
     /// teardown, the rejected design of fault M25).
-    pub async fn drive_parking(self: &Arc<Self>, label: &'static str) {
+    pub async fn drive_parking(self: &Arc<Self>, label: impl Into<Wait>) {
         self.drive_with(label, true).await
     }
 
-    async fn drive_with(self: &Arc<Self>, label: &'static str, parking: bool) {
-        let taken = self.state.wait_until(label, |s| match s {
+    async fn drive_with(self: &Arc<Self>, label: impl Into<Wait>, parking: bool) {
+        let wait = label.into();
+        let taken = self.state.wait_until(wait, |s| match s {
             Work::Done => Some(None),
             Work::Driven => None,
             Work::Parked(_) => match std::mem::replace(s, Work::Driven) {
@@ -106,7 +107,7 @@ impl<R: Rt> Relay<R> {
         let mut baton = Baton {
             relay: self.clone(),
             work: Some(work),
-            label,
+            wait,
             parking,
         };
         if let Some(w) = baton.work.as_mut() {
@@ -120,7 +121,7 @@ impl<R: Rt> Relay<R> {
     /// its own future and later callers only wait for the end, so dropping
     /// the first caller wedges everyone.
     #[cfg(feature = "faults")]
-    pub async fn drive_unguarded(&self, label: &'static str) {
+    pub async fn drive_unguarded(&self, label: impl Into<Wait>) {
         let taken = self
             .state
             .update(|s| match std::mem::replace(s, Work::Driven) {

@@ -171,7 +171,8 @@ impl Rt for SimRt {
         lifecycle_sim::now_ms()
     }
 
-    fn note_wait(what: &'static str) {
-        lifecycle_sim::note_wait(what);
+    fn note_wait(wait: super::Wait) {
+        super::wait::note(wait);
+        lifecycle_sim::note_wait(wait.label);
     }
 }

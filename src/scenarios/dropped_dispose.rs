@@ -22,9 +22,16 @@ use super::{spec, Outcome};
 use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
-use crate::rt::{Monitor, Rt};
+use crate::rt::{Monitor, Rt, Wait};
 use crate::rules::Rule;
 use std::sync::Arc;
+
+/// The body's wait for the teardown to finish with no further dispose
+/// call: never ending, it breaks D8 (the dropped caller's work wedged).
+const FINISHES_ALONE: Wait = Wait::breaking(
+    "teardown (memoized) finishes with no further call",
+    Rule::D8,
+);
 
 const GOALS: &[Goal] = &[
     label(
@@ -87,9 +94,7 @@ pub async fn dropped_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     };
     // D8: no further call; the teardown finishes by itself.
     disposed
-        .wait_until("teardown (memoized) finishes with no further call", |d| {
-            (d.0 && d.1).then_some(())
-        })
+        .wait_until(FINISHES_ALONE, |d| (d.0 && d.1).then_some(()))
         .await;
     futures::future::join(h.dispose_as("caller-2"), owner.unload()).await;
     let left = rig.leftovers(|id| id == "a");

@@ -24,8 +24,7 @@ pub mod storage_error;
 use crate::faults::Faults;
 use crate::journal::Record;
 use crate::oracle::{check_durable, check_journal, RuleId, Violation, ORACLE_RULES};
-use crate::rt::Rt;
-use crate::rules::Rule;
+use crate::rt::{Rt, Wait};
 use crate::session_log::Entry;
 use crate::store::durable::Durable;
 use std::future::Future;
@@ -57,26 +56,11 @@ pub fn width() -> usize {
 /// C9); the checkers keep them out of the output.
 pub const EXPECTED_PANICS: [&str; 2] = [OBSERVER_PANIC, rig::LISTENER_PANIC];
 
-/// The rule a deadlock breaks, from the waits still parked in it: a step
-/// never signalled breaks C10; a teardown, quiesce or scope unload that
-/// never finishes for its waiters breaks D8; a `when_idle` that never
-/// resolves breaks C7; any other wait that never ends is a `progress`
-/// failure.
-pub fn deadlock_rule(message: &str) -> RuleId {
-    if message.contains("step signal") {
-        // A step still waiting for a signal that never reached it (C10).
-        Rule::C10.into()
-    } else if ["teardown (memoized)", "acp quiesce", "scope unload"]
-        .iter()
-        .any(|w| message.contains(w))
-    {
-        // Shared work that never finishes for its waiters: wedged (D8).
-        Rule::D8.into()
-    } else if message.contains("when_idle") {
-        Rule::C7.into()
-    } else {
-        RuleId::Progress
-    }
+/// The rule a deadlock breaks, from the waits still parked in it (see
+/// [`Wait`]): C10, D8 or C7 when one of theirs is parked, else a
+/// `progress` failure.
+pub fn deadlock_rule(parked: impl IntoIterator<Item = Wait>) -> RuleId {
+    Wait::deadlock_breaks(parked).map_or(RuleId::Progress, RuleId::from)
 }
 
 /// The message of the deliberately panicking observer.

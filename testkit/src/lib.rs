@@ -72,7 +72,7 @@ pub fn assert_pass(r: &Report) {
             .as_deref()
             .is_some_and(|e| e.starts_with("reachability goals never hit"));
     assert!(
-        (r.status == "pass" || goals_only) && r.executions > 0,
+        (r.status == agent_lifecycle::check::Status::Pass || goals_only) && r.executions > 0,
         "{} on {}: {:?} {:?}",
         r.scenario,
         r.checker,

@@ -28,7 +28,7 @@ use super::{Broken, Failure, RaceTest};
 use crate::bus::panic_message;
 use crate::check::loom_check::STOP;
 use crate::check::replay::Payload;
-use crate::check::{Checker, ReplayLine, Report, Tally, STOPPED_BUDGET, STOPPED_FAILURE};
+use crate::check::{Checker, ReplayLine, Report, Stopped, Tally};
 use crate::oracle::{RuleId, Violation};
 use crate::rt::LoomRt;
 use crate::scenarios::{self, Ctx, Outcome, Scenario};
@@ -105,7 +105,7 @@ fn install_deadlock_hook() {
     std::panic::set_hook(Box::new(move |info| {
         let message = panic_message(info.payload());
         let in_loom = info.location().is_some_and(|l| l.file().contains("/loom-"));
-        if in_loom && message.starts_with("deadlock") {
+        if in_loom && crate::check::panics::is_deadlock(&message) {
             let _ = RUNNING.try_with(|r| {
                 let Ok(mut running) = r.try_borrow_mut() else {
                     return;
@@ -115,15 +115,16 @@ fn install_deadlock_hook() {
                 };
                 run.reported = true;
                 let first = message.lines().next().unwrap_or("");
+                let parked = crate::rt::parked_waits();
                 let message = format!(
                     "loom: {first} (waits parked: {})",
-                    crate::rt::parked_waits().join(", ")
+                    crate::rt::labels(&parked)
                 );
                 let exec = run.next.load(Ordering::SeqCst).saturating_sub(1);
                 let failure = Failure {
                     test: run.test,
                     checker: Some(Checker::Loom),
-                    rule: Broken::Rule(scenarios::deadlock_rule(&message)),
+                    rule: Broken::Rule(scenarios::deadlock_rule(parked)),
                     message,
                     replay: line_of(&run.template, exec, run.pb),
                 };
@@ -231,8 +232,11 @@ fn classify(message: &str) -> Result<Violation, String> {
         ));
     }
     let first = message.lines().next().unwrap_or("");
-    Ok(if message.contains("deadlock") {
-        Violation::new(scenarios::deadlock_rule(message), format!("loom: {first}"))
+    Ok(if crate::check::panics::is_deadlock(message) {
+        Violation::new(
+            scenarios::deadlock_rule(crate::rt::parked_waits()),
+            format!("loom: {first}"),
+        )
     } else if message.starts_with("Model exceeded") {
         Violation::new(RuleId::Loom, format!("loom: {first}"))
     } else {
@@ -352,12 +356,12 @@ pub(super) fn explore(test: &RaceTest, scenario: &Scenario) -> Result<Report, Fa
     );
     match end {
         End::Ran { exhausted: true } => tally.exhausted(),
-        End::Ran { exhausted: false } => tally.stopped(STOPPED_BUDGET),
-        End::Stopped => tally.stopped(STOPPED_FAILURE),
+        End::Ran { exhausted: false } => tally.stopped(Stopped::Budget),
+        End::Stopped => tally.stopped(Stopped::FirstFailure),
         End::Panicked { exec, message } => match classify(&message) {
             Ok(v) => {
                 tally.add(&panicked(v), || line(exec));
-                tally.stopped(STOPPED_FAILURE);
+                tally.stopped(Stopped::FirstFailure);
             }
             Err(why) => return Err(harness(test, why, line(exec))),
         },

@@ -1,0 +1,134 @@
+//! [`Wait`]: what a parked task waits for, named once, as a value: its label
+//! in stall and deadlock reports and the rule a deadlock breaks while it is
+//! still parked.
+//!
+//! A deadlock (every task waiting, none able to wake another) breaks the
+//! rule of the waits still parked in it, in this order: a step never
+//! signalled, C10 ([`Wait::STEP_SIGNAL`]); shared work that never finishes
+//! for its waiters, D8 ([`Wait::TEARDOWN`], [`Wait::ACP_QUIESCE`],
+//! [`Wait::SCOPE_UNLOAD`]); a `when_idle` that never resolves, C7
+//! ([`Wait::WHEN_IDLE`]); a wait built with [`Wait::breaking`], its rule;
+//! any other wait, none (the harness calls it a `progress` failure).
+
+use crate::rules::Rule;
+
+/// A named wait. Built from a label (`"turn start".into()`) when no rule
+/// hangs on it, or one of the constants below when one does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// Its name in stall and deadlock reports.
+    pub label: &'static str,
+    /// The rule a deadlock with this wait still parked breaks.
+    pub breaks: Option<Rule>,
+}
+
+impl Wait {
+    /// A wait no rule hangs on.
+    pub const fn new(label: &'static str) -> Wait {
+        Wait {
+            label,
+            breaks: None,
+        }
+    }
+
+    /// A wait that a deadlock with it still parked breaks `rule` by (a
+    /// scenario's own wait for shared work, say).
+    pub const fn breaking(label: &'static str, rule: Rule) -> Wait {
+        Wait {
+            label,
+            breaks: Some(rule),
+        }
+    }
+
+    /// A step waiting for a signal that never reaches it (C10).
+    pub const STEP_SIGNAL: Wait = Wait::breaking("step signal (C10)", Rule::C10);
+    /// A caller of the memoized teardown (D8).
+    pub const TEARDOWN: Wait = Wait::breaking("teardown (memoized)", Rule::D8);
+    /// A caller of the bridge's quiesce (D8).
+    pub const ACP_QUIESCE: Wait = Wait::breaking("acp quiesce", Rule::D8);
+    /// A caller of a scope's unload (D8).
+    pub const SCOPE_UNLOAD: Wait = Wait::breaking("scope unload", Rule::D8);
+    /// A `when_idle` waiter (C7).
+    pub const WHEN_IDLE: Wait = Wait::breaking("when_idle", Rule::C7);
+
+    /// The rules a deadlock can break through its waits, in the order it
+    /// is judged when waits of several are parked.
+    pub const PRECEDENCE: [Rule; 3] = [Rule::C10, Rule::D8, Rule::C7];
+
+    /// The wait a simulator stall report names by its label: one this
+    /// thread announced through `Rt::note_wait` with a rule to it, else
+    /// `None` (no rule hangs on it).
+    pub fn of_label(label: &str) -> Option<Wait> {
+        NOTED.with(|n| n.borrow().iter().copied().find(|w| w.label == label))
+    }
+
+    /// The rule a deadlock with `parked` still parked breaks: of theirs,
+    /// the first in [`PRECEDENCE`](Self::PRECEDENCE), else any (`None`:
+    /// no rule hangs on any of them).
+    pub fn deadlock_breaks(parked: impl IntoIterator<Item = Wait>) -> Option<Rule> {
+        let rules: Vec<Rule> = parked.into_iter().filter_map(|w| w.breaks).collect();
+        Wait::PRECEDENCE
+            .into_iter()
+            .find(|r| rules.contains(r))
+            .or_else(|| rules.first().copied())
+    }
+}
+
+std::thread_local! {
+    /// The waits with a rule that this thread's simulator tasks announced
+    /// (a label names one wait: the simulator's stall report keeps labels).
+    static NOTED: std::cell::RefCell<Vec<Wait>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Remember `wait` for [`Wait::of_label`] if a rule hangs on it.
+pub(super) fn note(wait: Wait) {
+    if wait.breaks.is_some() {
+        NOTED.with(|n| {
+            let mut n = n.borrow_mut();
+            if !n.contains(&wait) {
+                n.push(wait);
+            }
+        });
+    }
+}
+
+/// The labels of `waits`, comma-separated (for a report).
+pub fn labels(waits: &[Wait]) -> String {
+    waits.iter().map(|w| w.label).collect::<Vec<_>>().join(", ")
+}
+
+impl From<&'static str> for Wait {
+    fn from(label: &'static str) -> Wait {
+        Wait::new(label)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadlock_breaks_the_rule_of_the_first_breaking_wait_parked() {
+        let turn = Wait::new("turn start");
+        assert_eq!(Wait::deadlock_breaks([turn]), None);
+        assert_eq!(
+            Wait::deadlock_breaks([turn, Wait::WHEN_IDLE]),
+            Some(Rule::C7)
+        );
+        assert_eq!(
+            Wait::deadlock_breaks([Wait::WHEN_IDLE, Wait::TEARDOWN]),
+            Some(Rule::D8)
+        );
+        assert_eq!(
+            Wait::deadlock_breaks([Wait::SCOPE_UNLOAD, Wait::STEP_SIGNAL]),
+            Some(Rule::C10)
+        );
+        // A stall report's label names the wait announced with it, and
+        // only that one: a label that merely contains it is another wait.
+        note(Wait::ACP_QUIESCE);
+        note(turn);
+        assert_eq!(Wait::of_label("acp quiesce"), Some(Wait::ACP_QUIESCE));
+        assert_eq!(Wait::of_label("acp quiesce finished"), None);
+        assert_eq!(Wait::of_label("turn start"), None);
+    }
+}
