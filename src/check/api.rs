@@ -49,6 +49,7 @@
 //! frames overflow: build the test profile with `opt-level = 1` at least,
 //! as this crate's `[profile.dev]` does.
 
+pub use crate::scenarios::held::{HeldDurable, HeldSteps};
 pub use crate::scenarios::rig::Rig;
 pub use crate::scenarios::{Goal, Granularity, Match, Outcome};
 
@@ -85,6 +86,8 @@ struct Entry<R: Rt> {
 struct RigParts {
     bridge: bool,
     tool_bash: bool,
+    held_steps: bool,
+    held_flushes: bool,
 }
 
 /// One execution of a race test on `R`: a fresh rig, the test's closure,
@@ -104,6 +107,12 @@ async fn run_closure<R: Rt>(ctx: Ctx) -> Outcome {
     }
     if parts.tool_bash {
         rig = rig.tool_bash();
+    }
+    if parts.held_steps {
+        rig = rig.held_steps();
+    }
+    if parts.held_flushes {
+        rig = rig.held_flushes();
     }
     let rig = Arc::new(rig.build());
     if let Some(entry) = entry {
@@ -226,6 +235,23 @@ impl RaceTest {
     /// shell whose jobs every agent's teardown drains (S7).
     pub fn tool_bash(mut self) -> RaceTest {
         self.rig.tool_bash = true;
+        self
+    }
+
+    /// With held steps in the rig ([`Rig::steps`]): every step of every
+    /// agent says it runs ([`HeldSteps::running`]) and waits until the
+    /// body lets it go ([`HeldSteps::release`]) or its turn's signal fires.
+    pub fn held_steps(mut self) -> RaceTest {
+        self.rig.held_steps = true;
+        self
+    }
+
+    /// With held flushes in the rig ([`Rig::flushes`]): every session
+    /// flush waits at its I/O point, written and not yet synced
+    /// ([`HeldDurable::flushing`]), until the body lets it go
+    /// ([`HeldDurable::release`]). Replaces the checker's durable backend.
+    pub fn held_flushes(mut self) -> RaceTest {
+        self.rig.held_flushes = true;
         self
     }
 

@@ -12,6 +12,7 @@ pub mod dropped_dispose;
 pub mod dropped_unload;
 pub mod fate;
 mod goals;
+pub mod held;
 pub mod hung_step;
 pub mod identity;
 pub mod idle;

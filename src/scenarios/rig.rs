@@ -12,6 +12,7 @@
 //! let bridge = rig.bridge.clone().expect("asked for");
 //! ```
 
+use super::held::{HeldDurable, HeldSteps};
 use super::Outcome;
 use crate::acp::Bridge;
 use crate::agent::Agent;
@@ -74,6 +75,12 @@ pub struct Rig<R: Rt> {
     pub bridge: Option<Arc<Bridge<R>>>,
     /// tool-bash over the rig's shell, if the builder asked for it.
     pub tool_bash: Option<Arc<ToolBash<R>>>,
+    /// The provider's step runner, if the builder asked for held steps:
+    /// every agent's steps announce themselves and wait to be let go.
+    pub steps: Option<Arc<HeldSteps<R>>>,
+    /// The session store's disk, if the builder asked for held flushes:
+    /// every flush waits at its I/O point until let go.
+    pub flushes: Option<Arc<HeldDurable<R>>>,
     tracked: Mutex<R, Vec<(Agent<R>, u64)>>,
     /// Background jobs the scenario started, with the caller that started
     /// each: the owners as the scenario knows them, not as tool-bash says.
@@ -88,6 +95,8 @@ pub struct RigBuilder<R: Rt> {
     shell: Option<Arc<dyn ShellExecutor>>,
     bridge: bool,
     tool_bash: bool,
+    held_steps: bool,
+    held_flushes: bool,
     _rt: std::marker::PhantomData<R>,
 }
 
@@ -124,13 +133,30 @@ impl<R: Rt> RigBuilder<R> {
         self
     }
 
+    /// With held steps ([`Rig::steps`], `scenarios::held::HeldSteps`) as
+    /// the provider's step runner.
+    pub fn held_steps(mut self) -> Self {
+        self.held_steps = true;
+        self
+    }
+
+    /// With held flushes ([`Rig::flushes`], `scenarios::held::HeldDurable`)
+    /// as the store's disk, in place of any durable backend given.
+    pub fn held_flushes(mut self) -> Self {
+        self.held_flushes = true;
+        self
+    }
+
     /// The rig.
     pub fn build(self) -> Rig<R> {
         let faults = self.faults;
         let world = World::<R>::new();
-        let durable = self
-            .durable
-            .unwrap_or_else(|| Arc::new(MemoryDurable::<R>::default()));
+        let flushes = self.held_flushes.then(HeldDurable::<R>::new);
+        let durable = match (&flushes, self.durable) {
+            (Some(held), _) => held.clone() as Arc<dyn Durable>,
+            (None, Some(d)) => d,
+            (None, None) => Arc::new(MemoryDurable::<R>::default()),
+        };
         let hooks = Hooks::observed(world.clone()).with_faults(faults);
         let store = SessionStore::with_hooks(durable, hooks.clone());
         let registry = Registry::with_hooks(hooks.clone());
@@ -149,6 +175,8 @@ impl<R: Rt> RigBuilder<R> {
             faults,
             bridge: None,
             tool_bash: None,
+            steps: None,
+            flushes,
             tracked: Mutex::new(Vec::new()),
             jobs: Mutex::new(Vec::new()),
         };
@@ -161,6 +189,11 @@ impl<R: Rt> RigBuilder<R> {
                     hooks.clone(),
                 ));
             }
+        }
+        if self.held_steps {
+            let steps = HeldSteps::<R>::new();
+            rig.provider.set_runner(steps.clone());
+            rig.steps = Some(steps);
         }
         if self.bridge {
             rig.bridge = Some(Bridge::with_hooks(
@@ -183,6 +216,8 @@ impl<R: Rt> Rig<R> {
             shell: None,
             bridge: false,
             tool_bash: false,
+            held_steps: false,
+            held_flushes: false,
             _rt: std::marker::PhantomData,
         }
     }
@@ -208,6 +243,8 @@ impl<R: Rt> Rig<R> {
             faults: self.faults,
             bridge: self.bridge.clone(),
             tool_bash: self.tool_bash.clone(),
+            steps: self.steps.clone(),
+            flushes: self.flushes.clone(),
             tracked: Mutex::new(Vec::new()),
             jobs: Mutex::new(Vec::new()),
         }

@@ -107,6 +107,16 @@ pub trait Durable: Send + Sync + 'static {
         let loaded = self.load(id)?;
         Ok(!loaded.records.is_empty() || loaded.torn.is_some())
     }
+    /// What a flush of `id` awaits between `write` and `sync` (its I/O
+    /// point), if anything beyond the executor's yield: a backend whose
+    /// I/O completes asynchronously returns that completion; a test
+    /// backend returns a future it resolves when it lets the flush go
+    /// (`scenarios::held::HeldDurable`), holding the flush open without
+    /// blocking a thread. Default: nothing.
+    fn in_flight(&self, id: &str) -> Option<crate::rt::BoxFuture<()>> {
+        let _ = id;
+        None
+    }
 }
 
 /// Records as JSON lines.

@@ -293,6 +293,11 @@ impl<R: Rt> SessionStore<R> {
             self.durable.write(id, &batch)
         };
         R::yield_now().await;
+        if !batch.is_empty() {
+            if let Some(io) = self.durable.in_flight(id) {
+                io.await;
+            }
+        }
         let result = written.and_then(|()| {
             if batch.is_empty() {
                 Ok(())
