@@ -35,7 +35,9 @@ const LAYERS: &[(&str, u8, &str)] = &[
     ("loom_check", 3, "checkers"),
     ("shuttle_check", 3, "checkers"),
     ("tokio_check", 3, "checkers"),
-    // 4: the dispatchers, the only files that import every checker.
+    // 4: the explorers (one per backend, in `explore/`), the only files
+    // that import every checker, and the dispatchers over them.
+    ("explore", 4, "dispatch"),
     ("dispatch", 4, "dispatch"),
     ("replay", 4, "dispatch"),
     ("api", 4, "dispatch"),

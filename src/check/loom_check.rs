@@ -18,7 +18,7 @@ use super::checker::Checker;
 use super::goals::GoalTally;
 use super::journal_tap::{AgentJournal, JournalTap};
 use super::panics::is_deadlock;
-use super::replay_line::{Payload, ReplayLine};
+use super::replay_line::{LoomPayload, Payload, ReplayLine};
 use super::report::{Report, Stop, Stopped};
 use super::tally::Tally;
 use super::tasks::tasks;
@@ -430,10 +430,10 @@ pub fn explore(
         extra.extend(["--max".to_string(), max.to_string()]);
     }
     let replay = |exec: u64| {
-        let payload = Payload::Loom {
+        let payload = Payload::Loom(LoomPayload {
             exec,
             pb: preemptions,
-        };
+        });
         ReplayLine::new(scenario, Checker::Loom, faults, payload).to_string()
     };
     let lines = match run_worker(scenario, faults, preemptions, &extra, stop) {

@@ -18,8 +18,9 @@
 //! every file's layer (a new file must be added there).
 //!
 //! ```text
-//! 4  dispatch      dispatch (run), replay (ReplayLine::replay), api
-//!                      |  the only files that import every checker
+//! 4  dispatch      explore (Explorer: one file per backend, explore/),
+//!                  dispatch (run), replay (ReplayLine::replay), api
+//!                      |  explore: the only file that imports every checker
 //! 3  checkers      sim_check   loom_check   shuttle_check   tokio_check
 //!                      |
 //! 2  sim runs      shrink -> sim_run (run_plan, ReplayLine::check_plan)
@@ -38,6 +39,7 @@ pub mod api;
 mod budget;
 mod checker;
 mod dispatch;
+pub mod explore;
 pub mod goals;
 pub mod journal_tap;
 pub mod loom_check;

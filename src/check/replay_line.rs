@@ -147,37 +147,54 @@ pub mod limits {
     pub const TOKIO_RUNS: u64 = 1_000_000;
 }
 
-/// A replay line's payload, parsed and within [`limits`]. `Display`
-/// prints it as the checkers record it.
+/// A simulator line's payload (`sim`, `sim-dfs`):
+/// `seed=N;time=virtual|free;plan=P`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimPayload {
+    /// The value stream's seed (any `u64`).
+    pub seed: u64,
+    /// `time=free`: sleeps are arbitrary delays.
+    pub untimed: bool,
+    /// The task chosen at each decision with more than one ready task.
+    pub plan: Vec<TaskId>,
+}
+
+/// A loom line's payload: `exec=N,pb=B`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoomPayload {
+    /// The execution's index in loom's order.
+    pub exec: u64,
+    /// loom's preemption bound.
+    pub pb: usize,
+}
+
+/// A shuttle line's payload (`shuttle-random`, `shuttle-pct`,
+/// `shuttle-dfs`): `schedule=HEX`, in shuttle's encoding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShuttlePayload {
+    /// The encoded schedule.
+    pub schedule: String,
+}
+
+/// A tokio line's payload: `runs=N`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokioPayload {
+    /// Runs, stopping at the first that fails.
+    pub runs: u64,
+}
+
+/// A replay line's payload, parsed and within [`limits`]: one backend's
+/// (see `check::explore`). `Display` prints it as the checkers record it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Payload {
-    /// `seed=N;time=virtual|free;plan=P` (`sim`, `sim-dfs`).
-    Sim {
-        /// The value stream's seed (any `u64`).
-        seed: u64,
-        /// `time=free`: sleeps are arbitrary delays.
-        untimed: bool,
-        /// The task chosen at each decision with more than one ready task.
-        plan: Vec<TaskId>,
-    },
-    /// `exec=N,pb=B` (`loom`).
-    Loom {
-        /// The execution's index in loom's order.
-        exec: u64,
-        /// loom's preemption bound.
-        pb: usize,
-    },
-    /// `schedule=HEX` (`shuttle-random`, `shuttle-pct`), in shuttle's
-    /// encoding.
-    Shuttle {
-        /// The encoded schedule.
-        schedule: String,
-    },
-    /// `runs=N` (`tokio`).
-    Tokio {
-        /// Runs, stopping at the first that fails.
-        runs: u64,
-    },
+    /// A simulator line's.
+    Sim(SimPayload),
+    /// A loom line's.
+    Loom(LoomPayload),
+    /// A shuttle line's.
+    Shuttle(ShuttlePayload),
+    /// A tokio line's.
+    Tokio(TokioPayload),
 }
 
 /// `s` quoted for an error message, cut to 60 characters so that the
@@ -351,27 +368,27 @@ impl Payload {
                         limits::PLAN_CHOICES
                     )));
                 }
-                Ok(Payload::Sim {
+                Ok(Payload::Sim(SimPayload {
                     seed,
                     untimed,
                     plan,
-                })
+                }))
             }
             Checker::Loom => {
                 let f = fields(text, ',', &["exec", "pb"]).map_err(bad)?;
                 let exec = number(f[0], "exec", limits::LOOM_EXEC).map_err(bad)?;
                 let pb = number(f[1], "pb", limits::LOOM_PREEMPTIONS as u64).map_err(bad)?;
-                Ok(Payload::Loom {
+                Ok(Payload::Loom(LoomPayload {
                     exec,
                     pb: pb as usize,
-                })
+                }))
             }
             Checker::ShuttleRandom | Checker::ShuttlePct | Checker::ShuttleDfs => {
                 let f = fields(text, ';', &["schedule"]).map_err(bad)?;
                 check_schedule(f[0]).map_err(|m| bad(format!("field `schedule`: {m}")))?;
-                Ok(Payload::Shuttle {
+                Ok(Payload::Shuttle(ShuttlePayload {
                     schedule: f[0].to_string(),
-                })
+                }))
             }
             Checker::Tokio => {
                 let f = fields(text, ';', &["runs"]).map_err(bad)?;
@@ -379,7 +396,7 @@ impl Payload {
                 if runs == 0 {
                     return Err(bad("field `runs` is 0: expected at least 1".into()));
                 }
-                Ok(Payload::Tokio { runs })
+                Ok(Payload::Tokio(TokioPayload { runs }))
             }
         }
     }
@@ -388,13 +405,15 @@ impl Payload {
     pub fn fits(&self, checker: Checker) -> bool {
         matches!(
             (self, checker),
-            (Payload::Sim { .. }, Checker::Sim | Checker::SimDfs)
-                | (Payload::Loom { .. }, Checker::Loom)
+            (
+                Payload::Sim(SimPayload { .. }),
+                Checker::Sim | Checker::SimDfs
+            ) | (Payload::Loom(LoomPayload { .. }), Checker::Loom)
                 | (
-                    Payload::Shuttle { .. },
+                    Payload::Shuttle(ShuttlePayload { .. }),
                     Checker::ShuttleRandom | Checker::ShuttlePct | Checker::ShuttleDfs
                 )
-                | (Payload::Tokio { .. }, Checker::Tokio)
+                | (Payload::Tokio(TokioPayload { .. }), Checker::Tokio)
         )
     }
 }
@@ -402,17 +421,17 @@ impl Payload {
 impl fmt::Display for Payload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Payload::Sim {
+            Payload::Sim(SimPayload {
                 seed,
                 untimed,
                 plan,
-            } => {
+            }) => {
                 let time = if *untimed { "free" } else { "virtual" };
                 write!(f, "seed={seed};time={time};plan={}", encode_plan(plan))
             }
-            Payload::Loom { exec, pb } => write!(f, "exec={exec},pb={pb}"),
-            Payload::Shuttle { schedule } => write!(f, "schedule={schedule}"),
-            Payload::Tokio { runs } => write!(f, "runs={runs}"),
+            Payload::Loom(LoomPayload { exec, pb }) => write!(f, "exec={exec},pb={pb}"),
+            Payload::Shuttle(ShuttlePayload { schedule }) => write!(f, "schedule={schedule}"),
+            Payload::Tokio(TokioPayload { runs }) => write!(f, "runs={runs}"),
         }
     }
 }
@@ -457,11 +476,11 @@ impl ReplayLine {
         untimed: bool,
         plan: &[TaskId],
     ) -> Self {
-        let payload = Payload::Sim {
+        let payload = Payload::Sim(SimPayload {
             seed,
             untimed,
             plan: plan.to_vec(),
-        };
+        });
         ReplayLine::new(scenario, checker, faults, payload)
     }
 
@@ -542,11 +561,11 @@ impl ReplayLine {
     /// The seed, time mode (`true`: untimed) and plan of a simulator line.
     pub fn sim_payload(&self) -> Option<(u64, bool, Vec<TaskId>)> {
         match &self.payload {
-            Payload::Sim {
+            Payload::Sim(SimPayload {
                 seed,
                 untimed,
                 plan,
-            } => Some((*seed, *untimed, plan.clone())),
+            }) => Some((*seed, *untimed, plan.clone())),
             _ => None,
         }
     }
@@ -597,13 +616,13 @@ mod tests {
         }
         assert_eq!(
             Payload::parse(Checker::Sim, "plan=1;seed=2;time=virtual"),
-            Ok(Payload::Sim {
+            Ok(Payload::Sim(SimPayload {
                 seed: 2,
                 untimed: false,
                 plan: vec![1],
-            })
+            }))
         );
-        assert!(!Payload::Tokio { runs: 1 }.fits(Checker::Loom));
+        assert!(!Payload::Tokio(TokioPayload { runs: 1 }).fits(Checker::Loom));
         let e = Payload::parse(Checker::Tokio, "runs=0").expect_err("runs=0");
         assert_eq!(
             e.0,

@@ -7,7 +7,7 @@
 //! Layer 3 (checkers): imports only layers 0 and 1.
 
 use super::checker::Checker;
-use super::replay_line::{Payload, ReplayLine};
+use super::replay_line::{Payload, ReplayLine, ShuttlePayload};
 use super::report::{Report, Stop, Stopped};
 use super::tally::Tally;
 use crate::faults::Faults;
@@ -307,7 +307,7 @@ pub fn explore_seeded(
     };
     let line = Arc::new(move |schedule: &Schedule| {
         let hex: String = serialize_schedule(schedule).split_whitespace().collect();
-        let payload = Payload::Shuttle { schedule: hex };
+        let payload = Payload::Shuttle(ShuttlePayload { schedule: hex });
         ReplayLine::new(&line_scenario, checker, faults, payload).to_string()
     });
     let recording = |inner| {

@@ -5,7 +5,7 @@
 //!
 //! Layer 2 (sim runs): imports only the replay line format (layer 1).
 
-use super::replay_line::{Payload, ReplayError, ReplayLine};
+use super::replay_line::{Payload, ReplayError, ReplayLine, SimPayload};
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
 use crate::rt::SimRt;
@@ -131,11 +131,11 @@ impl ReplayLine {
     /// # Errors
     /// One line naming the field, the choice and the task.
     pub fn check_plan(&self) -> Result<(), ReplayError> {
-        let Payload::Sim {
+        let Payload::Sim(SimPayload {
             seed,
             untimed,
             plan,
-        } = self.payload()
+        }) = self.payload()
         else {
             return Ok(());
         };

@@ -6,7 +6,7 @@
 
 use super::checker::Checker;
 use super::journal_tap::{AgentJournal, JournalTap};
-use super::replay_line::{Payload, ReplayLine};
+use super::replay_line::{Payload, ReplayLine, TokioPayload};
 use super::report::{Report, Stop, Stopped};
 use super::tally::Tally;
 use crate::faults::Faults;
@@ -79,7 +79,7 @@ pub fn explore(
         }
         let outcome = run_once(&rt, scenario, faults);
         let failed = tally.add(&outcome, || {
-            let payload = Payload::Tokio { runs };
+            let payload = Payload::Tokio(TokioPayload { runs });
             ReplayLine::new(scenario, Checker::Tokio, faults, payload).to_string()
         });
         if failed && stop_at_first {

@@ -27,7 +27,7 @@
 use super::{Broken, Failure, RaceTest};
 use crate::bus::panic_message;
 use crate::check::loom_check::STOP;
-use crate::check::replay::Payload;
+use crate::check::replay::{LoomPayload, Payload};
 use crate::check::{Checker, ReplayLine, Report, Stopped, Tally};
 use crate::oracle::{RuleId, Violation};
 use crate::rt::LoomRt;
@@ -85,7 +85,7 @@ struct Running {
 /// The replay line of execution `exec` under bound `pb`.
 fn line_of(template: &ReplayLine, exec: u64, pb: usize) -> String {
     template
-        .with_payload(Payload::Loom { exec, pb })
+        .with_payload(Payload::Loom(LoomPayload { exec, pb }))
         .to_string()
 }
 
@@ -330,7 +330,7 @@ pub(super) fn explore(test: &RaceTest, scenario: &Scenario) -> Result<Report, Fa
         scenario,
         Checker::Loom,
         faults,
-        Payload::Loom { exec: 0, pb: 0 },
+        Payload::Loom(LoomPayload { exec: 0, pb: 0 }),
     );
     let threads = threads(test.name, &template);
     let pb = bound(test.budget.loom_preemptions, threads, scenario);
@@ -372,7 +372,7 @@ pub(super) fn explore(test: &RaceTest, scenario: &Scenario) -> Result<Report, Fa
 /// The outcome of the execution a loom line names: loom's model run again
 /// under the line's bound, up to that execution.
 pub(super) fn replay(test: &RaceTest, parsed: &ReplayLine, line: &str) -> Result<Outcome, Failure> {
-    let &Payload::Loom { exec, pb } = parsed.payload() else {
+    let &Payload::Loom(LoomPayload { exec, pb }) = parsed.payload() else {
         return Err(test.bad_line(line, "not a loom line"));
     };
     let found = Arc::new(Mutex::new(None));

@@ -1,0 +1,144 @@
+//! One explorer interface: every backend that explores a scenario
+//! implements [`Explorer`], to explore it under a [`Budget`] and to replay
+//! the one execution a replay line's payload names, in one file per
+//! backend under `explore/` (as shuttle has one `Scheduler` per strategy):
+//!
+//! | explorer            | checker          | payload            |
+//! | ------------------- | ---------------- | ------------------ |
+//! | [`Sim`]             | `sim`            | [`SimPayload`]     |
+//! | [`SimDfs`]          | `sim-dfs`        | [`SimPayload`]     |
+//! | [`Loom`]            | `loom`           | [`LoomPayload`]    |
+//! | [`ShuttleRandom`]   | `shuttle-random` | [`ShuttlePayload`] |
+//! | [`ShuttlePct`]      | `shuttle-pct`    | [`ShuttlePayload`] |
+//! | [`ShuttleDfs`]      | `shuttle-dfs`    | [`ShuttlePayload`] |
+//! | [`Tokio`]           | `tokio`          | [`TokioPayload`]   |
+//!
+//! `dispatch` picks one by [`Checker`] and `replay` by payload; neither
+//! knows anything else of a backend.
+//!
+//! Layer 4 (dispatch): imports the checkers and the layers below, never
+//! `dispatch` or `replay`.
+
+mod loom;
+mod shuttle_dfs;
+mod shuttle_pct;
+mod shuttle_random;
+mod sim;
+mod sim_dfs;
+mod tokio;
+
+pub use loom::Loom;
+pub use shuttle_dfs::ShuttleDfs;
+pub use shuttle_pct::ShuttlePct;
+pub use shuttle_random::ShuttleRandom;
+pub use sim::Sim;
+pub use sim_dfs::SimDfs;
+pub use tokio::Tokio;
+
+use super::budget::Budget;
+use super::checker::Checker;
+use super::journal_tap::AgentJournal;
+use super::replay_line::ReplayError;
+use super::replay_line::ShuttlePayload;
+#[cfg(doc)]
+use super::replay_line::{LoomPayload, SimPayload, TokioPayload};
+use super::report::Report;
+use crate::faults::Faults;
+use crate::scenarios::{Outcome, Scenario};
+use lifecycle_sim::TraceEntry;
+
+/// What one exploration is asked to do.
+pub struct Exploration<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// The faults switched on.
+    pub faults: Faults,
+    /// How far to explore.
+    pub budget: &'a Budget,
+    /// Stop at the first failing execution.
+    pub stop_at_first: bool,
+    /// Called now and then with the executions so far.
+    pub progress: &'a dyn Fn(u64),
+}
+
+/// A backend that explores scenarios and replays single executions.
+pub trait Explorer {
+    /// What its replay lines carry to name one execution.
+    type Payload;
+
+    /// The checker it is.
+    fn checker(&self) -> Checker;
+
+    /// Explore `run.scenario` within `run.budget`.
+    fn explore(&self, run: &Exploration<'_>) -> Report;
+
+    /// Run the one execution `payload` names.
+    fn replay(
+        &self,
+        scenario: &Scenario,
+        faults: Faults,
+        payload: &Self::Payload,
+    ) -> Result<Replayed, ReplayError>;
+}
+
+/// The result of a replay.
+#[derive(Clone, Debug, Default)]
+pub struct Replayed {
+    /// The execution's outcome (its violations and journal).
+    pub outcome: Outcome,
+    /// The agent's journal, rendered.
+    pub journal: Vec<String>,
+    /// Every agent's journal (loom and tokio replays, whose runs the
+    /// replaying thread's trace does not see; empty otherwise).
+    pub journals: Vec<AgentJournal>,
+    /// The simulator's trace (simulator lines only).
+    pub trace: Vec<TraceEntry>,
+    /// The simulator's trace hash (simulator lines only).
+    pub trace_hash: Option<u64>,
+    /// The step where the run stopped following the plan.
+    pub diverged_at: Option<u64>,
+    /// Plan entries followed, of the plan's length.
+    pub plan_followed: Option<(usize, usize)>,
+}
+
+impl Replayed {
+    /// A replay of `outcome` alone, its journal rendered.
+    fn of(outcome: Outcome) -> Replayed {
+        let journal = outcome.journal.iter().map(|r| r.to_string()).collect();
+        Replayed {
+            outcome,
+            journal,
+            ..Replayed::default()
+        }
+    }
+}
+
+/// A shuttle scheduler's exploration (the three differ in the checker and
+/// in how their bound reads).
+fn shuttle_explore(checker: Checker, run: &Exploration<'_>, bound: String) -> Report {
+    let mut report = super::shuttle_check::explore(
+        checker,
+        run.scenario,
+        run.faults,
+        run.budget.shuttle_iterations,
+        run.budget.pct_depth,
+        run.stop_at_first,
+        run.budget.stop,
+    );
+    report.bound.get_or_insert(bound);
+    if run.stop_at_first && !report.violations.is_empty() {
+        report.stopped = Some(super::report::Stopped::FirstFailure);
+    }
+    report
+}
+
+/// A shuttle line's replay: its schedule, whichever scheduler recorded it.
+fn shuttle_replay(
+    scenario: &Scenario,
+    faults: Faults,
+    payload: &ShuttlePayload,
+) -> Result<Replayed, ReplayError> {
+    let outcome =
+        super::shuttle_check::replay(scenario, faults, &payload.schedule).map_err(ReplayError)?;
+    Ok(Replayed::of(outcome))
+}
