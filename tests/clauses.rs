@@ -219,7 +219,8 @@ fn every_clause_has_a_judged_exercise() {
         assert!(!c.exercises.is_empty(), "{} has no exercise", c.id);
         assert!(!c.text.is_empty(), "{} has no text", c.id);
     }
-    // The clauses this issue added exercises for are in the table.
+    // A scenario-goal exercise and a conformance-operation exercise are in
+    // the table.
     let has = |id: &str, e: Exercise| {
         let id = ClauseId::parse(id).expect("id");
         CLAUSES

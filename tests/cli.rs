@@ -3,14 +3,14 @@
 //! stderr. This file is the shared runner; the tests are in `tests/cli/`:
 //!
 //! - `basics`: bad commands, `list`, `check --json`, a replay;
-//! - `shards`: `check --shard`, `merge`, `scripts/shards.sh` (item 1);
+//! - `shards`: `check --shard`, `merge`, `scripts/shards.sh`;
 //! - `inputs`: checkpoints and `--resume`, inputs checked before any work,
-//!   budgets (items 2 and 3);
+//!   budgets;
 //! - `table`: the table's width, bounds, counts, footnotes and follow-up
-//!   commands, `model --json` (item 4);
+//!   commands, `model --json`;
 //! - `signals`: a closed stdout (`| head`), Ctrl-C, shuttle's panic hook;
 //! - `replay`: replay lines checked field by field, the journals, the
-//!   swimlane, the violating step, `shrink` (items 5 and 7).
+//!   swimlane, the violating step, `shrink`.
 //!
 //! Every run has a deadline: a command that hangs is killed and fails its
 //! test instead of hanging the suite.

@@ -1,6 +1,6 @@
 //! `bench`: the harness side by side with shuttle and loom, measured in one
-//! process run on this machine. Speed is measured here, never asserted in a
-//! test.
+//! process run on the machine it runs on (the output names it). Speed is
+//! measured here, never asserted in a test.
 //!
 //! Sections:
 //! 1. executions per second on the same scenarios: simulator random,
@@ -170,8 +170,8 @@ pub enum Section {
     Optimal,
 }
 
-/// The scenarios measured by default: both sides of every part, and every
-/// loom run among them finishes in under 30 s.
+/// The scenarios measured by default: both sides of every part, and loom
+/// runs short enough for a bench run.
 const DEFAULT: [&Scenario; 8] = [
     &scenarios::cancel::CANCEL_BEFORE_CLAIM,
     &scenarios::cancel::CANCEL_MID_TURN,
@@ -288,6 +288,9 @@ pub struct Target {
 /// Everything `bench` measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct Results {
+    /// Which run this is: commit, date, `nproc`, command
+    /// (`lifecycle docs --bench` names it).
+    run: docs::Run,
     machine: String,
     throughput: Vec<Throughput>,
     exhaustion: Vec<Exhaustion>,
@@ -606,6 +609,7 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     check::quiet_panics();
+    let started = std::time::SystemTime::now();
     let on = |x: Section| args.section.is_empty() || args.section.contains(&x);
     let start = Instant::now();
     let mut throughput = Vec::new();
@@ -677,7 +681,10 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         children_peak_mib: peak_mib(libc::RUSAGE_CHILDREN),
     };
     let targets = render::targets(&throughput, &exhaustion, &faults);
+    // After the memory figures: git and nproc are child processes too.
+    let run = docs::Run::started_at(started);
     let results = Results {
+        run,
         machine: machine(),
         throughput,
         exhaustion,

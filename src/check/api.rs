@@ -418,7 +418,7 @@ impl RaceTest {
         if parsed.checker == Checker::Loom {
             return loom::replay(self, parsed, line);
         }
-        let replayed = parsed.replay().map_err(|e| self.bad_line(line, &e.0))?;
+        let replayed = super::replay::replay(parsed).map_err(|e| self.bad_line(line, &e.0))?;
         Ok(replayed.outcome)
     }
 

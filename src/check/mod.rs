@@ -23,7 +23,7 @@
 //!                      |  explore: the only file that imports every checker
 //! 3  checkers      sim_check   loom_check   shuttle_check   tokio_check
 //!                      |
-//! 2  sim runs      shrink -> sim_run (run_plan, ReplayLine::check_plan)
+//! 2  sim runs      shrink -> sim_run (run_plan, check_plan)
 //!                      |
 //! 1  line format   replay_line (ReplayLine, Payload, limits, fingerprint)
 //!                      |

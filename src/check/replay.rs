@@ -1,4 +1,4 @@
-//! Replaying a line: [`ReplayLine::replay`] runs the one execution a line
+//! Replaying a line: [`replay`] runs the one execution a line
 //! names, on the checker that found it, and returns what it did
 //! ([`Replayed`]).
 //!
@@ -15,23 +15,21 @@ pub use super::replay_line::{
 };
 
 pub use super::explore::Replayed;
+pub use super::sim_run::check_plan;
 
 use super::checker::Checker;
 use super::explore::{Explorer, Loom, ShuttleDfs, ShuttlePct, ShuttleRandom, Sim, SimDfs, Tokio};
 
-impl ReplayLine {
-    /// Run the execution this line names, with the explorer of its
-    /// checker.
-    pub fn replay(&self) -> Result<Replayed, ReplayError> {
-        let (scenario, faults) = (&self.scenario, self.faults());
-        match (self.payload(), self.checker) {
-            (Payload::Sim(p), Checker::SimDfs) => SimDfs.replay(scenario, faults, p),
-            (Payload::Sim(p), _) => Sim.replay(scenario, faults, p),
-            (Payload::Loom(p), _) => Loom.replay(scenario, faults, p),
-            (Payload::Shuttle(p), Checker::ShuttlePct) => ShuttlePct.replay(scenario, faults, p),
-            (Payload::Shuttle(p), Checker::ShuttleDfs) => ShuttleDfs.replay(scenario, faults, p),
-            (Payload::Shuttle(p), _) => ShuttleRandom.replay(scenario, faults, p),
-            (Payload::Tokio(p), _) => Tokio.replay(scenario, faults, p),
-        }
+/// Run the execution `line` names, with the explorer of its checker.
+pub fn replay(line: &ReplayLine) -> Result<Replayed, ReplayError> {
+    let (scenario, faults) = (&line.scenario, line.faults());
+    match (line.payload(), line.checker) {
+        (Payload::Sim(p), Checker::SimDfs) => SimDfs.replay(scenario, faults, p),
+        (Payload::Sim(p), _) => Sim.replay(scenario, faults, p),
+        (Payload::Loom(p), _) => Loom.replay(scenario, faults, p),
+        (Payload::Shuttle(p), Checker::ShuttlePct) => ShuttlePct.replay(scenario, faults, p),
+        (Payload::Shuttle(p), Checker::ShuttleDfs) => ShuttleDfs.replay(scenario, faults, p),
+        (Payload::Shuttle(p), _) => ShuttleRandom.replay(scenario, faults, p),
+        (Payload::Tokio(p), _) => Tokio.replay(scenario, faults, p),
     }
 }

@@ -21,7 +21,7 @@
 //!
 //! Every payload field is bounded ([`limits`]: e.g. `runs` at most
 //! 1,000,000, a plan at most 100,000 choices), must appear exactly once and
-//! nothing else may; [`ReplayLine::check_plan`] checks a plan against
+//! nothing else may; `replay::check_plan` checks a plan against
 //! its run: every task it names exists and is ready where it is named. A
 //! line that breaks any of this is refused before it is replayed, with one
 //! line naming the field.

@@ -1,7 +1,7 @@
 //! Running a scenario on the simulator: one execution under a scheduler
 //! ([`run_scheduled`]) or along a recorded plan ([`run_plan`]), the
 //! portfolio's schedulers, and the check of a simulator replay line's plan
-//! against its run ([`ReplayLine::check_plan`]).
+//! against its run ([`check_plan`]).
 //!
 //! Layer 2 (sim runs): imports only the replay line format (layer 1).
 
@@ -118,55 +118,53 @@ pub fn expected_branches(scenario: &Scenario, faults: Faults) -> [u64; 2] {
     })
 }
 
-impl ReplayLine {
-    /// Check a simulator line's plan against the run it names, before it
-    /// is replayed for show: the plan is followed once (untraced, a few
-    /// milliseconds), and every choice must name a task that exists and is
-    /// ready there, and the run must use the whole plan. A task the run
-    /// never spawns is named as such, with the run's task count (a count
-    /// measured by other runs would not do: how many tasks a scenario
-    /// spawns can depend on the schedule and the fault). Lines of other
-    /// checkers pass.
-    ///
-    /// # Errors
-    /// One line naming the field, the choice and the task.
-    pub fn check_plan(&self) -> Result<(), ReplayError> {
-        let Payload::Sim(SimPayload {
-            seed,
-            untimed,
-            plan,
-        }) = self.payload()
-        else {
-            return Ok(());
-        };
-        let run = run_plan(&self.scenario, self.faults(), *seed, *untimed, plan, false);
-        if run.sim.diverged_at().is_none() {
-            return Ok(());
-        }
-        let tasks = run.sim.task_count();
-        let chosen = run.sim.choices();
-        let i = plan
-            .iter()
-            .zip(chosen)
-            .position(|(p, c)| p != c)
-            .unwrap_or_else(|| chosen.len().min(plan.len()));
-        let name = self.scenario.name;
-        Err(ReplayError(match plan.get(i) {
-            Some(&t) if t >= tasks => format!(
-                "field `plan` names task {t} at choice {i}, but this run of {name} has {tasks} tasks (ids 0 to {})",
-                tasks.saturating_sub(1)
-            ),
-            Some(&t) if i < chosen.len() => format!(
-                "field `plan` does not fit {name}: choice {i} names task {t}, which is not ready there"
-            ),
-            Some(_) => format!(
-                "field `plan` does not fit {name}: the run ends after {i} of its {} choices",
-                plan.len()
-            ),
-            None => format!(
-                "field `plan` does not fit {name}: its {} choices end before the run does",
-                plan.len()
-            ),
-        }))
+/// Check a simulator line's plan against the run it names, before it
+/// is replayed for show: the plan is followed once (untraced, a few
+/// milliseconds), and every choice must name a task that exists and is
+/// ready there, and the run must use the whole plan. A task the run
+/// never spawns is named as such, with the run's task count (a count
+/// measured by other runs would not do: how many tasks a scenario
+/// spawns can depend on the schedule and the fault). Lines of other
+/// checkers pass.
+///
+/// # Errors
+/// One line naming the field, the choice and the task.
+pub fn check_plan(line: &ReplayLine) -> Result<(), ReplayError> {
+    let Payload::Sim(SimPayload {
+        seed,
+        untimed,
+        plan,
+    }) = line.payload()
+    else {
+        return Ok(());
+    };
+    let run = run_plan(&line.scenario, line.faults(), *seed, *untimed, plan, false);
+    if run.sim.diverged_at().is_none() {
+        return Ok(());
     }
+    let tasks = run.sim.task_count();
+    let chosen = run.sim.choices();
+    let i = plan
+        .iter()
+        .zip(chosen)
+        .position(|(p, c)| p != c)
+        .unwrap_or_else(|| chosen.len().min(plan.len()));
+    let name = line.scenario.name;
+    Err(ReplayError(match plan.get(i) {
+        Some(&t) if t >= tasks => format!(
+            "field `plan` names task {t} at choice {i}, but this run of {name} has {tasks} tasks (ids 0 to {})",
+            tasks.saturating_sub(1)
+        ),
+        Some(&t) if i < chosen.len() => format!(
+            "field `plan` does not fit {name}: choice {i} names task {t}, which is not ready there"
+        ),
+        Some(_) => format!(
+            "field `plan` does not fit {name}: the run ends after {i} of its {} choices",
+            plan.len()
+        ),
+        None => format!(
+            "field `plan` does not fit {name}: its {} choices end before the run does",
+            plan.len()
+        ),
+    }))
 }

@@ -158,8 +158,8 @@ pub fn view_key(scenario: &Scenario, outcome: &Outcome) -> String {
 /// label, the broken rules and a hash of both journals.
 pub fn outcome_key(outcome: &Outcome) -> String {
     // FNV-1a over the derived `Hash` of both journals: deterministic across
-    // runs and builds of one toolchain, and no rendering (the profile showed
-    // JSON rendering here at 15% of a simulator run).
+    // runs and builds of one toolchain, and no rendering (JSON rendering
+    // here is a large share of a simulator run in a profile).
     let mut fnv = Fnv::new();
     outcome.journal.hash(&mut fnv);
     outcome.world.hash(&mut fnv);

@@ -82,14 +82,11 @@ pub(super) enum HarnessCommand {
         #[arg(long)]
         rules: bool,
     },
-    /// Write `docs/reference.md` from the code and `pins.json` (the
-    /// scenarios, the faults, the rule-clause table, every pinned figure);
-    /// with `--check`, exit 1 if the file is not current instead.
-    Docs {
-        /// Compare instead of writing.
-        #[arg(long)]
-        check: bool,
-    },
+    /// Write every generated file of docs/: reference.md (the scenarios,
+    /// the faults, the rule-clause table, every pinned figure) and
+    /// record.md (the mutation record; its performance section from
+    /// `--bench FILE`); with `--check`, exit 1 naming each stale file.
+    Docs(crate::bench::docs::DocsArgs),
     /// Internal: runs loom in its own process (see `check::loom_check`).
     #[command(hide = true)]
     LoomWorker {
@@ -301,9 +298,7 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
             print!("{}", crate::clauses::render(crate::clauses::CLAUSES));
             ExitCode::SUCCESS
         }
-        HarnessCommand::Docs { check } => {
-            crate::bench::docs::run(std::path::Path::new(crate::bench::docs::REFERENCE), check)
-        }
+        HarnessCommand::Docs(args) => crate::bench::docs::run_args(&args),
     }
 }
 

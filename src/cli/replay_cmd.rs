@@ -16,7 +16,7 @@
 //! its plan against its run, the `--svg` file writable. A bad line exits 2
 //! with one line on stderr.
 
-use crate::check::replay::{fingerprint, Replayed};
+use crate::check::replay::{self, check_plan, fingerprint, Replayed};
 use crate::check::shrink;
 use crate::check::swimlane::{self, races};
 use crate::check::{Checker, ReplayLine};
@@ -145,7 +145,7 @@ fn replay_traced(line: &ReplayLine) -> (Result<Replayed, String>, Vec<Seen>) {
             recorder.clone(),
             filter,
         ));
-    let result = tracing::subscriber::with_default(subscriber, || line.replay());
+    let result = tracing::subscriber::with_default(subscriber, || replay::replay(line));
     let seen = recorder.seen.lock().map(|s| s.clone()).unwrap_or_default();
     (result.map_err(|e| e.0), seen)
 }
@@ -397,7 +397,7 @@ fn parse_checked(line: &str) -> Result<ReplayLine, ExitCode> {
     };
     let parsed = ReplayLine::parse(line).map_err(|e| fail(e.0))?;
     if parsed.same_build() {
-        parsed.check_plan().map_err(|e| fail(e.0))?;
+        check_plan(&parsed).map_err(|e| fail(e.0))?;
     }
     Ok(parsed)
 }

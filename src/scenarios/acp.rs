@@ -191,7 +191,7 @@ const DISCONNECT_MID_PROMPT_GOALS: &[Goal] = &[
         ),
         &[(
             "shuttle-pct",
-            "0 hits in 50,000 iterations (2.5 s) at depth 3: the prompt's turn must outrun the disconnect through all its steps",
+            "not reached in runs far past the PR budget at depth 3: the prompt's turn must outrun the disconnect through all its steps",
         )],
     ),
 ];
@@ -204,9 +204,9 @@ pub static DISCONNECT_MID_PROMPT: Scenario = Scenario::new(
 )
 .rules(&[Rule::A4, Rule::A8, Rule::D3])
 .goals(DISCONNECT_MID_PROMPT_GOALS)
-// loom at bound 1: 280,631 executions (23 s), then 1,903,278 (445 s)
-// once each turn flushes ahead of its first step; the PR tier stops at
-// 50,000 (11 s), which reaches both goals. Bound 2 ran >13 min.
+// loom at bound 1 does not exhaust within the PR gate, because each turn
+// flushes ahead of its first step; the PR tier stops at `loom_max`
+// executions, which reach both goals. Bound 2 takes many minutes.
 .bounds(Bounds {
     dfs: None,
     loom_cap: 1,
@@ -281,7 +281,7 @@ const SESSION_CANCEL_BEFORE_START_GOALS: &[Goal] = &[
         ),
         &[(
             "loom",
-            "0 hits in the PR tier's first 50,000 executions (11 s) or 100,000 (23 s): loom's depth-first order varies the later prompt B first; 106,760 hits in the whole space at bound 1 (1,092,312 executions, 301 s)",
+            "not reached within the PR tier's executions: loom's depth-first order varies the later prompt B first; the whole space at bound 1, far past the PR gate, reaches it",
         )],
     ),
     label(
@@ -304,9 +304,9 @@ pub static SESSION_CANCEL_BEFORE_START: Scenario = Scenario::new(
 )
 .rules(&[Rule::A2, Rule::A3])
 .goals(SESSION_CANCEL_BEFORE_START_GOALS)
-// loom at bound 1: 64,578 executions (5.4 s), then 1,092,312 (301 s) once
-// each turn flushes ahead of its first step; the PR tier stops at 50,000.
-// Bound 2 ran >4 min.
+// loom at bound 1 does not exhaust within the PR gate, because each turn
+// flushes ahead of its first step; the PR tier stops at `loom_max`
+// executions. Bound 2 takes minutes.
 .bounds(Bounds {
     dfs: None,
     loom_cap: 1,

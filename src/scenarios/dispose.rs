@@ -34,11 +34,11 @@ const CONCURRENT_DISPOSE_GOALS: &[Goal] = &[
         &[
             (
                 "shuttle-pct",
-                "0 hits in 50,000 iterations (4.5 s) at depth 3: the flush window needs the loop to keep its priority through the turn's end while three disposers wait",
+                "not reached in runs far past the PR budget at depth 3: the flush window needs the loop to keep its priority through the turn's end while three disposers wait",
             ),
             (
                 "loom",
-                "0 hits in 18,763 executions (4.4 s), exhaustive at loom's bound 1 for 3 threads (bound 2: 627,308 executions, 98 s)",
+                "not reached in the whole space at loom's bound 1 (bound 2 takes minutes)",
             ),
         ],
     ),
@@ -53,13 +53,14 @@ pub static CONCURRENT_DISPOSE: Scenario = Scenario::new(
 .rules(&[Rule::D1, Rule::D2])
 .goals(CONCURRENT_DISPOSE_GOALS)
 .targets(&[Fault::M6])
-// loom: 627,308 executions in 98 s at bound 2 once loom interleaves
-// joined futures.
-// sim-dfs: 25,472 schedules at bound 2 (2.8 s); bound 3 passed 100,000.
+// loom at bound 2 runs past the PR gate, because loom interleaves joined
+// futures.
+// sim-dfs at bound 2 is quick (`sim-dfs.concurrent-dispose.schedules`);
+// bound 3 does not finish within the PR gate.
 .bounds(Bounds { loom_cap: 1, dfs: Some(2), ..Bounds::PR })
 .bystanders(&["b", "keeper"])
 .coverage_gap(
-    "sim-dfs at bound 2 misses 341 views of the other checkers (most from sim seeds); bound 3 does not finish 100,000 schedules (check --tier pr, this machine)",
+    "sim-dfs at bound 2 misses views the other checkers reach (most from sim seeds), and bound 3 does not finish within the PR budget; `check` reports the misses of each run",
 );
 
 /// `concurrent-dispose`: two `dispose()` calls and the owner scope's unload
@@ -275,10 +276,11 @@ pub static PROVIDER_UNLOAD: Scenario = Scenario::new(
 )
 .rules(&[Rule::D1, Rule::D5, Rule::D7])
 .goals(PROVIDER_UNLOAD_GOALS)
-// sim-dfs: 10,286 schedules (1.5 s) at bound 2; bound 3 takes 222,015 (38 s).
+// sim-dfs at bound 2 is quick (`sim-dfs.provider-unload.schedules`); bound 3
+// takes many times the schedules and runs past the PR gate.
 .bounds(Bounds { dfs: Some(2), ..Bounds::PR })
 .coverage_gap(
-    "sim-dfs at bound 2 misses 28 views (check --tier pr, this machine); at bound 3 (222,015 schedules, 38 s) 6, all reached by sim seeds",
+    "sim-dfs at bound 2 misses views the other checkers reach, and at bound 3 (past the PR budget) still a few, all reached by sim seeds; `check` reports the misses of each run",
 );
 
 /// `provider-unload`: the provider unloads with live agents, two created
@@ -346,7 +348,8 @@ pub static DISPOSED_LISTENER_PANICS: Scenario = Scenario::new(
 .rules(&[Rule::D4, Rule::D5])
 .goals(DISPOSED_LISTENER_PANICS_GOALS)
 .targets(&[Fault::M10])
-// loom: 143,802 executions (39 s) at bound 2 since the write-ahead flush.
+// loom at bound 2 runs past the PR gate (each turn's write-ahead flush adds
+// interleavings); bound 1 stays within it.
 .bounds(Bounds {
     dfs: None,
     loom_cap: 1,

@@ -34,7 +34,8 @@ pub static IDLE_CANCEL_THEN_PROMPT: Scenario = Scenario::new(
 .rules(&[Rule::C6])
 .goals(IDLE_CANCEL_THEN_PROMPT_GOALS)
 .targets(&[Fault::M4])
-// loom: 462,468 executions (52 s) at bound 3 since the write-ahead flush.
+// loom at bound 3 runs past the PR gate (each turn's write-ahead flush adds
+// interleavings); bound 2 stays within it.
 .bounds(Bounds {
     dfs: None,
     loom_cap: 2,
@@ -100,8 +101,9 @@ pub static WHEN_IDLE_WAITERS: Scenario = Scenario::new(
 .rules(&[Rule::C7])
 .goals(WHEN_IDLE_WAITERS_GOALS)
 .targets(&[Fault::M12, Fault::M14])
-// loom: 3 threads since the late waiter waits in its own task: bound 2
-// ran more than 7 minutes once loom interleaves joined futures.
+// loom: the late waiter waits in its own task, a thread of its own
+// (`tasks.when-idle-waiters.without-bystanders`); bound 2 takes minutes
+// because loom interleaves joined futures.
 .bounds(Bounds {
     dfs: None,
     loom_cap: 1,
@@ -167,11 +169,11 @@ const DROPPED_WHEN_IDLE_GOALS: &[Goal] = &[
         &[
             (
                 "shuttle-random",
-                "0 hits in 50,000 iterations (2.1 s): the timer is ready from the start, and the walk must pass it over at each scheduling point of the whole turn",
+                "not reached in runs far past the PR budget: the timer is ready from the start, and the walk must pass it over at each scheduling point of the whole turn",
             ),
             (
                 "shuttle-pct",
-                "0 hits in 50,000 iterations (2.2 s) at depth 3: the turn's flushes yield, and shuttle's PCT drops a yielding task below every other, so the timer fires first",
+                "not reached in runs far past the PR budget at depth 3: the turn's flushes yield, and shuttle's PCT drops a yielding task below every other, so the timer fires first",
             ),
         ],
     ),

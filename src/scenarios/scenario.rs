@@ -44,9 +44,9 @@ pub struct Ctx {
     pub durable: Option<Arc<dyn Durable>>,
     /// Whether the body adds its *bystander* agents (independent work that
     /// checks isolation, C5/D5). loom explores every interleaving of every
-    /// thread and runs without them: `concurrent-dispose` ran more than 9
-    /// minutes at preemption bound 1 with its bystander, 14 s at bound 2
-    /// without. Every other checker runs them.
+    /// thread and runs without them: `concurrent-dispose` with its bystander
+    /// runs for many minutes even at preemption bound 1, far longer than at
+    /// bound 2 without it. Every other checker runs them.
     pub bystanders: bool,
     /// The scenario's [`Closure`], if it is a downstream race test (set
     /// by `run_ctx`).
@@ -118,7 +118,7 @@ pub(crate) use bodies;
 #[derive(Clone, Copy, Debug)]
 pub struct Bounds {
     /// The highest loom preemption bound whose exhaustive run stays within
-    /// the PR gate (about 30 s here).
+    /// the PR gate (a run of seconds, not minutes).
     pub loom_cap: usize,
     /// At most this many loom executions (`None`: until exhausted); a capped
     /// loom row says `sampled`.

@@ -94,10 +94,11 @@ pub static TOOL_BASH_RELOAD: Scenario = Scenario::new(
 .rules(&[Rule::S1, Rule::S2, Rule::S3, Rule::S4, Rule::S5])
 .goals(TOOL_BASH_RELOAD_GOALS)
 .targets(&[Fault::M2, Fault::M21])
-// sim-dfs: 8 tasks: bound 2 does not finish 100,000 (most sleep-blocked).
+// sim-dfs: many tasks (`tasks.tool-bash-reload.all`); bound 2's search is
+// far larger than bound 1's and most of its schedules are sleep-blocked.
 .bounds(Bounds { dfs: Some(1), ..Bounds::PR })
 .coverage_gap(
-    "sim-dfs at bound 1 misses 1,452 views of the other checkers (most from sim seeds); bound 2 does not finish 100,000 schedules (check --tier pr, this machine)",
+    "sim-dfs at bound 1 misses views the other checkers reach (most from sim seeds), and bound 2 does not finish within the PR budget; `check` reports the misses of each run",
 );
 
 /// `tool-bash-reload`: two sessions race `bash_output`/`bash_kill` on each
@@ -259,10 +260,10 @@ pub static COMPLETION_NOTICE_ROUTING: Scenario = Scenario::new(
 .rules(&[Rule::S6])
 .goals(COMPLETION_NOTICE_ROUTING_GOALS)
 .targets(&[Fault::M21])
-// sim-dfs: 6,598 schedules at bound 2 (0.8 s; 5,040 before the owner drain).
+// sim-dfs at bound 2 is quick (`sim-dfs.completion-notice-routing.schedules`).
 .bounds(Bounds { dfs: Some(2), ..Bounds::PR })
 .coverage_gap(
-    "sim-dfs at bound 2 misses 113 views of the other checkers (most from sim seeds) (check --tier pr, this machine)",
+    "sim-dfs at bound 2 misses views the other checkers reach (most from sim seeds); `check` reports the misses of each run",
 );
 
 /// `completion-notice-routing`: a notice reaches only the live agent whose

@@ -1,4 +1,4 @@
-//! Issue 16, items 2 and 3: a resumed search keeps the goals and views of
+//! A resumed search keeps the goals and views of
 //! its first part and refuses other search settings; every input is
 //! checked before any work (exit 2, one line on stderr, nothing on
 //! stdout); every checker honours its budget, loom's `--budget` too.
@@ -18,7 +18,7 @@ fn text_goal_hits(report: &str) -> u64 {
         .sum()
 }
 
-/// Item 2: a resumed search reports the goal hits and views of the whole
+/// A resumed search reports the goal hits and views of the whole
 /// search, as one uninterrupted run does. (`concurrent-dispose` at
 /// preemption bound 2, a short test: the first 1,000 schedules miss a goal
 /// that the rest hits.)
@@ -62,7 +62,7 @@ fn a_resumed_search_reports_every_goal_and_view() {
     assert_eq!(rest["invariants_checked"], whole["invariants_checked"]);
 }
 
-/// Item 2: resuming with another shard, bound or reduction is refused.
+/// Resuming with another shard, bound or reduction is refused.
 #[test]
 fn resuming_with_other_search_settings_is_refused() {
     let dir = scratch("resume-other");
@@ -96,7 +96,7 @@ fn resuming_with_other_search_settings_is_refused() {
     }
 }
 
-/// Items 2 and 3: bad inputs exit 2 with one line on stderr, before any
+/// Bad inputs exit 2 with one line on stderr, before any
 /// work (all of them together within 5 s) and with nothing on stdout.
 #[test]
 fn inputs_are_checked_before_any_work() {
@@ -154,8 +154,8 @@ fn inputs_are_checked_before_any_work() {
     }
 }
 
-/// Item 3: loom honours `--budget` (it used to run to the end of its
-/// bound): 5 executions, stopped at budget, and the row says so.
+/// loom honours `--budget` (it does not run to the end of its bound): 5
+/// executions, stopped at budget, and the row says so.
 #[test]
 fn loom_stops_at_its_budget() {
     let r = run(&[

@@ -1,4 +1,4 @@
-//! Issue 16, items 3, 5 and 7: replay lines are checked field by field
+//! Replay lines are checked field by field
 //! before anything runs, a plan naming a task that does not exist is
 //! refused, output paths are checked first; `replay` prints every agent's
 //! journal, a swimlane that fits, and the poll where the oracle first

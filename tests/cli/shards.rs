@@ -1,4 +1,4 @@
-//! Issue 16, item 1: a shard judges violations only; shards merged by
+//! A shard judges violations only; shards merged by
 //! `merge` equal the unsharded run; `merge` refuses what is not one whole
 //! split of one build and one set of settings; `scripts/shards.sh` runs
 //! and merges.
@@ -85,7 +85,7 @@ fn paths(files: &[PathBuf]) -> Vec<&str> {
 }
 
 /// Two scenarios, one of them at a smaller preemption bound than its own
-/// (unbounded) so that the test stays short: 2,130 schedules in 4 shards.
+/// (unbounded) so that the test stays short.
 const TWO: [&str; 8] = [
     "--checker",
     "sim-dfs",
@@ -97,7 +97,7 @@ const TWO: [&str; 8] = [
     "3",
 ];
 
-/// Item 1: four shards merged are the unsharded run: the same executions,
+/// Four shards merged are the unsharded run: the same executions,
 /// complete and sleep-blocked schedules, outcome labels, goal hits and
 /// views, and a pass. (An unsharded search explores every alternative
 /// above the split depth, as the union of its shards does, so the two
@@ -187,7 +187,7 @@ fn refused(r: &Run) -> &str {
     r.first_err()
 }
 
-/// Item 1: three of four shards are not the union.
+/// Three of four shards are not the union.
 #[test]
 fn a_merge_of_three_of_four_shards_is_refused() {
     let f = paths(small_split());
@@ -198,7 +198,7 @@ fn a_merge_of_three_of_four_shards_is_refused() {
     );
 }
 
-/// Item 1: one shard twice, another build, other settings, an unfinished
+/// One shard twice, another build, other settings, an unfinished
 /// file: each refused with one line naming the file.
 #[test]
 fn merge_refuses_overlaps_other_builds_other_settings_and_unfinished_files() {
@@ -243,8 +243,8 @@ fn merge_refuses_overlaps_other_builds_other_settings_and_unfinished_files() {
     );
 }
 
-/// Item 1: a shard judges violations only (it used to fail on goals its
-/// part of the search cannot reach), and says so.
+/// A shard judges violations only (it does not fail on goals its part of
+/// the search cannot reach), and says so.
 #[test]
 fn a_shard_judges_violations_only() {
     let r = run(&args(&[
@@ -275,7 +275,7 @@ fn script(args: &[&str], dir: Option<&Path>) -> Run {
     Proc::of(c).finish(DEADLINE)
 }
 
-/// Item 1: `scripts/shards.sh` runs the shards in parallel and merges them.
+/// `scripts/shards.sh` runs the shards in parallel and merges them.
 #[test]
 fn the_shards_script_runs_and_merges() {
     let dir = scratch("script");

@@ -1,4 +1,4 @@
-//! Issue 16, item 4: every command ends quietly when its stdout is closed
+//! Every command ends quietly when its stdout is closed
 //! (`lifecycle … | head`: SIGPIPE, no panic, no shuttle message, even
 //! after shuttle ran); `acp` keeps SIGPIPE ignored; shuttle's panic hook
 //! is installed only around shuttle's runs; Ctrl-C stops a long `check` or

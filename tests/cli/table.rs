@@ -1,4 +1,4 @@
-//! Issue 16, item 4: the table fits 100 columns and tells the truth: every
+//! The table fits 100 columns and tells the truth: every
 //! row states its bound (loom's too, exhausted or stopped), a stopped
 //! search is not `sampled`, skipped runs are not passed ones, a bounded row
 //! is never `unbounded`, the `*` footnote needs a starred row, follow-up
@@ -181,8 +181,8 @@ fn follow_up_commands_name_the_binary_as_invoked() {
 /// `model --json` prints JSON lines, like every other `--json`: one object
 /// per row of `model`'s table, in the table's order, its fields those of
 /// the row. `--model` keeps the run short: two small models (durability,
-/// shell) and their fault variants, 8 rows, instead of every model (about
-/// 20 s per command in debug).
+/// shell) and their fault variants instead of every model (slow in a
+/// debug build).
 #[test]
 fn model_json_prints_one_object_per_table_row() {
     let only = ["--model", "durability", "--model", "shell"];
@@ -215,8 +215,8 @@ fn model_json_prints_one_object_per_table_row() {
         .take_while(|l| !l.is_empty())
         .map(|l| l.split_whitespace().collect())
         .collect();
-    // The two clean models, then their fault variants (M2, M16 to M18,
-    // M20 and M21 today), nothing of the other models.
+    // The two clean models, then their fault variants, nothing of the
+    // other models.
     assert!(rows.len() > 2, "{table}");
     assert_eq!((rows[0][0], rows[1][0]), ("durability", "shell"), "{table}");
     for row in &rows[2..] {

@@ -1,4 +1,4 @@
-//! `bench --pins`: every deterministic figure the README and the tests
+//! `bench --pins`: every deterministic figure the docs and the tests
 //! quote, in one checked-in file (`pins.json`), measured by one command.
 //!
 //! - [`file`](mod@file): the file's format (one line per pin: key, value, meaning);
