@@ -19,7 +19,7 @@ use agent_lifecycle::scenarios::OBSERVER_PANIC;
 use agent_lifecycle::session_log::Entry;
 use conformance::Driver;
 use lifecycle_models::agent::{
-    AgentAction as A, AgentModel, AgentState, Cause, Fate, LoopPos, Status, TurnPhase,
+    AgentAction as A, AgentModel, AgentState, Cause, LoopPos, PromptFate, Status, TurnPhase,
 };
 use proptest::prelude::*;
 use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMachineTest};
@@ -289,14 +289,15 @@ fn model_fates(s: &AgentState) -> Vec<String> {
     s.prompts
         .iter()
         .map(|p| match p.fate {
-            Fate::Queued => "queued".into(),
-            Fate::InHand => "in-hand".into(),
-            Fate::Cancelled => "cancelled".into(),
-            Fate::ClearedByDispose => "cleared-by-dispose".into(),
-            Fate::Skipped => "skipped".into(),
-            Fate::Running => "running".into(),
-            // One type now: the model's end reason is the implementation's.
-            Fate::Ended(r) => end(r),
+            PromptFate::Pending { claimed: false } => "queued".into(),
+            PromptFate::Pending { claimed: true } => "in-hand".into(),
+            PromptFate::ClearedInQueue => "cancelled".into(),
+            PromptFate::ClearedByDispose => "cleared-by-dispose".into(),
+            PromptFate::SkippedAtClaim => "skipped".into(),
+            PromptFate::Started => "running".into(),
+            // One type: the model's fate and end reason are the
+            // implementation's.
+            PromptFate::Ended(r) => end(r),
         })
         .collect()
 }
@@ -473,7 +474,7 @@ fn compare(sut: &Sut, s: &AgentState) {
         .prompts
         .iter()
         .enumerate()
-        .filter(|(i, p)| matches!(p.fate, Fate::Ended(_)) && Some(*i as u64) != flushing)
+        .filter(|(i, p)| matches!(p.fate, PromptFate::Ended(_)) && Some(*i as u64) != flushing)
         .map(|(i, _)| (i as u64, fates[i].clone()))
         .collect();
     want.sort();

@@ -1,7 +1,7 @@
 //! Scenarios about `cancel`: `cancel-before-claim`, `cancel-mid-turn`,
 //! `observer-queues-during-cancel`, `cancel-drops-steering`.
 
-use super::fate::PromptFate;
+use super::fate::{FromJournal, PromptFate};
 use super::goals::*;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};

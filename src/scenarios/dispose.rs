@@ -2,7 +2,7 @@
 //! `owner-unload-vs-handle-dispose`, `provider-unload`,
 //! `disposed-listener-panics`, `cancel-then-dispose`.
 
-use super::fate::PromptFate;
+use super::fate::{FromJournal, PromptFate};
 use super::goals::*;
 use super::rig::{Rig, LISTENER_PANIC};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};

@@ -7,33 +7,20 @@
 //! pre-run marker), `cleared-in-queue` (a cancel), `cleared-by-dispose`
 //! (disposal) or `started` → `ended(reason)`. The last event decides.
 
-use crate::journal::{EndReason, Event, PromptId, Record};
-use std::fmt;
+pub use lifecycle_spec::PromptFate;
 
-/// What became of one prompt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PromptFate {
-    /// Accepted; nothing else happened to it.
-    Pending,
-    /// Its turn started and has not ended.
-    Started,
-    /// Its turn ended, for this reason.
-    Ended(EndReason),
-    /// Claimed, then skipped by the pre-run marker (C4).
-    SkippedAtClaim,
-    /// Cleared from the inbox by a cancel (C2).
-    ClearedInQueue,
-    /// Dropped from the inbox by disposal (D6).
-    ClearedByDispose,
+use crate::journal::{Event, PromptId, Record};
+
+/// Reading a [`PromptFate`] (defined once, in `lifecycle-spec`) from an
+/// agent's journal.
+pub trait FromJournal {
+    /// The fate of prompt `p` in `journal`.
+    fn of(journal: &[Record], p: PromptId) -> Self;
 }
 
-impl PromptFate {
-    /// Its turn ran every step.
-    pub const COMPLETED: PromptFate = PromptFate::Ended(EndReason::Completed);
-
-    /// The fate of prompt `p` in `journal`.
-    pub fn of(journal: &[Record], p: PromptId) -> PromptFate {
-        let mut fate = PromptFate::Pending;
+impl FromJournal for PromptFate {
+    fn of(journal: &[Record], p: PromptId) -> PromptFate {
+        let mut fate = PromptFate::QUEUED;
         for r in journal {
             match &r.event {
                 Event::TurnStart { prompt } if *prompt == p => fate = PromptFate::Started,
@@ -51,40 +38,5 @@ impl PromptFate {
             }
         }
         fate
-    }
-}
-
-impl fmt::Display for PromptFate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PromptFate::Pending => f.write_str("pending"),
-            PromptFate::Started => f.write_str("started"),
-            PromptFate::Ended(reason) => f.write_str(&format!("{reason:?}").to_lowercase()),
-            PromptFate::SkippedAtClaim => f.write_str("skipped-at-claim"),
-            PromptFate::ClearedInQueue => f.write_str("cleared-in-queue"),
-            PromptFate::ClearedByDispose => f.write_str("cleared-by-dispose"),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_keep_their_text() {
-        for (fate, text) in [
-            (PromptFate::Pending, "pending"),
-            (PromptFate::Started, "started"),
-            (PromptFate::COMPLETED, "completed"),
-            (PromptFate::Ended(EndReason::Aborted), "aborted"),
-            (PromptFate::Ended(EndReason::Disposed), "disposed"),
-            (PromptFate::Ended(EndReason::Interrupted), "interrupted"),
-            (PromptFate::SkippedAtClaim, "skipped-at-claim"),
-            (PromptFate::ClearedInQueue, "cleared-in-queue"),
-            (PromptFate::ClearedByDispose, "cleared-by-dispose"),
-        ] {
-            assert_eq!(fate.to_string(), text);
-        }
     }
 }

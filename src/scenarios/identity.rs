@@ -1,7 +1,7 @@
 //! Identity scenarios: `same-id-create-race`, `create-during-owner-unload`,
 //! `id-reuse-after-detach`.
 
-use super::fate::PromptFate;
+use super::fate::{FromJournal, PromptFate};
 use super::goals::*;
 use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};

@@ -1,7 +1,7 @@
 //! Scenarios about idleness: `idle-cancel-then-prompt`, `when-idle-waiters`,
 //! `dropped-when-idle`.
 
-use super::fate::PromptFate;
+use super::fate::{FromJournal, PromptFate};
 use super::goals::*;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};

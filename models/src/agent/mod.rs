@@ -153,24 +153,9 @@ pub enum Origin {
     Requeued,
 }
 
-/// What became of a prompt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Fate {
-    /// In `queued`.
-    Queued,
-    /// In the loop's hand.
-    InHand,
-    /// Cleared by a cancel.
-    Cancelled,
-    /// Cleared by disposal.
-    ClearedByDispose,
-    /// Dropped by the pre-run marker.
-    Skipped,
-    /// Its turn is running.
-    Running,
-    /// Its turn ended.
-    Ended(EndReason),
-}
+/// What became of a prompt: one type with the implementation's
+/// (`lifecycle-spec`), the model telling a claimed prompt from a queued one.
+pub use lifecycle_spec::PromptFate;
 
 /// A prompt, as the properties see it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -178,7 +163,7 @@ pub struct PromptInfo {
     /// How it came.
     pub origin: Origin,
     /// What became of it.
-    pub fate: Fate,
+    pub fate: PromptFate,
     /// It was accepted before an effective cancel that found no turn
     /// running: it must never start (C4).
     pub doomed: bool,
@@ -405,7 +390,7 @@ impl AgentModel {
         let id = s.prompts.len() as u8;
         s.prompts.push(PromptInfo {
             origin,
-            fate: Fate::Queued,
+            fate: PromptFate::QUEUED,
             doomed: false,
         });
         s.queued.push(id);
@@ -425,7 +410,7 @@ impl AgentModel {
             broke(s, Rule::C1);
         }
         for p in std::mem::take(&mut s.queued) {
-            s.prompts[p as usize].fate = Fate::Cancelled;
+            s.prompts[p as usize].fate = PromptFate::ClearedInQueue;
         }
         s.steering.clear();
         if let Some(t) = s.turn.as_mut().filter(|t| t.token_live()) {
@@ -563,7 +548,7 @@ impl AgentModel {
                         .chain(n.queued.drain(..))
                         .collect();
                     for p in cleared {
-                        n.prompts[p as usize].fate = Fate::ClearedByDispose;
+                        n.prompts[p as usize].fate = PromptFate::ClearedByDispose;
                     }
                     n.steering.clear();
                     n.marker = false;
@@ -575,7 +560,7 @@ impl AgentModel {
                     return None;
                 }
                 let p = n.queued.remove(0);
-                n.prompts[p as usize].fate = Fate::InHand;
+                n.prompts[p as usize].fate = PromptFate::IN_HAND;
                 n.in_hand = Some(p);
                 n.pos = LoopPos::Claiming;
             }
@@ -594,7 +579,7 @@ impl AgentModel {
                     Some(_) if s.status == Status::Disposed => n.pos = LoopPos::Exited,
                     Some(p) if std::mem::take(&mut n.marker) => {
                         let info = &mut n.prompts[p as usize];
-                        info.fate = Fate::Skipped;
+                        info.fate = PromptFate::SkippedAtClaim;
                         match (info.origin, info.doomed) {
                             (_, true) => {}
                             (Origin::AfterCancel, _) => broke(&mut n, Rule::C5),
@@ -605,7 +590,7 @@ impl AgentModel {
                     }
                     Some(p) => {
                         let info = &mut n.prompts[p as usize];
-                        info.fate = Fate::Running;
+                        info.fate = PromptFate::Started;
                         let (doomed, observer) = (info.doomed, info.origin == Origin::Observer);
                         if doomed {
                             broke(&mut n, Rule::C4);
@@ -705,7 +690,7 @@ impl AgentModel {
                     }
                 }
                 let p = t.prompt as usize;
-                n.prompts[p].fate = Fate::Ended(reason);
+                n.prompts[p].fate = PromptFate::Ended(reason);
                 if let Some(t) = n.turn.as_mut() {
                     t.phase = TurnPhase::Flushing;
                 }

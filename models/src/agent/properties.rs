@@ -4,7 +4,7 @@
 //! one where a hung step is never signalled (the agent stays busy, which
 //! no rule forbids).
 
-use super::{AgentModel, AgentState, EndReason, Fate, LoopPos, Origin, Status};
+use super::{AgentModel, AgentState, EndReason, LoopPos, Origin, PromptFate, Status};
 use crate::model::Property;
 use lifecycle_spec::Rule;
 
@@ -25,7 +25,7 @@ impl AgentModel {
     /// The reason of the turn that ran prompt `p`, if it ended.
     pub fn ended(s: &AgentState, p: u8) -> Option<EndReason> {
         match s.prompts.get(p as usize)?.fate {
-            Fate::Ended(r) => Some(r),
+            PromptFate::Ended(r) => Some(r),
             _ => None,
         }
     }
@@ -46,7 +46,7 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
             "C3 a cancelled turn ends aborted, a disposed one disposed",
             |_, s| {
                 s.prompts.iter().enumerate().all(|(i, p)| match p.fate {
-                    Fate::Ended(r) => s.turn.as_ref().is_none_or(|t| {
+                    PromptFate::Ended(r) => s.turn.as_ref().is_none_or(|t| {
                         t.prompt as usize != i
                             || match r {
                                 EndReason::Disposed => t.disposed,
@@ -111,7 +111,7 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
                 s.waiters.contains(&None)
                     && s.prompts.iter().any(|p| {
                         p.origin == Origin::AfterCancel
-                            && matches!(p.fate, Fate::Queued | Fate::InHand | Fate::Running)
+                            && matches!(p.fate, PromptFate::Pending { .. } | PromptFate::Started)
                     })
             },
         ),
@@ -126,7 +126,10 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
                     || s.prompts.iter().all(|p| {
                         !matches!(p.origin, Origin::AfterCancel | Origin::AfterIdleCancel)
                             || p.doomed
-                            || !matches!(p.fate, Fate::Skipped | Fate::Queued | Fate::InHand)
+                            || !matches!(
+                                p.fate,
+                                PromptFate::SkippedAtClaim | PromptFate::Pending { .. }
+                            )
                     })
             },
         ),
