@@ -49,7 +49,6 @@ fn a_held_step_is_disposed_mid_step() {
         .dfs(dispose_while_a_step_runs)
         .unwrap();
     assert!(report.exhausted && report.executions > 1, "{report:?}");
-    eprintln!("{} executions", report.executions);
     // M19: the step's signal never fires, so the held step never ends and
     // the dispose waits for it forever (C10).
     let failure = RaceTest::new(name)
@@ -100,5 +99,4 @@ fn a_flush_is_held_open_without_a_thread() {
         .dfs(cancel_while_a_flush_is_open)
         .unwrap();
     assert!(report.exhausted && report.executions > 1, "{report:?}");
-    eprintln!("{} executions", report.executions);
 }

@@ -291,18 +291,6 @@ enum Compared {
     Stale(&'static str),
 }
 
-/// `docs` as the command line calls it: the reference at `reference`, the
-/// record beside it, the other inputs of this checkout; `check` compares
-/// instead of writing.
-pub fn run(reference: &Path, check: bool) -> ExitCode {
-    let paths = Paths {
-        reference: reference.to_path_buf(),
-        record: reference.with_file_name("record.md"),
-        ..Paths::checkout()
-    };
-    run_with(&paths, &DocsArgs { check, bench: None })
-}
-
 /// `docs` with its arguments, on this checkout.
 pub fn run_args(args: &DocsArgs) -> ExitCode {
     run_with(&Paths::checkout(), args)
