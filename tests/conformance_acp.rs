@@ -94,7 +94,7 @@ fn model() -> AcpModel {
 
 fn act(s: AcpState, a: A) -> AcpState {
     model()
-        .next_state(&s, &a)
+        .next_state(&s, a.clone())
         .unwrap_or_else(|| panic!("{a:?} not enabled in {s:#?}"))
 }
 
@@ -109,7 +109,7 @@ fn close(s: AcpState, unload: bool) -> AcpState {
 /// Every agent loop runs: queued prompts of live sessions complete.
 fn settle(mut s: AcpState) -> AcpState {
     for x in 0..2u8 {
-        if let Some(n) = model().next_state(&s, &A::TurnStart(x)) {
+        if let Some(n) = model().next_state(&s, A::TurnStart(x)) {
             s = act(n, A::TurnEnd(x));
         }
     }

@@ -85,7 +85,7 @@ fn model(fault: Option<lifecycle_models::Fault>) -> DisposeModel {
 
 fn act(s: DisposeState, a: A) -> DisposeState {
     model(None)
-        .next_state(&s, &a)
+        .next_state(&s, a.clone())
         .unwrap_or_else(|| panic!("{a:?} not enabled in {s:#?}"))
 }
 
@@ -133,7 +133,7 @@ fn idle_attempt(s: &DisposeState) -> Option<u8> {
 fn create_all(s: DisposeState, k: u8) -> DisposeState {
     let mut s = act(s, A::Prepare(k));
     for a in [A::Check(k), A::Enter(k), A::Publish(k)] {
-        if let Some(n) = model(None).next_state(&s, &a) {
+        if let Some(n) = model(None).next_state(&s, a.clone()) {
             s = n;
         }
     }
@@ -252,7 +252,7 @@ impl ReferenceStateMachine for DisposeRef {
             Op::Dispose(k) => (act(s, A::HandleDispose(k)), vec![]),
             Op::DisposeAndUnloadOwner(k) => {
                 let s = act(s, A::HandleDispose(k));
-                let s = match model(None).next_state(&s, &A::UnloadOwner) {
+                let s = match model(None).next_state(&s, A::UnloadOwner) {
                     Some(n) => n,
                     None => s,
                 };
@@ -269,7 +269,7 @@ impl ReferenceStateMachine for DisposeRef {
             }
             Op::UnloadOwner | Op::DropUnloadOwner => {
                 let s = complete(
-                    model(None).next_state(&s, &A::UnloadOwner).unwrap_or(s),
+                    model(None).next_state(&s, A::UnloadOwner).unwrap_or(s),
                     false,
                 );
                 let a = vec![unload_answer(&s, ScopeId::Owner)];
@@ -277,7 +277,7 @@ impl ReferenceStateMachine for DisposeRef {
             }
             Op::UnloadProvider => {
                 let s = complete(
-                    model(None).next_state(&s, &A::UnloadProvider).unwrap_or(s),
+                    model(None).next_state(&s, A::UnloadProvider).unwrap_or(s),
                     false,
                 );
                 let a = vec![unload_answer(&s, ScopeId::Provider)];
@@ -295,7 +295,7 @@ impl ReferenceStateMachine for DisposeRef {
 
 fn create_all_after_prepare(mut s: DisposeState, k: u8) -> DisposeState {
     for a in [A::Check(k), A::Enter(k), A::Publish(k)] {
-        if let Some(n) = model(None).next_state(&s, &a) {
+        if let Some(n) = model(None).next_state(&s, a.clone()) {
             s = n;
         }
     }

@@ -172,7 +172,7 @@ impl ReferenceStateMachine for DurabilityRef {
     }
 
     fn apply(r: Ref, op: &Op) -> Ref {
-        let Some(s) = action(op).and_then(|a| model().next_state(&r.s, &a)) else {
+        let Some(s) = action(op).and_then(|a| model().next_state(&r.s, a)) else {
             return Ref {
                 s: r.s,
                 answer: vec![],

@@ -150,7 +150,7 @@ trait NextState {
 
 impl NextState for ShellModel {
     fn next_state_of(&self, s: &ShellState, a: &A) -> Option<ShellState> {
-        lifecycle_models::Model::next_state(self, s, a)
+        lifecycle_models::Model::next_state(self, s, a.clone())
     }
 }
 

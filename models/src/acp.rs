@@ -22,9 +22,17 @@
 //! | `TurnStart(s)`, `TurnEnd(s)` | the session's agent loop |
 //! | `Disconnect`, `Unload` | the client / the plugin host |
 //! | `DisposeDone(s)` | quiesce: one record's teardown finishes |
+//!
+//! # Symmetry
+//! The two `session/load old` calls are interchangeable: every transition
+//! and property treats `LoadBegin(0)` as it treats `LoadBegin(1)`, and no
+//! other part of the state names a load by its index. A state's
+//! representative ([`Representative`]) sorts `loads`, so stateright's
+//! symmetry reduction visits one of each pair of states that differ only
+//! by which load did what.
 
+use crate::checker::{Model, Named, Property, Representative};
 use crate::fault::Fault;
-use crate::model::{Model, Property};
 use lifecycle_spec::Rule;
 
 /// Session ids: `old` (a durable session to load) and `new`.
@@ -361,16 +369,28 @@ fn broke(s: &mut AcpState, rule: Rule) {
     }
 }
 
-impl Model for AcpModel {
-    type State = AcpState;
-    type Action = AcpAction;
+impl Representative for AcpState {
+    /// The state with its two loads in sorted order (see the module's
+    /// Symmetry section).
+    fn representative(&self) -> Self {
+        let mut r = self.clone();
+        r.loads.sort();
+        r
+    }
+}
 
+impl Named for AcpModel {
     fn name(&self) -> String {
         match self.fault {
             None => "acp".into(),
             Some(f) => format!("acp+{f}"),
         }
     }
+}
+
+impl Model for AcpModel {
+    type State = AcpState;
+    type Action = AcpAction;
 
     fn init_states(&self) -> Vec<AcpState> {
         vec![self.init()]
@@ -401,8 +421,8 @@ impl Model for AcpModel {
         out.extend(all.into_iter().filter(|a| self.step(s, a).is_some()));
     }
 
-    fn next_state(&self, s: &AcpState, a: &AcpAction) -> Option<AcpState> {
-        self.step(s, a)
+    fn next_state(&self, s: &AcpState, a: AcpAction) -> Option<AcpState> {
+        self.step(s, &a)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
@@ -460,7 +480,8 @@ impl Model for AcpModel {
             Property::<Self>::sometimes("A5 window: a second load is refused", |_, s| {
                 s.loads.contains(&Call::Done(Err(AcpError::AlreadyLoaded)))
             }),
-            Property::<Self>::eventually(
+            crate::at_every_end!(
+                Self,
                 "A1 after close every bridge-owned agent is disposed",
                 |_, s| !s.closed || s.agents.iter().all(|&(_, gone)| gone),
             ),

@@ -1,25 +1,78 @@
-//! An explicit-state, breadth-first model checker.
+//! Checking a model with stateright, and the result as a report.
 //!
-//! Every reachable state is visited once (states are deduplicated by value),
-//! in breadth-first order, so the first counterexample found for a property
-//! is one of the shortest. A depth bound cuts infinite spaces (the models of
-//! this crate are finite and never reach it).
+//! The search is stateright's: [`Checker::check`] runs its breadth-first
+//! checker (`spawn_bfs`) on [`Checker::threads`] threads, to completion
+//! (every reachable state is visited, so state counts are the whole space
+//! even when every property already has a discovery), and turns its
+//! discoveries into [`PropertyResult`]s. [`Checker::check_symmetric`] runs
+//! stateright's depth-first checker with symmetry reduction (`symmetry()`,
+//! which stateright implements for `spawn_dfs` only) on a model whose state
+//! is [`Representative`], and reports how many representatives it visited.
 //!
-//! Semantics, per [`Expectation`]:
+//! Semantics, per [`Expectation`] (stateright's):
 //! - `Always`: the condition holds in every reachable state. The
-//!   counterexample is a shortest path to a state where it does not.
+//!   counterexample is a path to a state where it does not.
 //! - `Sometimes`: the condition holds in at least one reachable state. A
 //!   failure has no path (nothing reachable satisfies it).
-//! - `Eventually`: the condition holds in every *terminal* reachable state
-//!   (no action enabled, below the depth bound): every complete run ends
-//!   with the obligation discharged. The counterexample is a shortest path to
-//!   a terminal state where it does not. Cycles are not checked for
-//!   liveness (the models here have none that matter: their environments
-//!   have finite budgets).
+//!
+//! Progress rules (C5, C7, C10, D7, D8, R1, D9, S6, A1) are written with
+//! [`at_every_end!`]: an `Always` property whose condition must hold in
+//! every *terminal* state (no action enabled), so every complete run ends
+//! with the obligation discharged, and the counterexample is a path to a
+//! terminal state where it does not. They are not stateright's
+//! `Eventually`: that one clears a property once its condition held
+//! anywhere on the path and keeps that bit across a join in the state
+//! graph (a `FIXME` in stateright's `bfs.rs`), so it misses a run that
+//! reaches the join another way; on the dispose model it missed M15's D8
+//! counterexample (`tests/pinned.rs` has the test that shows it). Cycles
+//! are not searched for livelock; the models' environments have finite
+//! budgets.
+//!
+//! Paths: stateright keeps the path of the *last* violating state it
+//! visits, and with several threads visits in no fixed order. So
+//! [`Checker::check`] re-derives a counterexample for each failing
+//! property with [`Checker::shortest`]: one thread's breadth-first search
+//! (states visited in order of depth), whose visitor keeps the first
+//! violating path, stopped once every failing property has one. Pinned
+//! lengths are those shortest ones.
 
-use crate::model::{Expectation, Model};
-use std::collections::HashSet;
+use stateright::{Checker as _, HasDiscoveries};
+pub use stateright::{Expectation, Model, Property, Representative};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// A progress property, checked as stateright `always` over the terminal
+/// states: `$cond` must hold in every state with no enabled action (see
+/// the module docs for why this is not stateright's `Eventually`).
+#[macro_export]
+macro_rules! at_every_end {
+    ($model:ty, $name:expr, $cond:expr $(,)?) => {
+        $crate::checker::Property::<$model>::always($name, |m, s| {
+            $crate::checker::holds_at_end::<$model>($cond, m, s)
+        })
+    };
+}
+
+/// The condition of an [`at_every_end!`] property: `cond` holds in `s`, or
+/// `s` is not terminal.
+pub fn holds_at_end<M: Model>(cond: fn(&M, &M::State) -> bool, model: &M, s: &M::State) -> bool {
+    cond(model, s) || !is_terminal(model, s)
+}
+
+/// Whether no action is enabled in `s` (every action's next state is
+/// `None`).
+pub fn is_terminal<M: Model>(model: &M, s: &M::State) -> bool {
+    let mut actions = Vec::new();
+    model.actions(s, &mut actions);
+    actions
+        .into_iter()
+        .all(|a| model.next_state(s, a).is_none())
+}
+
+/// The name of no property: waiting for its discovery runs a check to
+/// completion (stateright stops once every property has a discovery).
+const NEVER: &str = "(run to completion)";
 
 /// A property's counterexample: the numbered action path from an initial
 /// state, and the last state.
@@ -41,6 +94,28 @@ impl Counterexample {
     pub fn is_empty(&self) -> bool {
         self.path.is_empty()
     }
+
+    fn of<M: Model>(path: stateright::Path<M::State, M::Action>) -> Self
+    where
+        M::State: std::fmt::Debug,
+        M::Action: std::fmt::Debug,
+    {
+        let last_state = format!("{:#?}", path.last_state());
+        let path = path
+            .into_actions()
+            .iter()
+            .map(|a| format!("{a:?}"))
+            .collect();
+        Counterexample { path, last_state }
+    }
+}
+
+fn lowercase<S: serde::Serializer>(e: &Expectation, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match e {
+        Expectation::Always => "always",
+        Expectation::Sometimes => "sometimes",
+        Expectation::Eventually => "eventually",
+    })
 }
 
 /// How one property fared.
@@ -49,11 +124,12 @@ pub struct PropertyResult {
     /// Its name.
     pub name: String,
     /// Its expectation.
+    #[serde(serialize_with = "lowercase")]
     pub expectation: Expectation,
     /// Whether it holds.
     pub holds: bool,
-    /// A counterexample, when it does not hold and one exists (never for
-    /// `sometimes`).
+    /// A shortest counterexample, when it does not hold and one exists
+    /// (never for `sometimes`).
     pub counterexample: Option<Counterexample>,
 }
 
@@ -85,16 +161,24 @@ impl PropertyResult {
 pub struct CheckResult {
     /// The model's name.
     pub model: String,
-    /// States generated (successors computed, duplicates included).
+    /// States generated (stateright's `state_count`: successors computed,
+    /// duplicates included).
     pub states: u64,
-    /// Distinct states.
+    /// Distinct states (stateright's `unique_state_count`).
     pub unique: u64,
-    /// The deepest level reached.
+    /// Distinct representatives under symmetry reduction, for a model with
+    /// interchangeable ids ([`Checker::check_symmetric`]); `None` for the
+    /// others.
+    pub symmetric: Option<u64>,
+    /// The most actions on a path to a state, as the search first reached
+    /// it (stateright's `max_depth`, which counts an initial state as 1,
+    /// less one).
     pub max_depth: u32,
-    /// Wall-clock seconds (reporting only; never drives behaviour).
+    /// Wall-clock seconds of the search (reporting only; never drives
+    /// behaviour).
     pub seconds: f64,
-    /// Whether the depth bound cut the search.
-    pub bounded: bool,
+    /// Threads the search ran on.
+    pub threads: usize,
     /// Each property, in the model's order.
     pub properties: Vec<PropertyResult>,
 }
@@ -118,120 +202,93 @@ impl CheckResult {
     }
 }
 
-/// The breadth-first checker.
+/// How to run stateright's checker.
+///
+/// One thread by default: with several, stateright's breadth-first search
+/// may reach a state first by a longer path, so the reported depth varies
+/// from run to run, and on these models it is no faster. The cores are
+/// used one level up: [`report::run_models`](crate::report::run_models)
+/// checks the models and fault variants concurrently, one search each.
 #[derive(Clone, Copy, Debug)]
 pub struct Checker {
-    /// The deepest level explored (states beyond are not expanded).
-    pub depth_max: u32,
+    /// Threads of the breadth-first search (stateright's `threads`).
+    pub threads: usize,
 }
 
 impl Default for Checker {
     fn default() -> Self {
-        Checker { depth_max: 200 }
+        Checker { threads: 1 }
     }
 }
 
-struct Node<S, A> {
-    state: S,
-    parent: usize,
-    action: Option<A>,
-    depth: u32,
+/// A model's name in reports: `agent`, or `agent+M3` with a fault.
+pub trait Named {
+    /// The name.
+    fn name(&self) -> String;
+}
+
+/// What a model needs to be checked on several threads and reported.
+pub trait Checkable:
+    Model<
+        State: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static,
+        Action: Clone + Eq + std::fmt::Debug + Send + Sync + 'static,
+    > + Named
+    + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<M> Checkable for M where
+    M: Model<
+            State: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static,
+            Action: Clone + Eq + std::fmt::Debug + Send + Sync + 'static,
+        > + Named
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
 }
 
 impl Checker {
-    /// Check `model`.
-    pub fn check<M: Model>(&self, model: &M) -> CheckResult {
+    /// Check `model` to completion and report each property, with a
+    /// shortest counterexample per failing one.
+    pub fn check<M: Checkable>(&self, model: M) -> CheckResult {
         let started = Instant::now();
         let props = model.properties();
-        let mut found: Vec<Option<usize>> = vec![None; props.len()];
-        let mut seen_sometimes = vec![false; props.len()];
-        let mut nodes: Vec<Node<M::State, M::Action>> = Vec::new();
-        let mut index: HashSet<M::State> = HashSet::new();
-        let mut generated = 0u64;
-        let mut max_depth = 0u32;
-        let mut bounded = false;
-        for s in model.init_states() {
-            generated += 1;
-            if index.insert(s.clone()) {
-                nodes.push(Node {
-                    state: s,
-                    parent: usize::MAX,
-                    action: None,
-                    depth: 0,
-                });
-            }
+        let checker = model
+            .clone()
+            .checker()
+            .threads(self.threads.max(1))
+            .finish_when(HasDiscoveries::AllOf(BTreeSet::from([NEVER])))
+            .spawn_bfs()
+            .join();
+        let found = checker.discoveries();
+        let failing: Vec<&'static str> = props
+            .iter()
+            .filter(|p| p.expectation != Expectation::Sometimes && found.contains_key(p.name))
+            .map(|p| p.name)
+            .collect();
+        let mut paths = if failing.is_empty() {
+            vec![]
+        } else {
+            self.shortest(&model, &failing)
         }
-        let mut actions = Vec::new();
-        let mut next = 0usize;
-        while next < nodes.len() {
-            let at = next;
-            next += 1;
-            let depth = nodes[at].depth;
-            max_depth = max_depth.max(depth);
-            for (i, p) in props.iter().enumerate() {
-                let ok = (p.condition)(model, &nodes[at].state);
-                match p.expectation {
-                    Expectation::Always if !ok && found[i].is_none() => found[i] = Some(at),
-                    Expectation::Sometimes if ok => seen_sometimes[i] = true,
-                    _ => {}
-                }
-            }
-            if depth >= self.depth_max {
-                bounded = true;
-                continue;
-            }
-            actions.clear();
-            model.actions(&nodes[at].state, &mut actions);
-            let mut successors = 0;
-            for a in actions.drain(..) {
-                let Some(s) = model.next_state(&nodes[at].state, &a) else {
-                    continue;
-                };
-                successors += 1;
-                generated += 1;
-                if index.contains(&s) {
-                    continue;
-                }
-                index.insert(s.clone());
-                nodes.push(Node {
-                    state: s,
-                    parent: at,
-                    action: Some(a),
-                    depth: depth + 1,
-                });
-            }
-            if successors == 0 {
-                for (i, p) in props.iter().enumerate() {
-                    if p.expectation == Expectation::Eventually
-                        && found[i].is_none()
-                        && !(p.condition)(model, &nodes[at].state)
-                    {
-                        found[i] = Some(at);
-                    }
-                }
-            }
-        }
-        let path_to = |mut at: usize| {
-            let last_state = format!("{:#?}", nodes[at].state);
-            let mut path = Vec::new();
-            while let Some(a) = &nodes[at].action {
-                path.push(format!("{a:?}"));
-                at = nodes[at].parent;
-            }
-            path.reverse();
-            Counterexample { path, last_state }
-        };
+        .into_iter();
         let properties = props
             .iter()
-            .enumerate()
-            .map(|(i, p)| {
+            .map(|p| {
+                let discovered = found.contains_key(p.name);
                 let (holds, counterexample) = match p.expectation {
-                    Expectation::Sometimes => (seen_sometimes[i], None),
-                    _ => (found[i].is_none(), found[i].map(path_to)),
+                    Expectation::Sometimes => (discovered, None),
+                    _ if !discovered => (true, None),
+                    _ => (false, paths.next().flatten()),
                 };
                 PropertyResult {
                     name: p.name.to_string(),
-                    expectation: p.expectation,
+                    expectation: p.expectation.clone(),
                     holds,
                     counterexample,
                 }
@@ -239,12 +296,101 @@ impl Checker {
             .collect();
         CheckResult {
             model: model.name(),
-            states: generated,
-            unique: nodes.len() as u64,
-            max_depth,
+            states: checker.state_count() as u64,
+            unique: checker.unique_state_count() as u64,
+            symmetric: None,
+            max_depth: checker.max_depth().saturating_sub(1) as u32,
             seconds: started.elapsed().as_secs_f64(),
-            bounded,
+            threads: self.threads.max(1),
             properties,
+        }
+    }
+
+    /// [`check`](Self::check), then stateright's depth-first search with
+    /// symmetry reduction, whose count of distinct representatives goes to
+    /// [`CheckResult::symmetric`]. The properties must fare the same under
+    /// both searches (a representative is a state of the same class);
+    /// a difference is reported as a failing property named after it.
+    pub fn check_symmetric<M>(&self, model: M) -> CheckResult
+    where
+        M: Checkable<State: Representative>,
+    {
+        let mut result = self.check(model.clone());
+        let started = Instant::now();
+        let reduced = model
+            .checker()
+            .threads(self.threads.max(1))
+            .symmetry()
+            .finish_when(HasDiscoveries::AllOf(BTreeSet::from([NEVER])))
+            .spawn_dfs()
+            .join();
+        let found = reduced.discoveries();
+        for p in &mut result.properties {
+            let discovered = found.contains_key(p.name.as_str());
+            let holds = match p.expectation {
+                Expectation::Sometimes => discovered,
+                _ => !discovered,
+            };
+            if holds != p.holds {
+                p.holds = false;
+                p.name = format!("{} (differs under symmetry reduction)", p.name);
+            }
+        }
+        result.symmetric = Some(reduced.unique_state_count() as u64);
+        result.seconds += started.elapsed().as_secs_f64();
+        result
+    }
+
+    /// A shortest counterexample of each property named in `names` (an
+    /// `always` property; `None` where nothing violates it): one thread's
+    /// breadth-first search, whose visitor sees states in order of depth
+    /// and keeps the first violating path of each, stopped once each has
+    /// one.
+    pub fn shortest<M: Checkable>(
+        &self,
+        model: &M,
+        names: &[&'static str],
+    ) -> Vec<Option<Counterexample>> {
+        let watched: Vec<_> = names
+            .iter()
+            .map(|n| model.properties().into_iter().find(|p| p.name == *n))
+            .map(|p| p.map(|p| p.condition))
+            .collect();
+        let first = Arc::new(Mutex::new(vec![None; names.len()]));
+        let visitor = FirstViolation {
+            watched,
+            first: Arc::clone(&first),
+        };
+        model
+            .clone()
+            .checker()
+            .visitor(visitor)
+            .finish_when(HasDiscoveries::AllOf(names.iter().copied().collect()))
+            .spawn_bfs()
+            .join();
+        let first = first.lock().unwrap_or_else(|e| e.into_inner());
+        first.clone()
+    }
+}
+
+/// The visitor of [`Checker::shortest`]: the first path (in visiting
+/// order) to a state where each watched condition is false.
+struct FirstViolation<M: Model> {
+    watched: Vec<Option<Condition<M>>>,
+    first: Arc<Mutex<Vec<Option<Counterexample>>>>,
+}
+
+type Condition<M> = fn(&M, &<M as Model>::State) -> bool;
+
+impl<M: Checkable> stateright::CheckerVisitor<M> for FirstViolation<M> {
+    fn visit(&self, model: &M, path: stateright::Path<M::State, M::Action>) {
+        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        for (slot, condition) in first.iter_mut().zip(&self.watched) {
+            if let (None, Some(condition)) = (&slot, condition) {
+                if !condition(model, path.last_state()) {
+                    *slot = Some(Counterexample::of::<M>(path.clone()));
+                }
+            }
         }
     }
 }

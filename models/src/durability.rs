@@ -39,8 +39,8 @@
 //! `Load` is atomic here: a crash inside the load's own write is not
 //! modelled.
 
+use crate::checker::{Model, Named, Property};
 use crate::fault::Fault;
-use crate::model::{Model, Property};
 use lifecycle_spec::Rule;
 
 /// Why a durable turn ended: `lifecycle-spec`'s type, shared with the
@@ -445,16 +445,18 @@ fn broke(s: &mut DurabilityState, rule: Rule) {
     }
 }
 
-impl Model for DurabilityModel {
-    type State = DurabilityState;
-    type Action = DurabilityAction;
-
+impl Named for DurabilityModel {
     fn name(&self) -> String {
         match self.fault {
             None => "durability".into(),
             Some(f) => format!("durability+{f}"),
         }
     }
+}
+
+impl Model for DurabilityModel {
+    type State = DurabilityState;
+    type Action = DurabilityAction;
 
     fn init_states(&self) -> Vec<DurabilityState> {
         vec![DurabilityState {
@@ -492,8 +494,8 @@ impl Model for DurabilityModel {
         out.extend(all.into_iter().filter(|a| self.step(s, a).is_some()));
     }
 
-    fn next_state(&self, s: &DurabilityState, a: &DurabilityAction) -> Option<DurabilityState> {
-        self.step(s, a)
+    fn next_state(&self, s: &DurabilityState, a: DurabilityAction) -> Option<DurabilityState> {
+        self.step(s, &a)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
@@ -577,7 +579,8 @@ impl Model for DurabilityModel {
             Property::<Self>::sometimes("D10 window: a flush fails mid-turn", |_, s| {
                 s.proc == Proc::Refusing && s.answers.iter().any(|a| a.1 == Answer::Failed)
             }),
-            Property::<Self>::eventually(
+            crate::at_every_end!(
+                Self,
                 "D9 every run ends with a log that loads, every turn closed",
                 |_, s| {
                     s.proc == Proc::Up

@@ -2,12 +2,13 @@
 //!
 //! `SPEC.md` says what the agent lifecycle must do; this crate says it again
 //! as small, pure state machines that can be run and checked on their own,
-//! without the implementation. Each model has initial states, actions in a
-//! deterministic order, a next-state function and named properties (shaped
-//! like stateright's `Model`); each property name starts with the SPEC rule
-//! it checks. A breadth-first explicit-state [`checker`] visits every
-//! reachable state once and reports a shortest counterexample per failing
-//! property.
+//! without the implementation. Each model implements stateright's
+//! [`Model`]: initial states, actions in a deterministic order, a
+//! next-state function and named [`Property`]s, each named after the SPEC
+//! rule it checks. stateright does the search ([`checker`] runs it and
+//! turns its discoveries into a report with a shortest counterexample per
+//! failing property), and its Explorer serves any model in a browser
+//! (`lifecycle model --serve`, [`serve`]).
 //!
 //! | model | parts | rules |
 //! | --- | --- | --- |
@@ -30,7 +31,8 @@
 //! ```
 //!
 //! `run_all` checks every model without faults and then every fault
-//! variant, in a fixed order; `all_ok` is true when every property of the
+//! variant, reported in a fixed order (the checks run concurrently, one
+//! per core); `all_ok` is true when every property of the
 //! clean models holds and every fault variant produced a counterexample for
 //! one of its rules.
 //!
@@ -42,11 +44,11 @@
 //! use lifecycle_models::Fault;
 //!
 //! // The specified agent: every property holds.
-//! let clean = Checker::default().check(&AgentModel::new(None));
+//! let clean = Checker::default().check(AgentModel::new(None));
 //! assert!(clean.all_hold(), "{:#?}", clean.properties);
 //!
 //! // Without the pre-run marker (M3) a cancelled prompt still starts.
-//! let m3 = Checker::default().check(&AgentModel::new(Some(Fault::M3)));
+//! let m3 = Checker::default().check(AgentModel::new(Some(Fault::M3)));
 //! let failed = m3.first_counterexample().unwrap();
 //! assert!(failed.name.starts_with("C4"));
 //! println!("{}", failed.render());
@@ -68,8 +70,9 @@
 //! - Only the handle's `dispose()` future is dropped (D8); a dropped
 //!   `create`, `resume`, `unload` or `when_idle` is not modelled, nor a
 //!   crash inside a load's own write.
-//! - `eventually` is checked on terminal states (see [`checker`]); cycles
-//!   are not searched for livelock.
+//! - Progress is checked on terminal states ([`at_every_end!`], see
+//!   [`checker`] for why not stateright's `Eventually`); cycles are not
+//!   searched for livelock.
 //! - The models share no code with the implementation; the conformance
 //!   tests of the root crate (`tests/conformance_*.rs`) check that the two
 //!   agree on random operation sequences.
@@ -81,10 +84,12 @@ pub mod checker;
 pub mod dispose;
 pub mod durability;
 pub mod fault;
-pub mod model;
 pub mod report;
+pub mod serve;
 pub mod shell;
 
-pub use checker::{CheckResult, Checker, Counterexample, PropertyResult};
+pub use checker::{
+    CheckResult, Checkable, Checker, Counterexample, Expectation, Model, Named, Property,
+    PropertyResult, Representative,
+};
 pub use fault::Fault;
-pub use model::{Expectation, Model, Property};

@@ -50,18 +50,26 @@ pub fn model_of(fault: Fault) -> Option<&'static str> {
 }
 
 /// Check one model by name (`agent`, `dispose`, `durability`, `shell`,
-/// `acp`) with an optional fault. `None` for an unknown name.
+/// `acp`) with an optional fault, on every core; a model in [`SYMMETRIC`]
+/// also under symmetry reduction. `None` for an unknown name.
 pub fn check(model: &str, fault: Option<Fault>) -> Option<CheckResult> {
     let c = Checker::default();
     Some(match model {
-        "agent" => c.check(&AgentModel::new(fault)),
-        "dispose" => c.check(&DisposeModel::new(fault)),
-        "durability" => c.check(&DurabilityModel::new(fault)),
-        "shell" => c.check(&ShellModel::new(fault)),
-        "acp" => c.check(&AcpModel::new(fault)),
+        "agent" => c.check(AgentModel::new(fault)),
+        "dispose" => c.check(DisposeModel::new(fault)),
+        "durability" => c.check(DurabilityModel::new(fault)),
+        "shell" => c.check(ShellModel::new(fault)),
+        "acp" => c.check_symmetric(AcpModel::new(fault)),
         _ => return None,
     })
 }
+
+/// The models whose state has interchangeable ids, checked also under
+/// symmetry reduction: `acp` (its two `session/load` calls). The others
+/// name each participant by its role: one agent (`agent`), creations in
+/// serial order that R2 compares (`dispose`), one session log
+/// (`durability`), owners `a`, `ab` and `""` related by prefix (`shell`).
+pub const SYMMETRIC: [&str; 1] = ["acp"];
 
 /// The model names, in report order.
 pub const MODELS: [&str; 5] = ["agent", "dispose", "durability", "shell", "acp"];
@@ -103,18 +111,38 @@ pub fn run_all() -> Vec<ModelReport> {
 /// order of [`run_all`]. Names outside [`MODELS`] select nothing.
 pub fn run_models(models: &[&str]) -> Vec<ModelReport> {
     let wanted = |m: &str| models.is_empty() || models.contains(&m);
-    let mut out: Vec<ModelReport> = MODELS
+    let mut jobs: Vec<(&'static str, Option<Fault>)> = MODELS
         .iter()
         .filter(|m| wanted(m))
-        .map(|m| report(None, check(m, None).expect("known model")))
+        .map(|m| (*m, None))
         .collect();
     for f in modelled() {
-        let Some(model) = model_of(f).filter(|m| wanted(m)) else {
-            continue;
-        };
-        out.push(report(Some(f), check(model, Some(f)).expect("known model")));
+        if let Some(model) = model_of(f).filter(|m| wanted(m)) {
+            jobs.push((model, Some(f)));
+        }
     }
-    out
+    // One search per job, as many at once as the machine has cores; the
+    // results keep the jobs' order.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::Mutex::new(vec![None; jobs.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..cores.min(jobs.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(model, fault)) = jobs.get(i) else {
+                    break;
+                };
+                let r = report(fault, check(model, fault).expect("known model"));
+                done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every job ran"))
+        .collect()
 }
 
 /// Whether every clean model holds and every fault variant was caught.
@@ -125,8 +153,8 @@ pub fn all_ok(reports: &[ModelReport]) -> bool {
 /// The table: one row per model and fault variant.
 pub fn render_table(reports: &[ModelReport]) -> String {
     let mut out = format!(
-        "{:<12} {:>9} {:>8} {:>5} {:>7} {:>6}  {}\n",
-        "model", "states", "unique", "depth", "seconds", "result", "detail"
+        "{:<12} {:>9} {:>8} {:>8} {:>5} {:>7} {:>6}  {}\n",
+        "model", "states", "unique", "symmetry", "depth", "seconds", "result", "detail"
     );
     for r in reports {
         let res = &r.result;
@@ -152,10 +180,11 @@ pub fn render_table(reports: &[ModelReport]) -> String {
             ),
         };
         out.push_str(&format!(
-            "{:<12} {:>9} {:>8} {:>5} {:>7.2} {:>6}  {}\n",
+            "{:<12} {:>9} {:>8} {:>8} {:>5} {:>7.2} {:>6}  {}\n",
             res.model,
             res.states,
             res.unique,
+            res.symmetric.map_or("-".to_string(), |n| n.to_string()),
             res.max_depth,
             res.seconds,
             if r.ok { "ok" } else { "FAIL" },
@@ -193,10 +222,11 @@ mod tests {
             unique: 2,
             max_depth: 1,
             seconds: 0.0,
-            bounded: false,
+            symmetric: None,
+            threads: 1,
             properties: vec![PropertyResult {
                 name: "C1 a property\nover two lines".into(),
-                expectation: crate::model::Expectation::Always,
+                expectation: crate::checker::Expectation::Always,
                 holds: true,
                 counterexample: None,
             }],

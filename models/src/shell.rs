@@ -25,8 +25,8 @@
 //! | `Unload`, `Load` | the plugin host |
 //! | `DisposeA` | agent `a`'s owner: its teardown drains `a`'s jobs (kills the live ones, their notices are dropped, then forgets them, S7); fault M20 skips the drain |
 
+use crate::checker::{Model, Named, Property};
 use crate::fault::Fault;
-use crate::model::{Model, Property};
 use lifecycle_spec::Rule;
 
 /// Owner tokens: `"a"`, `"b"`, `""`, `"ab"` (`""` and `"a"` are prefixes
@@ -303,16 +303,18 @@ fn broke(s: &mut ShellState, rule: Rule) {
     }
 }
 
-impl Model for ShellModel {
-    type State = ShellState;
-    type Action = ShellAction;
-
+impl Named for ShellModel {
     fn name(&self) -> String {
         match self.fault {
             None => "shell".into(),
             Some(f) => format!("shell+{f}"),
         }
     }
+}
+
+impl Model for ShellModel {
+    type State = ShellState;
+    type Action = ShellAction;
 
     fn init_states(&self) -> Vec<ShellState> {
         vec![self.init()]
@@ -335,8 +337,8 @@ impl Model for ShellModel {
         out.extend(all.into_iter().filter(|a| self.step(s, a).is_some()));
     }
 
-    fn next_state(&self, s: &ShellState, a: &ShellAction) -> Option<ShellState> {
-        self.step(s, a)
+    fn next_state(&self, s: &ShellState, a: ShellAction) -> Option<ShellState> {
+        self.step(s, &a)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
@@ -417,7 +419,8 @@ impl Model for ShellModel {
                             .any(|j| j.notice == Notice::Dropped && j.owner == Some(0))
                 },
             ),
-            Property::<Self>::eventually(
+            crate::at_every_end!(
+                Self,
                 "S6 every job finishes and its notice is settled",
                 |_, s| {
                     s.jobs

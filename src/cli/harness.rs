@@ -71,6 +71,14 @@ pub(super) enum HarnessCommand {
         /// dispose, durability, shell, acp.
         #[arg(long)]
         model: Vec<String>,
+        /// Instead of checking: serve stateright's Explorer of one model
+        /// (`--model NAME`, or the model of `--fault Mn` with that fault on)
+        /// at ADDR, until stopped.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = lifecycle_models::serve::DEFAULT_ADDR)]
+        serve: Option<String>,
+        /// With --serve: switch this fault on (M1–M26 that have a model).
+        #[arg(long, requires = "serve")]
+        fault: Option<String>,
     },
     /// Benchmarks: the simulator side by side with shuttle and loom.
     Bench(crate::bench::BenchArgs),
@@ -237,7 +245,13 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
         HarnessCommand::Merge { files, json } => merge_cmd::run_merge(&files, json),
         HarnessCommand::Replay { line, svg } => replay_cmd::run_replay(&line, svg.as_deref()),
         HarnessCommand::Shrink { line } => replay_cmd::run_shrink(&line),
-        HarnessCommand::Model { json, model } => {
+        HarnessCommand::Model {
+            model,
+            serve: Some(addr),
+            fault,
+            ..
+        } => serve_model(model.first().map(String::as_str), fault.as_deref(), &addr),
+        HarnessCommand::Model { json, model, .. } => {
             use lifecycle_models::report::{self, MODELS};
             if let Some(bad) = model.iter().find(|m| !MODELS.contains(&m.as_str())) {
                 eprintln!(
@@ -353,4 +367,25 @@ fn list() {
         crate::clauses::CLAUSES.len(),
         crate::clauses::Rule::ALL.len()
     );
+}
+
+/// `model --serve`: stateright's Explorer of one model, until stopped.
+fn serve_model(model: Option<&str>, fault: Option<&str>, addr: &str) -> ExitCode {
+    use lifecycle_models::serve;
+    let fault = match fault.map(|f| (f, lifecycle_models::Fault::parse(f))) {
+        None => None,
+        Some((_, Some(f))) => Some(f),
+        Some((f, None)) => {
+            eprintln!("error: unknown fault `{f}`");
+            return ExitCode::from(2);
+        }
+    };
+    let served = serve::choose(model, fault).and_then(|m| serve::serve(m, fault, addr));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -39,8 +39,8 @@
 
 mod properties;
 
+use crate::checker::{Model, Named, Property};
 use crate::fault::Fault;
-use crate::model::{Model, Property};
 use lifecycle_spec::Rule;
 
 /// Who asked for a cancel.
@@ -714,16 +714,18 @@ fn broke(s: &mut AgentState, rule: Rule) {
     }
 }
 
-impl Model for AgentModel {
-    type State = AgentState;
-    type Action = AgentAction;
-
+impl Named for AgentModel {
     fn name(&self) -> String {
         match self.fault {
             None => "agent".into(),
             Some(f) => format!("agent+{f}"),
         }
     }
+}
+
+impl Model for AgentModel {
+    type State = AgentState;
+    type Action = AgentAction;
 
     fn init_states(&self) -> Vec<AgentState> {
         vec![self.init()]
@@ -757,8 +759,8 @@ impl Model for AgentModel {
         out.extend(all.into_iter().filter(|a| self.step(s, a).is_some()));
     }
 
-    fn next_state(&self, s: &AgentState, a: &AgentAction) -> Option<AgentState> {
-        self.step(s, a)
+    fn next_state(&self, s: &AgentState, a: AgentAction) -> Option<AgentState> {
+        self.step(s, &a)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

@@ -1,11 +1,11 @@
 //! The Agent model's named properties: `always` for the safety rules
-//! C1–C8 and D6, `sometimes` for the race windows, `eventually` for C5,
+//! C1–C8 and D6, `sometimes` for the race windows, `at_every_end!` for C5,
 //! C7 and C10 progress. C5 and C7 progress is owed on every run except
 //! one where a hung step is never signalled (the agent stays busy, which
 //! no rule forbids).
 
 use super::{AgentModel, AgentState, EndReason, LoopPos, Origin, PromptFate, Status};
-use crate::model::Property;
+use crate::checker::Property;
 use lifecycle_spec::Rule;
 
 /// Queries on a state, for the properties and for conformance drivers.
@@ -119,7 +119,8 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
             "C10 window: a cancel or disposal fires the signal while the step hangs",
             |_, s| s.turn.as_ref().is_some_and(|t| t.hung && t.stopped()),
         ),
-        Property::<AgentModel>::eventually(
+        crate::at_every_end!(
+            AgentModel,
             "C5 a prompt accepted after cancel returned runs unless cancelled again",
             |_, s| {
                 AgentModel::busy_for_good(s)
@@ -133,10 +134,11 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
                     })
             },
         ),
-        Property::<AgentModel>::eventually("C7 every when_idle waiter resolves", |_, s| {
+        crate::at_every_end!(AgentModel, "C7 every when_idle waiter resolves", |_, s| {
             AgentModel::busy_for_good(s) || s.waiters.iter().all(Option::is_some)
         }),
-        Property::<AgentModel>::eventually(
+        crate::at_every_end!(
+            AgentModel,
             "C10 a cancelled or disposed turn ends: its hung step settles on the signal",
             |_, s| s.turn.as_ref().is_none_or(|t| !t.stopped()),
         ),

@@ -55,8 +55,8 @@
 //! The `agent/disposed` listener always panics (the D4 situation): the
 //! chain must go on anyway.
 
+use crate::checker::{Model, Named, Property};
 use crate::fault::Fault;
-use crate::model::{Model, Property};
 use lifecycle_spec::Rule;
 
 mod properties;
@@ -670,16 +670,18 @@ fn broke(s: &mut DisposeState, rule: Rule) {
     }
 }
 
-impl Model for DisposeModel {
-    type State = DisposeState;
-    type Action = DisposeAction;
-
+impl Named for DisposeModel {
     fn name(&self) -> String {
         match self.fault {
             None => "dispose".into(),
             Some(f) => format!("dispose+{f}"),
         }
     }
+}
+
+impl Model for DisposeModel {
+    type State = DisposeState;
+    type Action = DisposeAction;
 
     fn init_states(&self) -> Vec<DisposeState> {
         let mut attempts = self
@@ -764,8 +766,8 @@ impl Model for DisposeModel {
         out.extend(all.into_iter().filter(|a| self.step(s, a).is_some()));
     }
 
-    fn next_state(&self, s: &DisposeState, a: &DisposeAction) -> Option<DisposeState> {
-        self.step(s, a)
+    fn next_state(&self, s: &DisposeState, a: DisposeAction) -> Option<DisposeState> {
+        self.step(s, &a)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

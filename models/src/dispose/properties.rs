@@ -1,14 +1,24 @@
 //! The dispose model's named properties: `always` for the safety rules
-//! D1–D5 and R1–R3, `sometimes` for the race windows, `eventually` for D7,
-//! D8 and R1 progress (checked on terminal states).
+//! D1–D5 and R1–R3, `sometimes` for the race windows, and D7, D8 and R1
+//! progress as `always` over the terminal states ([`at_every_end!`](crate::at_every_end)).
 
 use super::{
     Attempt, CreatePhase, DisposeModel, DisposeState, EffectState, Entry, ScopeId, ScopeState,
 };
-use crate::model::Property;
+use crate::checker::Property;
 use lifecycle_spec::Rule;
 
 type P = Property<DisposeModel>;
+
+impl DisposeModel {
+    /// D8's obligation: no teardown chain is still running and every
+    /// dispose caller returned.
+    pub fn unwedged(s: &DisposeState) -> bool {
+        s.attempts
+            .iter()
+            .all(|a| !matches!(a.effect, EffectState::Running(_)) && a.callers.iter().all(|c| c.1))
+    }
+}
 
 /// Every property of the dispose model, in report order.
 pub(super) fn all() -> Vec<P> {
@@ -173,15 +183,13 @@ fn windows() -> Vec<P> {
 /// Progress, on every complete run.
 fn progress() -> Vec<P> {
     vec![
-        P::eventually(
+        crate::at_every_end!(
+            DisposeModel,
             "D8 a dropped dispose caller wedges nothing: every chain finishes, every caller returns",
-            |_, s| {
-                s.attempts.iter().all(|a| {
-                    !matches!(a.effect, EffectState::Running(_)) && a.callers.iter().all(|c| c.1)
-                })
-            },
+            |_, s| DisposeModel::unwedged(s),
         ),
-        P::eventually(
+        crate::at_every_end!(
+            DisposeModel,
             "D7 unloading the provider disposes every agent it built",
             |m, s: &DisposeState| {
                 s.scopes[ScopeId::Provider as usize] != ScopeState::Unloaded
@@ -190,7 +198,8 @@ fn progress() -> Vec<P> {
                         .all(|a| a.lp.is_none() || m.effects_done(a))
             },
         ),
-        P::eventually("R1 a same-id loser fails with already exists", |_, s| {
+        crate::at_every_end!(
+            DisposeModel,"R1 a same-id loser fails with already exists", |_, s| {
             let ok = |i: usize| {
                 s.attempts
                     .get(i)

@@ -15,7 +15,10 @@
 //!   the top, as `tests/exploration.rs` searches them);
 //! - `model.<model>.{unique,depth,properties}` and
 //!   `model-fault.<fault>.{counterexample,unique}`: the executable models
-//!   (`lifecycle model`).
+//!   (`lifecycle model`); `model.<model>.symmetric` and
+//!   `model-fault.<fault>.symmetric` for a model with interchangeable ids
+//!   ([`SYMMETRIC`](lifecycle_models::report::SYMMETRIC)): the states
+//!   stateright's symmetry reduction visits, beside `unique` without it.
 //!
 //! Keys are known without measuring ([`keys`]); a [`Job`] measures one
 //! or more figures at once (a search yields its schedules and its views).
@@ -297,6 +300,13 @@ fn model(name: &'static str) -> Job {
             format!("properties of the {name} model"),
         ),
     ];
+    let symmetric = models::SYMMETRIC.contains(&name);
+    if symmetric {
+        figures.push(figure(
+            format!("model.{name}.symmetric"),
+            format!("representatives of the {name} model's states under symmetry reduction (`unique` counts them without it)"),
+        ));
+    }
     for f in &faults {
         figures.push(figure(
             format!("model-fault.{f}.counterexample"),
@@ -306,6 +316,12 @@ fn model(name: &'static str) -> Job {
             format!("model-fault.{f}.unique"),
             format!("unique states of the {name} model with {f}"),
         ));
+        if symmetric {
+            figures.push(figure(
+                format!("model-fault.{f}.symmetric"),
+                format!("representatives of the states of the {name} model with {f} under symmetry reduction"),
+            ));
+        }
     }
     Job::new(format!("model {name}"), figures, move || {
         let reports = models::run_models(&[name]);
@@ -318,6 +334,7 @@ fn model(name: &'static str) -> Job {
             u64::from(clean.result.max_depth),
             clean.result.properties.len() as u64,
         ];
+        v.extend(clean.result.symmetric.filter(|_| symmetric));
         for f in &faults {
             let r = reports
                 .iter()
@@ -326,6 +343,7 @@ fn model(name: &'static str) -> Job {
             // Not caught: 0, which no counterexample has.
             v.push(r.caught_by.as_ref().map_or(0, |c| c.1 as u64));
             v.push(r.result.unique);
+            v.extend(r.result.symmetric.filter(|_| symmetric));
         }
         v
     })

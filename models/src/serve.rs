@@ -1,0 +1,87 @@
+//! Stateright's Explorer on one model: `lifecycle model --serve [ADDR]`.
+//!
+//! The Explorer is a web page served by stateright (`CheckerBuilder::serve`,
+//! an on-demand checker behind a small HTTP server): a reader starts from
+//! an initial state, chooses actions one by one and sees each next state,
+//! sees every property's status (a discovery links to its path), and asks
+//! the checker to run to completion, after which a fault variant's
+//! counterexample is one click away.
+//!
+//! [`serve`] checks the address before handing it to stateright (which
+//! panics on one it cannot bind), then blocks for as long as the server
+//! runs.
+
+use crate::acp::AcpModel;
+use crate::agent::AgentModel;
+use crate::checker::Checkable;
+use crate::dispose::DisposeModel;
+use crate::durability::DurabilityModel;
+use crate::fault::Fault;
+use crate::report::{model_of, MODELS};
+use crate::shell::ShellModel;
+use std::net::{TcpListener, ToSocketAddrs};
+
+/// The Explorer's default address.
+pub const DEFAULT_ADDR: &str = "localhost:3000";
+
+/// Which model to serve: `model` by name, or the model of `fault` with the
+/// fault switched on (the two must agree when both are given).
+pub fn choose(model: Option<&str>, fault: Option<Fault>) -> Result<&'static str, String> {
+    let of_fault = match fault {
+        Some(f) => Some(model_of(f).ok_or_else(|| format!("{f} has no model"))?),
+        None => None,
+    };
+    let named = match model {
+        Some(m) => Some(
+            MODELS
+                .into_iter()
+                .find(|x| *x == m)
+                .ok_or_else(|| format!("unknown model `{m}` (models: {})", MODELS.join(", ")))?,
+        ),
+        None => None,
+    };
+    match (named, of_fault) {
+        (None, None) => Err(format!(
+            "--serve needs a model (--model {}) or a fault (--fault Mn)",
+            MODELS.join("|")
+        )),
+        (Some(m), Some(of)) if m != of => Err(format!(
+            "{} belongs to the {of} model, not {m}",
+            fault.map(|f| f.to_string()).unwrap_or_default()
+        )),
+        (Some(m), _) | (None, Some(m)) => Ok(m),
+    }
+}
+
+/// Serve the Explorer of `model` (with `fault` on) at `addr`, blocking
+/// while the server runs. An address that does not resolve or cannot be
+/// bound is an error, before anything is served.
+pub fn serve(model: &'static str, fault: Option<Fault>, addr: &str) -> Result<(), String> {
+    let resolved: Vec<_> = addr
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve `{addr}`: {e}"))?
+        .collect();
+    let first = resolved
+        .first()
+        .ok_or_else(|| format!("`{addr}` resolves to no address"))?;
+    // stateright binds with `unwrap`: find out here, with a clear error.
+    drop(TcpListener::bind(first).map_err(|e| format!("cannot listen on {first}: {e}"))?);
+    let at = *first;
+    match model {
+        "agent" => run(AgentModel::new(fault), at),
+        "dispose" => run(DisposeModel::new(fault), at),
+        "durability" => run(DurabilityModel::new(fault), at),
+        "shell" => run(ShellModel::new(fault), at),
+        "acp" => run(AcpModel::new(fault), at),
+        other => return Err(format!("unknown model `{other}`")),
+    }
+    Ok(())
+}
+
+fn run<M: Checkable>(model: M, at: std::net::SocketAddr) {
+    println!(
+        "Explorer of the {} model at http://{at}/ (Ctrl-C stops it)",
+        crate::checker::Named::name(&model)
+    );
+    let _ = model.checker().serve(at);
+}
