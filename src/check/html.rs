@@ -415,11 +415,7 @@ fn events_by_source(s: &mut String, events: &[Event]) {
         s.push_str("<p>the replay reported no journal record, world event or failed check</p>\n");
     }
     for (source, list) in sources {
-        let _ = writeln!(
-            s,
-            "<h2>{}</h2>\n<ol start=\"0\" class=\"mono\">",
-            esc(&source)
-        );
+        let _ = writeln!(s, "<h2>{}</h2>\n<ul class=\"mono\">", esc(&source));
         for e in list {
             let _ = writeln!(s, "<li>{}</li>", esc(&e.text));
         }
