@@ -143,6 +143,8 @@ impl Browser {
                 "--disable-gpu",
                 "--no-first-run",
                 "--no-default-browser-check",
+                "--disable-breakpad",
+                "--disable-crash-reporter",
                 "--remote-debugging-pipe",
             ])
             .arg(format!("--user-data-dir={}", profile.display()))
