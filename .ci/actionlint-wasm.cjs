@@ -13,9 +13,11 @@ async function main() {
     return 2;
   }
   const { createLinter } = require(resolve(dir));
-  const lint = await createLinter();
   let errors = 0;
   for (const file of files) {
+    // A fresh linter per file: one instance reused for a second file can
+    // trap ("RuntimeError: unreachable"), depending on the first file.
+    const lint = await createLinter();
     for (const e of lint(readFileSync(file, "utf8"), file)) {
       console.log(`${e.file}:${e.line}:${e.column}: ${e.message} [${e.kind}]`);
       errors += 1;

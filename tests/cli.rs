@@ -10,7 +10,9 @@
 //!   commands, `model --json`;
 //! - `signals`: a closed stdout (`| head`), Ctrl-C, shuttle's panic hook;
 //! - `replay`: replay lines checked field by field, the journals, the
-//!   swimlane, the violating step, `shrink`.
+//!   swimlane, the violating step, `shrink`;
+//! - `replay_html`: `replay --html`, its page stepped through in headless
+//!   Chromium (`lifecycle_testkit::browser`).
 //!
 //! Every run has a deadline: a command that hangs is killed and fails its
 //! test instead of hanging the suite.
@@ -21,6 +23,8 @@ mod basics;
 mod inputs;
 #[path = "cli/replay.rs"]
 mod replay;
+#[path = "cli/replay_html.rs"]
+mod replay_html;
 #[path = "cli/shards.rs"]
 mod shards;
 #[path = "cli/signals.rs"]

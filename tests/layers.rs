@@ -25,6 +25,7 @@ const LAYERS: &[(&str, u8, &str)] = &[
     ("panics", 0, "shared"),
     ("journal_tap", 0, "shared"),
     ("swimlane", 0, "shared"),
+    ("html", 0, "shared"),
     // 1: the replay line format.
     ("replay_line", 1, "line format"),
     // 2: simulator runs.

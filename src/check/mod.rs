@@ -28,7 +28,7 @@
 //! 1  line format   replay_line (ReplayLine, Payload, limits, fingerprint)
 //!                      |
 //! 0  shared        checker budget report tally goals view tasks panics
-//!                  journal_tap swimlane
+//!                  journal_tap swimlane html
 //! ```
 //!
 //! This file holds only the module list and the re-exports that keep the
@@ -41,6 +41,7 @@ mod checker;
 mod dispatch;
 pub mod explore;
 pub mod goals;
+pub mod html;
 pub mod journal_tap;
 pub mod loom_check;
 mod panics;

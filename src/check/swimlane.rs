@@ -122,6 +122,28 @@ pub fn render(
     labels: &BTreeMap<usize, Vec<String>>,
     highlight: Option<&Highlight>,
 ) -> String {
+    draw(title, trace, labels, highlight, false)
+}
+
+/// [`render`], with every poll box marked for a page's script: class
+/// `poll` and `data-step="N"`, N its index in the trace (the HTML replay
+/// page, `check::html`, selects a step when its box is clicked).
+pub fn render_pickable(
+    title: &str,
+    trace: &[TraceEntry],
+    labels: &BTreeMap<usize, Vec<String>>,
+    highlight: Option<&Highlight>,
+) -> String {
+    draw(title, trace, labels, highlight, true)
+}
+
+fn draw(
+    title: &str,
+    trace: &[TraceEntry],
+    labels: &BTreeMap<usize, Vec<String>>,
+    highlight: Option<&Highlight>,
+    pickable: bool,
+) -> String {
     let mut lanes: Vec<(usize, String)> = Vec::new();
     for e in trace {
         if !lanes.iter().any(|(t, _)| *t == e.task) {
@@ -224,7 +246,12 @@ pub fn render(
         };
         let _ = writeln!(
             s,
-            r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" rx="2" fill="{fill}"{}><title>step {} t={}ms task {} `{}` ({} ready){}{}</title></rect>"##,
+            r##"<rect{} x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" rx="2" fill="{fill}"{}><title>step {} t={}ms task {} `{}` ({} ready){}{}</title></rect>"##,
+            if pickable {
+                format!(r#" class="poll" data-step="{i}""#)
+            } else {
+                String::new()
+            },
             x(i) + 1.0,
             y(lane) + 10.0,
             col_w - 2.0,
@@ -339,5 +366,14 @@ mod tests {
         assert!(svg.contains("C1: a &lt;reason&gt;"));
         // Background, 2 lanes, 2 polls, and the legend's 4 boxes.
         assert_eq!(svg.matches("<rect").count(), 1 + 2 + 2 + 4);
+        assert!(!svg.contains("data-step"));
+        let page = render_pickable("t <1>", &trace, &BTreeMap::new(), Some(&h));
+        assert_eq!(page.matches(r#"<rect class="poll" data-step="#).count(), 2);
+        assert!(page.contains(r#"data-step="1""#));
+        assert_eq!(
+            page.replace(r#" class="poll" data-step="0""#, "")
+                .replace(r#" class="poll" data-step="1""#, ""),
+            svg
+        );
     }
 }

@@ -55,6 +55,11 @@ pub(super) enum HarnessCommand {
         /// Also draw the execution as a swimlane SVG here (simulator lines).
         #[arg(long)]
         svg: Option<std::path::PathBuf>,
+        /// Also write the replay as one self-contained HTML page here: the
+        /// swimlane with a step slider (simulator lines), the journals,
+        /// world events and violations, the line with a copy button.
+        #[arg(long)]
+        html: Option<std::path::PathBuf>,
     },
     /// Minimise a simulator failure: fewest preemptions, then shortest.
     Shrink {
@@ -243,7 +248,9 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
         }
         HarnessCommand::Explore(args) => check_cmd::run_explore(&args),
         HarnessCommand::Merge { files, json } => merge_cmd::run_merge(&files, json),
-        HarnessCommand::Replay { line, svg } => replay_cmd::run_replay(&line, svg.as_deref()),
+        HarnessCommand::Replay { line, svg, html } => {
+            replay_cmd::run_replay(&line, svg.as_deref(), html.as_deref())
+        }
         HarnessCommand::Shrink { line } => replay_cmd::run_shrink(&line),
         HarnessCommand::Model {
             model,

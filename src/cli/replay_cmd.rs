@@ -12,9 +12,14 @@
 //! - the violations, the violating step (the poll where the oracle first
 //!   failed, and how that poll was found), and the line again.
 //!
+//! With `--html FILE`, the same as one self-contained page
+//! (`check::html`): the swimlane, a step slider, each step's journals,
+//! world events and footprint, the violating step; for loom, shuttle and
+//! tokio lines, what their replays hold and, in words, what they do not.
+//!
 //! Before anything runs, the line is checked: its payload within bounds,
-//! its plan against its run, the `--svg` file writable. A bad line exits 2
-//! with one line on stderr.
+//! its plan against its run, the `--svg` and `--html` files writable. A bad
+//! line exits 2 with one line on stderr.
 
 use crate::check::replay::{self, check_plan, fingerprint, Replayed};
 use crate::check::shrink;
@@ -27,6 +32,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use tracing_subscriber::layer::SubscriberExt;
+
+#[path = "replay_page.rs"]
+mod page;
 
 /// One `tracing` event seen during the replay, with the poll it came from.
 #[derive(Clone, Debug)]
@@ -467,8 +475,29 @@ fn holding_stderr<T>(f: impl FnOnce() -> T) -> (T, Vec<u8>) {
     (out, held)
 }
 
-/// `replay`.
-pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
+/// Create `path` (if given) before the replay runs: a path that cannot
+/// be written fails now, not after the work.
+fn create_output(path: Option<&Path>) -> Result<Option<std::fs::File>, ExitCode> {
+    match path.map(|p| (p, std::fs::File::create(p))) {
+        None => Ok(None),
+        Some((_, Ok(f))) => Ok(Some(f)),
+        Some((p, Err(e))) => {
+            eprintln!("error: cannot write {}: {e}", p.display());
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// Write `text` to `file` (created from `path`); exit 2 if it fails.
+fn write_output(path: &Path, file: &mut std::fs::File, text: &str) -> Result<(), ExitCode> {
+    std::io::Write::write_all(file, text.as_bytes()).map_err(|e| {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        ExitCode::from(2)
+    })
+}
+
+/// `replay`, with the swimlane SVG to `svg` and the page to `html`.
+pub(super) fn run_replay(line: &str, svg: Option<&Path>, html: Option<&Path>) -> ExitCode {
     let parsed = match parse_checked(line) {
         Ok(p) => p,
         Err(code) => return code,
@@ -481,15 +510,13 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    // The picture's file is created before the replay runs: a path that
-    // cannot be written fails now, not after the work.
-    let mut picture_file = match svg.map(|p| (p, std::fs::File::create(p))) {
-        None => None,
-        Some((_, Ok(f))) => Some(f),
-        Some((p, Err(e))) => {
-            eprintln!("error: cannot write {}: {e}", p.display());
-            return ExitCode::from(2);
-        }
+    let mut picture_file = match create_output(svg) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let mut page_file = match create_output(html) {
+        Ok(f) => f,
+        Err(code) => return code,
     };
     let other_build = !parsed.same_build();
     println!("replaying {parsed}");
@@ -548,31 +575,36 @@ pub(super) fn run_replay(line: &str, svg: Option<&Path>) -> ExitCode {
         println!("the plan was followed exactly ({total} choices)");
     }
     let anchor = violating_poll(&replayed, &seen);
+    let labels = poll_labels(&replayed, &seen);
+    let title = format!(
+        "{} ({}) {}",
+        parsed.scenario.name,
+        parsed
+            .fault
+            .map_or("no fault".to_string(), |f| f.to_string()),
+        match (&anchor, replayed.outcome.violations.first()) {
+            (Some(a), _) => format!("{} violated", a.rule),
+            (None, Some(v)) => format!("{} violated", v.rule),
+            (None, None) => "no violation".to_string(),
+        }
+    );
     if let (Some(path), Some(file)) = (svg, picture_file.as_mut()) {
-        let labels = poll_labels(&replayed, &seen);
-        let title = format!(
-            "{} ({}) {}",
-            parsed.scenario.name,
-            parsed
-                .fault
-                .map_or("no fault".to_string(), |f| f.to_string()),
-            anchor
-                .as_ref()
-                .map_or("no violation".to_string(), |a| format!(
-                    "{} violated",
-                    a.rule
-                ))
-        );
         let highlight = anchor.as_ref().map(|a| swimlane::Highlight {
             index: a.index,
             why: format!("{}: {}", a.rule, a.why),
         });
         let picture = swimlane::render(&title, &replayed.trace, &labels, highlight.as_ref());
-        if let Err(e) = std::io::Write::write_all(file, picture.as_bytes()) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return ExitCode::from(2);
+        if let Err(code) = write_output(path, file, &picture) {
+            return code;
         }
         println!("picture: {}", path.display());
+    }
+    if let (Some(path), Some(file)) = (html, page_file.as_mut()) {
+        let page = page::render(&parsed, &replayed, &seen, anchor.as_ref(), &labels, &title);
+        if let Err(code) = write_output(path, file, &page) {
+            return code;
+        }
+        println!("page: {}", path.display());
     }
     println!("outcome: {}", replayed.outcome.label);
     let code = if replayed.outcome.violations.is_empty() {

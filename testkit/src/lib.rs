@@ -1,9 +1,11 @@
 //! What the integration tests share, as a crate of its own (so that
 //! every test file uses what it needs of it and nothing is dead code):
 //! the checkers' small budget and verdict helpers, the ACP server driver
-//! ([`acp`]) and the conformance tests' steered simulator ([`conformance`]).
+//! ([`acp`]), the conformance tests' steered simulator ([`conformance`])
+//! and headless Chromium for tests of pages ([`browser`]).
 
 pub mod acp;
+pub mod browser;
 pub mod conformance;
 
 use agent_lifecycle::check::{self, Budget, Checker, Report};
