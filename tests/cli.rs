@@ -12,7 +12,9 @@
 //! - `replay`: replay lines checked field by field, the journals, the
 //!   swimlane, the violating step, `shrink`;
 //! - `replay_html`: `replay --html`, its page stepped through in headless
-//!   Chromium (`lifecycle_testkit::browser`).
+//!   Chromium (`lifecycle_testkit::browser`);
+//! - `model_serve`: `model --serve`, stateright's Explorer driven in
+//!   headless Chromium to a fault's counterexample, and its refusals.
 //!
 //! Every run has a deadline: a command that hangs is killed and fails its
 //! test instead of hanging the suite.
@@ -21,6 +23,8 @@
 mod basics;
 #[path = "cli/inputs.rs"]
 mod inputs;
+#[path = "cli/model_serve.rs"]
+mod model_serve;
 #[path = "cli/replay.rs"]
 mod replay;
 #[path = "cli/replay_html.rs"]

@@ -74,7 +74,7 @@ pub const SYMMETRIC: [&str; 1] = ["acp"];
 /// The model names, in report order.
 pub const MODELS: [&str; 5] = ["agent", "dispose", "durability", "shell", "acp"];
 
-fn report(fault: Option<Fault>, result: CheckResult) -> ModelReport {
+pub(crate) fn report(fault: Option<Fault>, result: CheckResult) -> ModelReport {
     let (ok, caught_by, must_violate) = match fault {
         None => (result.all_hold(), None, vec![]),
         Some(f) => {

@@ -8,12 +8,15 @@
 //! counterexample is one click away.
 //!
 //! [`serve`] checks the address before handing it to stateright (which
-//! panics on one it cannot bind), then blocks for as long as the server
-//! runs.
+//! panics on one it cannot bind). With a fault on, it first checks the
+//! model and prints the Explorer's address of the fault's shortest
+//! counterexample ([`steps_url`]): opening it shows the path, one state
+//! per action, and the failing property. Then it blocks for as long as the
+//! server runs.
 
 use crate::acp::AcpModel;
 use crate::agent::AgentModel;
-use crate::checker::Checkable;
+use crate::checker::{Checkable, Checker};
 use crate::dispose::DisposeModel;
 use crate::durability::DurabilityModel;
 use crate::fault::Fault;
@@ -68,20 +71,56 @@ pub fn serve(model: &'static str, fault: Option<Fault>, addr: &str) -> Result<()
     drop(TcpListener::bind(first).map_err(|e| format!("cannot listen on {first}: {e}"))?);
     let at = *first;
     match model {
-        "agent" => run(AgentModel::new(fault), at),
-        "dispose" => run(DisposeModel::new(fault), at),
-        "durability" => run(DurabilityModel::new(fault), at),
-        "shell" => run(ShellModel::new(fault), at),
-        "acp" => run(AcpModel::new(fault), at),
+        "agent" => run(AgentModel::new(fault), fault, at),
+        "dispose" => run(DisposeModel::new(fault), fault, at),
+        "durability" => run(DurabilityModel::new(fault), fault, at),
+        "shell" => run(ShellModel::new(fault), fault, at),
+        "acp" => run(AcpModel::new(fault), fault, at),
         other => return Err(format!("unknown model `{other}`")),
     }
     Ok(())
 }
 
-fn run<M: Checkable>(model: M, at: std::net::SocketAddr) {
+fn run<M: Checkable>(model: M, fault: Option<Fault>, at: std::net::SocketAddr) {
     println!(
         "Explorer of the {} model at http://{at}/ (Ctrl-C stops it)",
-        crate::checker::Named::name(&model)
+        model.name()
     );
+    if let Some(f) = fault {
+        let result = crate::report::report(fault, Checker::default().check(model.clone()));
+        let shortest = result.caught_by.as_ref().and_then(|(name, _)| {
+            let p = result.result.property(name)?;
+            Some((name, p.counterexample.as_ref()?))
+        });
+        match shortest {
+            Some((name, cx)) => match steps_url(&model, &cx.path) {
+                Some(url) => println!(
+                    "counterexample of {f} ({name}, {} actions): http://{at}/{url}",
+                    cx.len()
+                ),
+                None => println!("counterexample of {f} ({name}): {:?}", cx.path),
+            },
+            None => println!("{f}: no counterexample (run to completion in the Explorer)"),
+        }
+    }
     let _ = model.checker().serve(at);
+}
+
+/// The Explorer's address (`#/steps/0/i/j/…`) of the path that starts at
+/// the first initial state and takes the actions named `path` (each
+/// rendered with `Debug`, as [`Counterexample`](crate::Counterexample)
+/// keeps them): each index is the action's place among those the model
+/// lists in that state. `None` if an action is not listed or changes
+/// nothing.
+pub fn steps_url<M: Checkable>(model: &M, path: &[String]) -> Option<String> {
+    let mut url = String::from("#/steps/0");
+    let mut state = model.init_states().into_iter().next()?;
+    for step in path {
+        let mut actions = Vec::new();
+        model.actions(&state, &mut actions);
+        let i = actions.iter().position(|a| format!("{a:?}") == *step)?;
+        state = model.next_state(&state, actions.swap_remove(i))?;
+        url.push_str(&format!("/{i}"));
+    }
+    Some(url)
 }
