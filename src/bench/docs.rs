@@ -150,6 +150,7 @@ pub fn render(pins: &file::Pins) -> String {
             cell(f.about())
         );
     }
+    models(w, pins);
     let _ = writeln!(w, "\n## Rule clauses\n");
     let _ = writeln!(w, "`lifecycle list --rules`:\n\n```text");
     out.push_str(&crate::clauses::render(crate::clauses::CLAUSES));
@@ -165,6 +166,44 @@ pub fn render(pins: &file::Pins) -> String {
         let _ = writeln!(w, "| `{key}` | {} | {} |", pin.value, cell(&pin.meaning));
     }
     out
+}
+
+/// The models' pinned state counts, before and after symmetry reduction,
+/// and each fault variant's shortest counterexample.
+fn models(w: &mut String, pins: &file::Pins) {
+    let pin = |key: String| pins.get(&key).map_or("-".to_string(), |p| grouped(p.value));
+    let _ = writeln!(
+        w,
+        "\n## Models\n\n`lifecycle model` on stateright: distinct states, and representatives under symmetry reduction for a model with interchangeable ids (`-`: none); depth in actions from the initial state.\n"
+    );
+    let _ = writeln!(
+        w,
+        "| model | unique states | under symmetry | depth | properties |\n| --- | ---: | ---: | ---: | ---: |"
+    );
+    for m in lifecycle_models::report::MODELS {
+        let _ = writeln!(
+            w,
+            "| {m} | {} | {} | {} | {} |",
+            pin(format!("model.{m}.unique")),
+            pin(format!("model.{m}.symmetric")),
+            pin(format!("model.{m}.depth")),
+            pin(format!("model.{m}.properties"))
+        );
+    }
+    let _ = writeln!(
+        w,
+        "\n| fault | model | shortest counterexample (actions) | unique states | under symmetry |\n| --- | --- | ---: | ---: | ---: |"
+    );
+    for f in lifecycle_models::fault::modelled() {
+        let _ = writeln!(
+            w,
+            "| {f} | {} | {} | {} | {} |",
+            lifecycle_models::report::model_of(f).unwrap_or("-"),
+            pin(format!("model-fault.{f}.counterexample")),
+            pin(format!("model-fault.{f}.unique")),
+            pin(format!("model-fault.{f}.symmetric"))
+        );
+    }
 }
 
 /// `n` with a comma between groups of three digits.

@@ -13,7 +13,9 @@
 //! 5. the per-execution instruction split (executor, scenario, oracles) of
 //!    `sim` and shuttle-random, from callgrind (`callgrind`);
 //! 6. growth: schedules and seconds of exhaustive search as the racers of
-//!    the scalable scenarios go from 2 to 4 (`growth`).
+//!    the scalable scenarios go from 2 to 4 (`growth`);
+//! 7. source sets against wakeup trees (`optimal`);
+//! 8. the executable models on stateright, timed (`models`).
 //!
 //! The table shows the ratios simulator/shuttle and simulator/loom pair by
 //! pair, the three targets of the issue with how far each is from its mark,
@@ -26,6 +28,7 @@
 mod callgrind;
 pub mod docs;
 mod growth;
+pub mod models;
 mod optimal;
 pub mod pins;
 mod render;
@@ -168,6 +171,8 @@ pub enum Section {
     Growth,
     /// 7: source sets against wakeup trees (optimal DPOR), unbounded.
     Optimal,
+    /// 8: the executable models on stateright, timed.
+    Models,
 }
 
 /// The scenarios measured by default: both sides of every part, and loom
@@ -299,6 +304,7 @@ pub struct Results {
     profile: Vec<callgrind::Split>,
     growth: Vec<growth::Row>,
     optimal: Vec<optimal::Row>,
+    models: Option<models::Models>,
     targets: Vec<Target>,
     seconds: f64,
 }
@@ -676,6 +682,7 @@ pub fn run(args: &BenchArgs) -> ExitCode {
     } else {
         Vec::new()
     };
+    let models = on(Section::Models).then(models::measure);
     let memory = Memory {
         self_peak_mib: peak_mib(libc::RUSAGE_SELF),
         children_peak_mib: peak_mib(libc::RUSAGE_CHILDREN),
@@ -693,6 +700,7 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         profile,
         growth,
         optimal,
+        models,
         targets,
         seconds: start.elapsed().as_secs_f64(),
     };

@@ -181,6 +181,7 @@ pub fn table(r: &Results) -> String {
     profile_table(&mut s, r);
     growth_table(&mut s, &r.growth);
     optimal_table(&mut s, &r.optimal);
+    super::models::table(&mut s, r.models.as_ref());
     let _ = writeln!(s, "\ntargets:");
     for t in &r.targets {
         let _ = writeln!(

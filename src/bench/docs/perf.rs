@@ -118,6 +118,8 @@ struct BenchFile {
     profile: Vec<Split>,
     growth: Vec<GrowthRow>,
     optimal: Vec<OptimalRow>,
+    #[serde(default)]
+    models: Option<crate::bench::models::Models>,
     targets: Vec<Target>,
     seconds: Option<f64>,
 }
@@ -309,6 +311,7 @@ pub fn render(json: &str, path: &Path) -> Result<String, String> {
     profile(w, &b.profile);
     growth_table(w, &b.growth);
     optimal_table(w, &b.optimal);
+    crate::bench::models::markdown(w, b.models.as_ref());
     if !b.targets.is_empty() {
         let _ = writeln!(
             w,
