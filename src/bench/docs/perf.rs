@@ -638,6 +638,16 @@ pub(super) mod tests {
                 optimal: search(),
                 same_views: true,
             }],
+            models: Some(bench::models::Models {
+                cores: 2,
+                wall_seconds: 1.5,
+                rows: vec![bench::models::Row {
+                    model: "acp+M7".into(),
+                    unique: 24_820,
+                    symmetric: Some(12_673),
+                    seconds: 0.25,
+                }],
+            }),
             targets: vec![bench::Target {
                 target: "a target".into(),
                 met: false,
@@ -660,6 +670,8 @@ pub(super) mod tests {
             "| `cancel-before-claim` | sim | 7 | 0 | 0 | 7 |",
             "| `same-id-create-race` | growth | x10.0 per racer | x1.0 per racer | - |",
             "| `dispose-mid-turn` | 10 8 2 3 0.1s | 10 8 2 3 0.1s | same |",
+            "checked concurrently on 2 cores, took 1.50 s of wall time",
+            "| acp+M7 | 24820 | 12673 | 0.25 |",
             "| a target | **missed** | a detail |",
         ] {
             assert!(text.contains(part), "{part:?} missing from\n{text}");
