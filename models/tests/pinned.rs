@@ -29,10 +29,29 @@ fn pin(key: &str) -> u64 {
         .unwrap_or_else(|| panic!("no pin `{key}` in {PATH}"))
 }
 
+/// `report::run_all()`, run once for every test of this file.
+fn all() -> &'static [report::ModelReport] {
+    static ALL: OnceLock<Vec<report::ModelReport>> = OnceLock::new();
+    ALL.get_or_init(report::run_all)
+}
+
+/// The result of `model` with `fault`, from [`all`].
+fn result_of(model: &str, fault: Option<Fault>) -> &'static lifecycle_models::CheckResult {
+    let name = match fault {
+        None => model.to_string(),
+        Some(f) => format!("{model}+{f}"),
+    };
+    &all()
+        .iter()
+        .find(|r| r.result.model == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+        .result
+}
+
 #[test]
 fn every_property_of_every_clean_model_holds() {
     for m in MODELS {
-        let r = report::check(m, None).unwrap();
+        let r = result_of(m, None);
         for p in &r.properties {
             assert!(p.holds, "{m}: {}", p.render());
         }
@@ -53,7 +72,7 @@ fn unique_state_counts_are_pinned() {
     let got: Vec<(&str, u64, u64, u64)> = MODELS
         .iter()
         .map(|m| {
-            let r = report::check(m, None).expect("known model");
+            let r = result_of(m, None);
             let depth = u64::from(r.max_depth);
             (*m, r.unique, depth, r.properties.len() as u64)
         })
@@ -72,7 +91,7 @@ fn unique_state_counts_are_pinned() {
 fn every_fault_has_a_counterexample_of_pinned_length() {
     let mut got = vec![];
     for f in modelled() {
-        let r = report::check(model_of(f).unwrap(), Some(f)).unwrap();
+        let r = result_of(model_of(f).unwrap(), Some(f));
         let rules = f.must_violate();
         let best = r
             .properties
@@ -107,7 +126,7 @@ fn a_counterexample_renders_property_path_and_last_state() {
 
 #[test]
 fn run_all_is_ok_and_renders() {
-    let reports = report::run_all();
+    let reports = all();
     assert_eq!(reports.len(), MODELS.len() + modelled().count());
     assert!(
         report::all_ok(&reports),
@@ -127,14 +146,8 @@ fn run_all_is_ok_and_renders() {
 
 #[test]
 fn every_new_property_is_falsified_by_its_fault() {
-    // Each model and variant is checked once.
-    let mut checked: Vec<(&str, Option<Fault>, lifecycle_models::CheckResult)> = vec![];
-    let mut property = |model: &'static str, fault: Option<Fault>, prefix: &str| {
-        if !checked.iter().any(|c| (c.0, c.1) == (model, fault)) {
-            checked.push((model, fault, report::check(model, fault).unwrap()));
-        }
-        let at = checked.iter().position(|c| (c.0, c.1) == (model, fault));
-        let r = &checked[at.unwrap()].2;
+    let property = |model: &'static str, fault: Option<Fault>, prefix: &str| {
+        let r = result_of(model, fault);
         let mut named = r.properties.iter().filter(|p| p.name.starts_with(prefix));
         let p = named
             .next()
@@ -156,7 +169,7 @@ fn every_new_property_is_falsified_by_its_fault() {
 /// The counterexample of `fault` for the property starting with `prefix`,
 /// as its action path.
 fn path_of(fault: Fault, prefix: &str) -> Vec<String> {
-    let r = report::check(model_of(fault).unwrap(), Some(fault)).unwrap();
+    let r = result_of(model_of(fault).unwrap(), Some(fault));
     let p = r
         .properties
         .iter()

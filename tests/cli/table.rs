@@ -181,11 +181,18 @@ fn follow_up_commands_name_the_binary_as_invoked() {
 /// `model --json` prints JSON lines, like every other `--json`: one object
 /// per row of `model`'s table, in the table's order, its fields those of
 /// the row. `--model` keeps the run short: two small models (durability,
-/// shell) and their fault variants instead of every model (slow in a
-/// debug build).
+/// shell, and acp for a model with a count under symmetry reduction) and
+/// their fault variants instead of every model (slow in a debug build).
 #[test]
 fn model_json_prints_one_object_per_table_row() {
-    let only = ["--model", "durability", "--model", "shell"];
+    let only = [
+        "--model",
+        "durability",
+        "--model",
+        "shell",
+        "--model",
+        "acp",
+    ];
     let runs = run_all(&[
         args(&[&["model", "--json"], &only]),
         args(&[&["model"], &only]),
@@ -206,7 +213,7 @@ fn model_json_prints_one_object_per_table_row() {
         .collect();
     assert_eq!(
         header,
-        ["model", "states", "unique", "depth", "seconds", "result", "detail"],
+        ["model", "states", "unique", "symmetry", "depth", "seconds", "result", "detail"],
         "{table}"
     );
     let rows: Vec<Vec<&str>> = table
@@ -217,11 +224,15 @@ fn model_json_prints_one_object_per_table_row() {
         .collect();
     // The two clean models, then their fault variants, nothing of the
     // other models.
-    assert!(rows.len() > 2, "{table}");
-    assert_eq!((rows[0][0], rows[1][0]), ("durability", "shell"), "{table}");
-    for row in &rows[2..] {
+    assert!(rows.len() > 3, "{table}");
+    assert_eq!(
+        (rows[0][0], rows[1][0], rows[2][0]),
+        ("durability", "shell", "acp"),
+        "{table}"
+    );
+    for row in &rows[3..] {
         let (model, _fault) = row[0].split_once('+').expect("a fault variant");
-        assert!(["durability", "shell"].contains(&model), "{table}");
+        assert!(["durability", "shell", "acp"].contains(&model), "{table}");
     }
 
     assert!(json.ends_with('\n') && !json.ends_with("\n\n"), "{json:?}");
@@ -236,12 +247,21 @@ fn model_json_prints_one_object_per_table_row() {
 
     for (object, row) in objects.iter().zip(&rows) {
         let result = &object["result"];
-        // model, states, unique, depth, seconds, result, detail…
+        // model, states, unique, symmetry, depth, seconds, result, detail…
         assert_eq!(result["model"].as_str(), Some(row[0]), "{object}");
         assert_eq!(result["states"].to_string(), row[1], "{object}");
         assert_eq!(result["unique"].to_string(), row[2], "{object}");
-        assert_eq!(result["max_depth"].to_string(), row[3], "{object}");
-        assert_eq!(object["ok"].as_bool(), Some(row[5] == "ok"), "{object}");
+        let symmetric = result["symmetric"]
+            .as_u64()
+            .map_or("-".into(), |n| n.to_string());
+        assert_eq!(symmetric, row[3], "{object}");
+        // Only the acp rows are counted under symmetry, and fewer.
+        assert_eq!(row[0].starts_with("acp"), row[3] != "-", "{object}");
+        if let Some(n) = result["symmetric"].as_u64() {
+            assert!(n < result["unique"].as_u64().unwrap_or(0), "{object}");
+        }
+        assert_eq!(result["max_depth"].to_string(), row[4], "{object}");
+        assert_eq!(object["ok"].as_bool(), Some(row[6] == "ok"), "{object}");
         assert!(result["properties"].is_array(), "{object}");
         for field in ["fault", "must_violate", "caught_by"] {
             assert!(object.get(field).is_some(), "no `{field}` in {object}");
