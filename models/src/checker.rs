@@ -227,28 +227,20 @@ pub trait Named {
     fn name(&self) -> String;
 }
 
-/// What a model needs to be checked on several threads and reported.
+/// What a state or an action must be: compared, hashed, printed, and
+/// shared with stateright's checker threads.
+pub trait Value: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static {}
+
+impl<T: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static> Value for T {}
+
+/// What a model needs to be checked and reported.
 pub trait Checkable:
-    Model<
-        State: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static,
-        Action: Clone + Eq + std::fmt::Debug + Send + Sync + 'static,
-    > + Named
-    + Clone
-    + Send
-    + Sync
-    + 'static
+    Model<State: Value, Action: Value> + Named + Clone + Send + Sync + 'static
 {
 }
 
 impl<M> Checkable for M where
-    M: Model<
-            State: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static,
-            Action: Clone + Eq + std::fmt::Debug + Send + Sync + 'static,
-        > + Named
-        + Clone
-        + Send
-        + Sync
-        + 'static
+    M: Model<State: Value, Action: Value> + Named + Clone + Send + Sync + 'static
 {
 }
 
