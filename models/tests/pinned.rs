@@ -128,15 +128,11 @@ fn a_counterexample_renders_property_path_and_last_state() {
 fn run_all_is_ok_and_renders() {
     let reports = all();
     assert_eq!(reports.len(), MODELS.len() + modelled().count());
-    assert!(
-        report::all_ok(&reports),
-        "{}",
-        report::render_table(&reports)
-    );
-    let table = report::render_table(&reports);
+    assert!(report::all_ok(reports), "{}", report::render_table(reports));
+    let table = report::render_table(reports);
     println!("{table}");
     assert!(table.lines().count() > reports.len(), "{table}");
-    let json = report::to_json(&reports);
+    let json = report::to_json(reports);
     assert_eq!(json.lines().count(), reports.len(), "{json}");
     for line in json.lines() {
         let row: serde_json::Value = serde_json::from_str(line).expect(line);
