@@ -59,6 +59,52 @@ fn a_held_step_is_disposed_mid_step() {
     assert_eq!(failure.rule.name(), "C10", "{failure}");
 }
 
+/// `hold()` re-arms the gate: step 0 is let go and, with no await in
+/// between, later steps are held again, so step 1 begins and waits; the
+/// turn cannot end while it is held (in every schedule), and ends
+/// `Completed` once released.
+async fn release_then_hold_again(rig: Arc<Rig<SimRt>>) {
+    let steps = rig.steps.clone().expect("RaceTest::held_steps");
+    let owner = rig.owner("owner");
+    let a = rig.provider.create("a", &owner).await.expect("create");
+    let prompt = a.agent.send(two_steps("go")).expect("send");
+    steps.running("a", 0).await;
+    steps.release();
+    steps.hold();
+    // Set just before the release: the turn may end only after it.
+    let released = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (agent, flag) = (a.agent.clone(), released.clone());
+    let waiter = rt::spawn::<SimRt, _>("outcome", async move {
+        let fate = agent.outcome(prompt).await;
+        assert!(
+            flag.load(std::sync::atomic::Ordering::SeqCst),
+            "C3: the turn ended while its step 1 was held"
+        );
+        fate
+    });
+    steps.running("a", 1).await;
+    released.store(true, std::sync::atomic::Ordering::SeqCst);
+    steps.release();
+    let fate = waiter.join().await;
+    assert_eq!(fate, Some(EndReason::Completed), "C3: both steps ran");
+    assert_eq!(
+        steps.began(),
+        vec![("a".to_string(), 0), ("a".to_string(), 1)],
+        "D2: each step began once, in order"
+    );
+    a.dispose().await;
+    owner.unload().await;
+}
+
+#[test]
+fn a_step_is_held_again_after_a_release() {
+    let report = RaceTest::new("a_step_is_held_again_after_a_release")
+        .held_steps()
+        .dfs(release_then_hold_again)
+        .unwrap();
+    assert!(report.exhausted && report.executions > 1, "{report:?}");
+}
+
 /// A flush held at its I/O point (written, not synced: what a slow disk
 /// does), and a cancel racing it: the turn still ends once the flush is
 /// let go, and the rig's oracles check the log (D9, D10: every turn one
@@ -88,6 +134,15 @@ async fn cancel_while_a_flush_is_open(rig: Arc<Rig<SimRt>>) {
         matches!(fate, Some(EndReason::Completed | EndReason::Aborted)),
         "C3: the turn ended {fate:?}"
     );
+    // Every flush that reached the I/O point was one of `a`'s (the
+    // held one first).
+    let flushed = disk.flushed();
+    assert_eq!(
+        flushed.first().map(String::as_str),
+        Some("a"),
+        "{flushed:?}"
+    );
+    assert!(flushed.iter().all(|id| id == "a"), "{flushed:?}");
     a.dispose().await;
     owner.unload().await;
 }
