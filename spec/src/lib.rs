@@ -7,9 +7,11 @@
 
 #![deny(missing_docs)]
 
+pub mod checker;
 pub mod faults;
 pub mod rules;
 
+pub use checker::Checker;
 pub use faults::{Fault, Faults};
 pub use rules::{Family, Rule};
 

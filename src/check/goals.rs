@@ -3,6 +3,7 @@
 //!
 //! Layer 0 (shared): imports nothing from `check`.
 
+use super::checker::Checker;
 use crate::scenarios::{Goal, Outcome, Scenario};
 use serde::Serialize;
 
@@ -23,12 +24,12 @@ pub struct GoalHit {
 pub struct GoalTally {
     goals: std::borrow::Cow<'static, [Goal]>,
     hits: Vec<u64>,
-    checker: &'static str,
+    checker: Checker,
 }
 
 impl GoalTally {
     /// No hits yet for `scenario`'s goals under `checker`.
-    pub fn new(scenario: &Scenario, checker: &'static str) -> GoalTally {
+    pub fn new(scenario: &Scenario, checker: Checker) -> GoalTally {
         GoalTally {
             goals: scenario.goals.clone(),
             hits: vec![0; scenario.goals.len()],

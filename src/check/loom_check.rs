@@ -276,7 +276,7 @@ pub fn worker_main(
         0u64,
         0u64,
         std::collections::BTreeMap::<String, u64>::new(),
-        GoalTally::new(scenario, "loom"),
+        GoalTally::new(scenario, Checker::Loom),
         std::collections::BTreeMap::<String, u64>::new(),
     )));
     let s = stats.clone();

@@ -65,7 +65,7 @@ impl Tally {
             dfs: None,
             views: BTreeMap::new(),
             pending_view: None,
-            goals: GoalTally::new(scenario, checker.name()),
+            goals: GoalTally::new(scenario, checker),
             error: None,
             skipped: None,
             stopped: None,
@@ -187,7 +187,7 @@ impl Tally {
         self.outcomes = saved.outcomes;
         self.views = saved.views;
         self.invariants = saved.invariants;
-        self.goals = GoalTally::new(&self.scenario, self.checker.name());
+        self.goals = GoalTally::new(&self.scenario, self.checker);
         for (name, hits) in &saved.goals {
             self.goals.merge(name, *hits);
         }

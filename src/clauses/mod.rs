@@ -313,7 +313,7 @@ fn check_exercise(
             let required = Checker::ALL
                 .into_iter()
                 .filter(|c| c.requires_goals())
-                .any(|c| !g.excused.iter().any(|(who, _)| *who == c.name()));
+                .any(|c| !g.excused.iter().any(|(who, _)| *who == c));
             if !required {
                 return Err(Broken::GoalNotRequired(name, goal));
             }

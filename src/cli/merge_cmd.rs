@@ -584,7 +584,7 @@ fn validate(mut files: Vec<ShardFile>) -> Result<Vec<ShardFile>, String> {
 
 /// The union of one row's parts (in shard order), judged.
 fn union(scenario: &'static Scenario, checker: Checker, parts: Vec<RowIn>) -> Report {
-    let mut goals = GoalTally::new(scenario, checker.name());
+    let mut goals = GoalTally::new(scenario, checker);
     let mut views = BTreeMap::new();
     let mut outcomes: BTreeMap<String, u64> = BTreeMap::new();
     let mut dfs: Option<DfsStats> = None;

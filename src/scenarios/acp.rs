@@ -11,6 +11,7 @@ use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
+use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 fn bridge<R: Rt>(rig: &Rig<R>) -> Arc<Bridge<R>> {
@@ -189,8 +190,7 @@ const DISCONNECT_MID_PROMPT_GOALS: &[Goal] = &[
             "the prompt ends before the disconnect",
             "first:Ok(EndTurn)",
         ),
-        &[(
-            "shuttle-pct",
+        &[(Checker::ShuttlePct,
             "not reached in runs far past the PR budget at depth 3: the prompt's turn must outrun the disconnect through all its steps",
         )],
     ),
@@ -279,8 +279,7 @@ const SESSION_CANCEL_BEFORE_START_GOALS: &[Goal] = &[
             "session/cancel lands while the prompt is queued: it never runs",
             "A:never-ran",
         ),
-        &[(
-            "loom",
+        &[(Checker::Loom,
             "not reached within the PR tier's executions: loom's depth-first order varies the later prompt B first; the whole space at bound 1, far past the PR gate, reaches it",
         )],
     ),

@@ -12,6 +12,7 @@ use crate::journal::{Cause, EndReason, Event, PromptId, Record};
 use crate::oracle::Violation;
 use crate::rt::{Mutex, Rt};
 use crate::rules::Rule;
+use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// A fate that may not exist, printed (`none`).
@@ -53,8 +54,7 @@ const CANCEL_BEFORE_CLAIM_GOALS: &[Goal] = &[
             "the cancel lands between A's turn/start and its first step boundary: A ends aborted with no step",
             abort_before_first_step,
         ),
-        &[(
-            "shuttle-pct",
+        &[(Checker::ShuttlePct,
             "not reached in the PR tier's iterations at depth 3, rarely in much longer runs: the cancel must land inside one lock section's gap of the loop",
         )],
     ),

@@ -44,6 +44,7 @@ use crate::session_log::Entry;
 use crate::store::durable::{CrashImage, Durable, DurableRecord, MemoryDurable, Tear};
 use crate::store::{open_turns, SessionStore};
 use crate::world::World;
+use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 const GOALS: &[Goal] = &[
@@ -54,12 +55,10 @@ const GOALS: &[Goal] = &[
             "A:completed",
         ),
         &[
-            (
-                "shuttle-random",
+            (Checker::ShuttleRandom,
                 "not reached in runs far past the PR budget: the cancel task is ready from the start, and the walk must pass it over at each of the turn's scheduling points",
             ),
-            (
-                "shuttle-pct",
+            (Checker::ShuttlePct,
                 "not reached in runs far past the PR budget at depth 3: the turn needs more priority changes than the depth allows to finish before the cancel",
             ),
         ],
@@ -70,8 +69,7 @@ const GOALS: &[Goal] = &[
             "the cancel aborts the turn after the client was sent a step's output",
             "A:aborted:seen-1",
         ),
-        &[(
-            "shuttle-pct",
+        &[(Checker::ShuttlePct,
             "not reached in runs far past the PR budget at depth 3 (shuttle-random reaches it, rarely)",
         )],
     ),

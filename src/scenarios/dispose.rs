@@ -17,6 +17,7 @@ use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::Listener;
+use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 const CONCURRENT_DISPOSE_GOALS: &[Goal] = &[
@@ -32,12 +33,10 @@ const CONCURRENT_DISPOSE_GOALS: &[Goal] = &[
             dispose_during_flush,
         ),
         &[
-            (
-                "shuttle-pct",
+            (Checker::ShuttlePct,
                 "not reached in runs far past the PR budget at depth 3: the flush window needs the loop to keep its priority through the turn's end while three disposers wait",
             ),
-            (
-                "loom",
+            (Checker::Loom,
                 "not reached in the whole space at loom's bound 1 (bound 2 takes minutes)",
             ),
         ],

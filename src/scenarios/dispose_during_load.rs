@@ -18,6 +18,7 @@ use crate::events::LifecycleEvent;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
+use lifecycle_spec::Checker;
 
 /// The load's resume began while the old agent's teardown was still
 /// running (after its `teardown-began`, before its `teardown-done`).
@@ -49,19 +50,17 @@ fn loaded_inside_teardown(o: &Outcome) -> bool {
 }
 
 /// shuttle's schedulers, each measured over a run far longer than the PR tier's.
-const SHUTTLE_LATE_LOAD: &[(&str, &str)] = &[
-    (
-        "shuttle-random",
+const SHUTTLE_LATE_LOAD: &[(Checker, &str)] = &[
+    (Checker::ShuttleRandom,
         "not reached in runs far past the PR budget: the load's task must lose every coin flip until the dispose has passed its step 3; it always finds the session live",
     ),
-    (
-        "shuttle-pct",
+    (Checker::ShuttlePct,
         "not reached in runs far past the PR budget at depth 3: loads land after the dispose, never inside its teardown",
     ),
 ];
 
 /// shuttle-random only: shuttle-pct reaches it (rarely).
-const SHUTTLE_RANDOM_LATE_LOAD: &[(&str, &str)] = &[SHUTTLE_LATE_LOAD[0]];
+const SHUTTLE_RANDOM_LATE_LOAD: &[(Checker, &str)] = &[SHUTTLE_LATE_LOAD[0]];
 
 const GOALS: &[Goal] = &[
     label(

@@ -24,6 +24,7 @@ use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{Monitor, Rt, Wait};
 use crate::rules::Rule;
+use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// The body's wait for the teardown to finish with no further dispose
@@ -45,8 +46,7 @@ const GOALS: &[Goal] = &[
             "the first dispose completes before the timeout fires",
             "first:completed",
         ),
-        &[(
-            "shuttle-pct",
+        &[(Checker::ShuttlePct,
             "not reached in runs far past the PR budget at depth 3: the turn's write-ahead flush yields, and shuttle's PCT drops a yielding task below every other, so the timer always fires first (shuttle-random reaches it, rarely)",
         )],
     ),

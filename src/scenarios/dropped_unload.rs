@@ -24,6 +24,7 @@ use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
+use lifecycle_spec::Checker;
 
 const GOALS: &[Goal] = &[
     label(
@@ -37,8 +38,7 @@ const GOALS: &[Goal] = &[
             "the unload completes before the timeout fires",
             "first:completed",
         ),
-        &[(
-            "shuttle-pct",
+        &[(Checker::ShuttlePct,
             "not reached in runs far past the PR budget at depth 3: the turn's flushes yield, and shuttle's PCT drops a yielding task below every other, so the timer always fires first (shuttle-random reaches it, rarely)",
         )],
     ),

@@ -10,6 +10,7 @@
 use super::Outcome;
 use crate::events::LifecycleEvent;
 use crate::journal::Event;
+use lifecycle_spec::Checker;
 
 /// How a goal recognises an execution that reached its window.
 #[derive(Clone, Copy, Debug)]
@@ -31,7 +32,7 @@ pub struct Goal {
     pub matches: Match,
     /// Checkers not required to reach it, with the measurement that says
     /// why (their hits are still counted and shown).
-    pub excused: &'static [(&'static str, &'static str)],
+    pub excused: &'static [(Checker, &'static str)],
 }
 
 impl Goal {
@@ -55,12 +56,12 @@ pub(super) const fn label(name: &'static str, about: &'static str, text: &'stati
 
 /// Not reachable by shuttle's uniform random walk at any budget we could
 /// measure: the late task must win every one of a long run of coin flips.
-pub(super) const SHUTTLE_RANDOM_WALK: (&str, &str) = (
-    "shuttle-random",
+pub(super) const SHUTTLE_RANDOM_WALK: (Checker, &str) = (
+    Checker::ShuttleRandom,
     "not reached in runs far past the PR budget: the uniform random walk must pick the same task at every one of its scheduling points before the other task's next one",
 );
 
-pub(super) const fn excused(mut goal: Goal, who: &'static [(&'static str, &'static str)]) -> Goal {
+pub(super) const fn excused(mut goal: Goal, who: &'static [(Checker, &'static str)]) -> Goal {
     goal.excused = who;
     goal
 }
@@ -230,8 +231,7 @@ macro_rules! between {
 pub(super) use between;
 
 /// loom at the PR bound (1) on `same-id-vs-teardown`'s late windows.
-pub(super) const LOOM_PB1_LATE_STEPS: &[(&str, &str)] = &[(
-    "loom",
+pub(super) const LOOM_PB1_LATE_STEPS: &[(Checker, &str)] = &[(Checker::Loom,
     "not reached in the whole space at loom's bound 1; at bound 3, minutes past the PR gate, loom reaches every window",
 )];
 

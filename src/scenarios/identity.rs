@@ -13,6 +13,7 @@ use crate::oracle::Violation;
 use crate::provider::CreateError;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
+use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 const SAME_ID_CREATE_RACE_GOALS: &[Goal] = &[
@@ -200,8 +201,7 @@ const ID_REUSE_AFTER_DETACH_GOALS: &[Goal] = &[excused(
         "B's session with the reused id is entered before A's teardown finished",
         reuse_during_teardown,
     ),
-    &[(
-        "loom",
+    &[(Checker::Loom,
         "not reached in the whole space at loom's bound 1: B's create must overtake two of A's teardown steps",
     )],
 )];

@@ -11,6 +11,7 @@ use crate::journal::{Cause, Event};
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
+use lifecycle_spec::Checker;
 
 const IDLE_CANCEL_THEN_PROMPT_GOALS: &[Goal] = &[
     pred(
@@ -167,12 +168,10 @@ const DROPPED_WHEN_IDLE_GOALS: &[Goal] = &[
             "first:resolved",
         ),
         &[
-            (
-                "shuttle-random",
+            (Checker::ShuttleRandom,
                 "not reached in runs far past the PR budget: the timer is ready from the start, and the walk must pass it over at each scheduling point of the whole turn",
             ),
-            (
-                "shuttle-pct",
+            (Checker::ShuttlePct,
                 "not reached in runs far past the PR budget at depth 3: the turn's flushes yield, and shuttle's PCT drops a yielding task below every other, so the timer fires first",
             ),
         ],

@@ -31,12 +31,12 @@ use crate::rules::Rule;
 use crate::shell::sim::{JobFate, Script, SimShell};
 use crate::shell::{ExecResult, ShellExecutor};
 use crate::tool_bash::ToolBash;
+use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// shuttle's uniform random walk runs the job's exit as soon as the
 /// teardown began, long before the drain's turn comes.
-const SHUTTLE_RANDOM_EXIT_FIRST: &[(&str, &str)] = &[(
-    "shuttle-random",
+const SHUTTLE_RANDOM_EXIT_FIRST: &[(Checker, &str)] = &[(Checker::ShuttleRandom,
     "not reached in runs far past the PR budget: the job's exit, ready once the teardown began, always runs before the teardown reaches the drain (shuttle-pct and sim reach it)",
 )];
 

@@ -34,6 +34,7 @@ use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::durable::{DiskFault, DiskOp, MemoryDurable, Tear};
+use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 const GOALS: &[Goal] = &[
@@ -48,8 +49,7 @@ const GOALS: &[Goal] = &[
             "the failure hits the flush of a step's output",
             "fail:step",
         ),
-        &[(
-            "shuttle-pct",
+        &[(Checker::ShuttlePct,
             "not reached in the PR tier's iterations at depth 3, rarely in much longer runs: the fault task is ready from the start and runs before the first flush",
         )],
     ),
@@ -60,8 +60,8 @@ const GOALS: &[Goal] = &[
             "fail:turn-end",
         ),
         &[
-            ("shuttle-random", "not reached in runs far past the PR budget"),
-            ("shuttle-pct", "not reached in runs far past the PR budget at depth 3"),
+            (Checker::ShuttleRandom, "not reached in runs far past the PR budget"),
+            (Checker::ShuttlePct, "not reached in runs far past the PR budget at depth 3"),
         ],
     ),
     excused(
@@ -70,8 +70,7 @@ const GOALS: &[Goal] = &[
             "a sync fails after its write went through (bytes written, not durable)",
             ":sync",
         ),
-        &[(
-            "shuttle-random",
+        &[(Checker::ShuttleRandom,
             "not reached in the PR tier's iterations, rarely in much longer runs; shuttle-pct reaches it",
         )],
     ),
