@@ -29,7 +29,7 @@
 //! Pure: data in, a `String` out. Layer 0 (shared): imports nothing from
 //! `check` but [`swimlane`].
 
-use super::swimlane::{self, Highlight};
+use super::swimlane::{self, esc, Highlight};
 use lifecycle_sim::TraceEntry;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -114,14 +114,6 @@ struct Data<'a> {
     events: &'a [Event],
     anchor: Option<&'a Anchor>,
     violations: &'a [Violation],
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
 }
 
 /// `json` safe inside a `<script>` element: no `</` (so no `</script>`)

@@ -46,11 +46,13 @@ pub fn races(trace: &[TraceEntry]) -> Vec<Race> {
     out
 }
 
-fn esc(s: &str) -> String {
+/// `s` escaped for XML and HTML text and attribute values.
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 /// Width of one character of the picture's monospace text (11 px; a

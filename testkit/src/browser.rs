@@ -418,7 +418,12 @@ impl Page<'_> {
             json!({ "format": "png", "captureBeyondViewport": true }),
         )?;
         let data = r["data"].as_str().ok_or("no screenshot data")?;
-        let png = base64_decode(data).ok_or("the screenshot is not base64")?;
+        let png = {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map_err(|e| format!("the screenshot is not base64: {e}"))?
+        };
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
@@ -444,50 +449,5 @@ impl Drop for Page<'_> {
         let _ = self
             .browser
             .call(None, "Target.closeTarget", json!({ "targetId": target }));
-    }
-}
-
-/// Standard base64 (with or without padding) decoded; `None` if `text`
-/// is not base64.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let digits = text.trim_end_matches('=').as_bytes();
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    for chunk in digits.chunks(4) {
-        if chunk.len() == 1 {
-            return None;
-        }
-        let mut n = 0u32;
-        for (k, &c) in chunk.iter().enumerate() {
-            n |= value(c)? << (18 - 6 * k);
-        }
-        let bytes = n.to_be_bytes();
-        out.extend_from_slice(&bytes[1..chunk.len()]);
-    }
-    Some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64_decode;
-
-    #[test]
-    fn base64_decodes_every_padding() {
-        assert_eq!(base64_decode("").unwrap(), b"");
-        assert_eq!(base64_decode("Zg==").unwrap(), b"f");
-        assert_eq!(base64_decode("Zm8=").unwrap(), b"fo");
-        assert_eq!(base64_decode("Zm9v").unwrap(), b"foo");
-        assert_eq!(base64_decode("Zm9vYmE").unwrap(), b"fooba");
-        assert_eq!(base64_decode("/+8=").unwrap(), [0xff, 0xef]);
-        assert_eq!(base64_decode("Zm9v!"), None);
     }
 }
