@@ -7,6 +7,7 @@
 use agent_lifecycle::clauses::{
     render, validate, Broken, Clause, ClauseId, Conformance, Exercise, Family, Rule, CLAUSES,
 };
+use agent_lifecycle::scenarios::{cancel, dispose, shell, Goal, Scenario};
 use std::process::Command;
 
 /// Every rule ID of SPEC §2, written out here, independently of `Rule`.
@@ -79,8 +80,8 @@ fn lines(table: &[Clause]) -> Vec<String> {
     validate(table).iter().map(ToString::to_string).collect()
 }
 
-fn leak(exercises: Vec<Exercise>) -> &'static [Exercise] {
-    Box::leak(exercises.into_boxed_slice())
+fn leak<T>(items: Vec<T>) -> &'static [T] {
+    Box::leak(items.into_boxed_slice())
 }
 
 #[test]
@@ -112,8 +113,13 @@ fn a_goal_check_does_not_judge_breaks_the_clause() {
     // A goal the scenario does not have: `check` would never judge it.
     let table = with("C3.2", |c| {
         c.exercises = leak(vec![Exercise::Scenario {
-            scenario: "cancel-mid-turn",
-            goal: "no-such-goal",
+            scenario: &cancel::CANCEL_MID_TURN,
+            goal: leak(vec![Goal {
+                name: "no-such-goal",
+                ..cancel::TWO_CAUSES_ONE_TURN
+            }])
+            .first()
+            .expect("one goal"),
         }])
     });
     let problems = validate(&table);
@@ -128,8 +134,13 @@ fn a_goal_check_does_not_judge_breaks_the_clause() {
     // A scenario that is not registered.
     let table = with("C3.2", |c| {
         c.exercises = leak(vec![Exercise::Scenario {
-            scenario: "no-such-scenario",
-            goal: "two-causes-one-turn",
+            scenario: leak(vec![Scenario {
+                name: "no-such-scenario",
+                ..cancel::CANCEL_MID_TURN.clone()
+            }])
+            .first()
+            .expect("one scenario"),
+            goal: &cancel::TWO_CAUSES_ONE_TURN,
         }])
     });
     assert_eq!(
@@ -139,8 +150,8 @@ fn a_goal_check_does_not_judge_breaks_the_clause() {
     // A scenario that checks neither C10 nor an oracle that does.
     let table = with("C10.1", |c| {
         c.exercises = leak(vec![Exercise::Scenario {
-            scenario: "tool-bash-reload",
-            goal: "reload-between-checks",
+            scenario: &shell::TOOL_BASH_RELOAD,
+            goal: &shell::RELOAD_BETWEEN_CHECKS,
         }])
     });
     assert_eq!(
@@ -151,8 +162,8 @@ fn a_goal_check_does_not_judge_breaks_the_clause() {
     let table = with("C3.1", |c| {
         let mut e = c.exercises.to_vec();
         e.push(Exercise::Scenario {
-            scenario: "cancel-mid-turn",
-            goal: "cancel-during-stepp",
+            scenario: &cancel::CANCEL_MID_TURN,
+            goal: &dispose::DISPOSE_MID_TURN_GOAL,
         });
         c.exercises = leak(e);
     });
@@ -230,8 +241,8 @@ fn every_clause_has_a_judged_exercise() {
     assert!(has(
         "C3.2",
         Exercise::Scenario {
-            scenario: "cancel-mid-turn",
-            goal: "two-causes-one-turn"
+            scenario: &cancel::CANCEL_MID_TURN,
+            goal: &cancel::TWO_CAUSES_ONE_TURN,
         }
     ));
     assert!(has(

@@ -36,7 +36,7 @@ pub use render::render;
 pub use table::CLAUSES;
 
 use crate::check::Checker;
-use crate::scenarios::{self, Scenario};
+use crate::scenarios::{self, Goal, Scenario};
 use std::fmt;
 
 pub use crate::rules::{Family, Rule};
@@ -120,10 +120,10 @@ pub enum Exercise {
     /// A registered scenario and one of its goals: `check` requires the
     /// goal of every exploring checker not excused from it.
     Scenario {
-        /// The scenario's name.
-        scenario: &'static str,
-        /// One of its goals.
-        goal: &'static str,
+        /// The scenario (its `pub static`).
+        scenario: &'static Scenario,
+        /// One of its goals (its `pub const`).
+        goal: &'static Goal,
     },
     /// An operation of a conformance test: generated and applied in each
     /// of its cases, its answers and the state compared with the model's.
@@ -149,7 +149,9 @@ pub enum Exercise {
 impl fmt::Display for Exercise {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Exercise::Scenario { scenario, goal } => write!(f, "scenario {scenario}, goal {goal}"),
+            Exercise::Scenario { scenario, goal } => {
+                write!(f, "scenario {}, goal {}", scenario.name, goal.name)
+            }
             Exercise::Conformance { test, op, .. } => write!(f, "{}, Op::{op}", test.target()),
             Exercise::Test { target, name } => write!(f, "test {target}::{name}"),
         }
@@ -300,22 +302,22 @@ fn check_exercise(
     sources: &mut sources::Sources,
 ) -> Result<(), Broken> {
     match *exercise {
-        Exercise::Scenario {
-            scenario: name,
-            goal,
-        } => {
-            let s = scenario(name).ok_or(Broken::UnknownScenario(name))?;
+        Exercise::Scenario { scenario: s, goal } => {
+            let name = s.name;
+            if !scenarios::ALL.contains(&s) {
+                return Err(Broken::UnknownScenario(name));
+            }
             let g = s
                 .goals
                 .iter()
-                .find(|g| g.name == goal)
-                .ok_or(Broken::UnknownGoal(name, goal))?;
+                .find(|g| *g == goal)
+                .ok_or(Broken::UnknownGoal(name, goal.name))?;
             let required = Checker::ALL
                 .into_iter()
                 .filter(|c| c.requires_goals())
                 .any(|c| !g.excused.iter().any(|(who, _)| *who == c));
             if !required {
-                return Err(Broken::GoalNotRequired(name, goal));
+                return Err(Broken::GoalNotRequired(name, goal.name));
             }
             let checked = s.rules.contains(&rule)
                 || crate::oracle::ORACLE_RULES.contains(&rule)

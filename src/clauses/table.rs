@@ -5,6 +5,10 @@
 use super::Conformance::{Acp, Agent, Dispose, Durability, Shell};
 use super::Rule::{self, *};
 use super::{Clause, ClauseId, Conformance, Exercise};
+use crate::scenarios::{
+    acp, cancel, crash, dispose, dispose_during_load, dropped_create, dropped_dispose,
+    dropped_unload, hung_step, identity, idle, owner_drain, shell, storage_error, Goal, Scenario,
+};
 
 const fn clause(rule: Rule, n: u8, text: &'static str, exercises: &'static [Exercise]) -> Clause {
     Clause {
@@ -15,7 +19,7 @@ const fn clause(rule: Rule, n: u8, text: &'static str, exercises: &'static [Exer
 }
 
 /// A scenario and its goal.
-const fn sc(scenario: &'static str, goal: &'static str) -> Exercise {
+const fn sc(scenario: &'static Scenario, goal: &'static Goal) -> Exercise {
     Exercise::Scenario { scenario, goal }
 }
 
@@ -58,71 +62,71 @@ const A1_NONE: &str = "A1 after close no bridge-owned agent outlives the quiesce
 pub static CLAUSES: &[Clause] = &[
     // Cancel.
     clause(C1, 1, "cancel is the only public stop verb; a call is effective when a turn is active or the inbox holds work", &[
-        sc("cancel-before-claim", "before-wake"),
-        sc("idle-cancel-then-prompt", "idle-cancel"),
+        sc(&cancel::CANCEL_BEFORE_CLAIM, &cancel::BEFORE_WAKE),
+        sc(&idle::IDLE_CANCEL_THEN_PROMPT, &idle::IDLE_CANCEL),
         op(Agent, "Cancel", C1_EMITTED),
     ]),
     clause(C1, 2, "an effective call emits agent/cancel-requested {cause} exactly once, before it clears or aborts anything", &[
-        sc("observer-queues-during-cancel", "observer-queues-during-notification"),
-        sc("cancel-mid-turn", "cancel-during-step"),
+        sc(&cancel::OBSERVER_QUEUES_DURING_CANCEL, &cancel::OBSERVER_QUEUES_DURING_NOTIFICATION),
+        sc(&cancel::CANCEL_MID_TURN, &cancel::CANCEL_DURING_STEP),
         op(Agent, "Cancel", C1_EMITTED),
     ]),
     clause(C2, 1, "every call clears both FIFOs: queued prompts and steering inputs", &[
-        sc("cancel-mid-turn", "cancel-during-step"),
-        sc("cancel-drops-steering", "prompt-after-dropped-steering"),
+        sc(&cancel::CANCEL_MID_TURN, &cancel::CANCEL_DURING_STEP),
+        sc(&cancel::CANCEL_DROPS_STEERING, &cancel::PROMPT_AFTER_DROPPED_STEERING),
         op_only(Agent, "Cancel"),
     ]),
     clause(C2, 2, "including work that a cancel-requested observer queued during the notification", &[
-        sc("observer-queues-during-cancel", "observer-queues-during-notification"),
+        sc(&cancel::OBSERVER_QUEUES_DURING_CANCEL, &cancel::OBSERVER_QUEUES_DURING_NOTIFICATION),
         op(Agent, "Cancel", "C2 a prompt queued by a cancel-requested observer never starts"),
     ]),
     clause(C3, 1, "with a turn active, its token is requested with the cause; the turn ends at its next step boundary with turn/end {aborted}", &[
-        sc("cancel-mid-turn", "cancel-during-step"),
-        sc("cancel-before-claim", "abort-before-first-step"),
+        sc(&cancel::CANCEL_MID_TURN, &cancel::CANCEL_DURING_STEP),
+        sc(&cancel::CANCEL_BEFORE_CLAIM, &cancel::ABORT_BEFORE_FIRST_STEP),
         op(Agent, "Cancel", C3_ENDS),
     ]),
     clause(C3, 2, "the first cause wins", &[
-        sc("cancel-mid-turn", "two-causes-one-turn"),
+        sc(&cancel::CANCEL_MID_TURN, &cancel::TWO_CAUSES_ONE_TURN),
     ]),
     clause(C3, 3, "disposal overrides: a turn stopped by disposal ends {disposed}, even if a cancel came first", &[
-        sc("cancel-then-dispose", "dispose-before-turn-end"),
-        sc("hung-step", "disposed-mid-step"),
+        sc(&dispose::CANCEL_THEN_DISPOSE, &dispose::DISPOSE_BEFORE_TURN_END),
+        sc(&hung_step::HUNG_STEP, &hung_step::DISPOSED_MID_STEP),
         op(Agent, "Dispose", C3_ENDS),
     ]),
     clause(C4, 1, "a prompt accepted before an effective cancel never starts: no turn/start, no user/message for it", &[
-        sc("cancel-before-claim", "before-wake"),
+        sc(&cancel::CANCEL_BEFORE_CLAIM, &cancel::BEFORE_WAKE),
         op(Agent, "Cancel", C4_NEVER),
     ]),
     clause(C4, 2, "even when the loop had already woken for it: the pre-run marker, set only by an effective cancel with no active turn, consumed between wake and claim", &[
-        sc("cancel-before-claim", "between-wake-and-claim"),
-        sc("cancel-before-claim", "wake-inside-cancel"),
+        sc(&cancel::CANCEL_BEFORE_CLAIM, &cancel::BETWEEN_WAKE_AND_CLAIM),
+        sc(&cancel::CANCEL_BEFORE_CLAIM, &cancel::WAKE_INSIDE_CANCEL),
         op(Agent, "Loop", C4_NEVER),
     ]),
     clause(C5, 1, "a prompt accepted after cancel returned is independent: it runs exactly once", &[
-        sc("cancel-before-claim", "between-wake-and-claim"),
-        sc("cancel-drops-steering", "prompt-after-dropped-steering"),
+        sc(&cancel::CANCEL_BEFORE_CLAIM, &cancel::BETWEEN_WAKE_AND_CLAIM),
+        sc(&cancel::CANCEL_DROPS_STEERING, &cancel::PROMPT_AFTER_DROPPED_STEERING),
         op(Agent, "Send", "C5 a prompt accepted after cancel returned is never skipped"),
     ]),
     clause(C6, 1, "an idle cancel (no turn, empty inbox) emits nothing and sets no marker", &[
-        sc("idle-cancel-then-prompt", "idle-cancel"),
-        sc("cancel-mid-turn", "second-cancel-idle"),
+        sc(&idle::IDLE_CANCEL_THEN_PROMPT, &idle::IDLE_CANCEL),
+        sc(&cancel::CANCEL_MID_TURN, &cancel::SECOND_CANCEL_IDLE),
         op(Agent, "Cancel", "C6 an idle cancel leaves the next prompt to run"),
     ]),
     clause(C6, 2, "after an idle cancel the next prompt runs", &[
-        sc("idle-cancel-then-prompt", "prompt-after-idle-cancel"),
+        sc(&idle::IDLE_CANCEL_THEN_PROMPT, &idle::PROMPT_AFTER_IDLE_CANCEL),
         op(Agent, "Send", "C6 an idle cancel leaves the next prompt to run"),
     ]),
     clause(C7, 1, "when_idle resolves only at quiescence: no turn, empty inbox, marker consumed", &[
-        sc("when-idle-waiters", "late-waiter-while-b-pending"),
-        sc("dropped-when-idle", "waiter-resolved-first"),
+        sc(&idle::WHEN_IDLE_WAITERS, &idle::LATE_WAITER_WHILE_B_PENDING),
+        sc(&idle::DROPPED_WHEN_IDLE, &idle::WAITER_RESOLVED_FIRST),
         op(Agent, "WhenIdle", C7_ONLY),
     ]),
     clause(C7, 2, "a waiter registered before a cancel resolves", &[
-        sc("when-idle-waiters", "waiter-across-cancel"),
+        sc(&idle::WHEN_IDLE_WAITERS, &idle::WAITER_ACROSS_CANCEL),
         op(Agent, "WhenIdle", "C7 every when_idle waiter resolves"),
     ]),
     clause(C7, 3, "it does not resolve while a prompt accepted after the cancel is queued or running", &[
-        sc("when-idle-waiters", "late-waiter-while-b-pending"),
+        sc(&idle::WHEN_IDLE_WAITERS, &idle::LATE_WAITER_WHILE_B_PENDING),
         op(Agent, "WhenIdle", C7_ONLY),
     ]),
     clause(C7, 4, "after disposal it resolves with done", &[
@@ -130,20 +134,20 @@ pub static CLAUSES: &[Clause] = &[
         op(Agent, "Dispose", C7_ONLY),
     ]),
     clause(C8, 1, "steering inputs of a cancelled turn are never absorbed nor logged", &[
-        sc("cancel-drops-steering", "prompt-after-dropped-steering"),
-        sc("cancel-mid-turn", "cancel-during-step"),
+        sc(&cancel::CANCEL_DROPS_STEERING, &cancel::PROMPT_AFTER_DROPPED_STEERING),
+        sc(&cancel::CANCEL_MID_TURN, &cancel::CANCEL_DURING_STEP),
         op(Agent, "Steer", "C8 a cancelled turn absorbs no steering"),
     ]),
     clause(C9, 1, "a failing (panicking or erroring) observer cannot veto or skip the cancel", &[
-        sc("observer-queues-during-cancel", "observer-queues-during-notification"),
+        sc(&cancel::OBSERVER_QUEUES_DURING_CANCEL, &cancel::OBSERVER_QUEUES_DURING_NOTIFICATION),
         op_only(Agent, "Cancel"),
     ]),
     clause(C10, 1, "a step receives the turn's cancellation signal; when cancel or disposal fires it, the step settles and the turn ends aborted or disposed", &[
-        sc("hung-step", "aborted-mid-step"),
-        sc("hung-step", "disposed-mid-step"),
+        sc(&hung_step::HUNG_STEP, &hung_step::ABORTED_MID_STEP),
+        sc(&hung_step::HUNG_STEP, &hung_step::DISPOSED_MID_STEP),
     ]),
     clause(C10, 2, "a sleep or model request stops waiting: a cancel is never held up longer than one step takes to notice the signal", &[
-        sc("hung-step", "aborted-mid-step"),
+        sc(&hung_step::HUNG_STEP, &hung_step::ABORTED_MID_STEP),
         test("acp_server", "acp_server_lifecycle_over_pipes"),
     ]),
     clause(C10, 3, "a foreground shell command is killed with its whole process group", &[
@@ -151,75 +155,75 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     // Dispose.
     clause(D1, 1, "memoized: the handle, the caller scope's unload and the provider's unload reach one teardown, which runs once", &[
-        sc("concurrent-dispose", "dispose-mid-turn"),
-        sc("owner-unload-vs-handle-dispose", "teardown-mid-turn"),
-        sc("provider-unload", "all-disposed"),
+        sc(&dispose::CONCURRENT_DISPOSE, &dispose::DISPOSE_MID_TURN_GOAL),
+        sc(&dispose::OWNER_UNLOAD_VS_HANDLE_DISPOSE, &dispose::TEARDOWN_MID_TURN),
+        sc(&dispose::PROVIDER_UNLOAD, &dispose::ALL_DISPOSED),
         op(Dispose, "DisposeAndUnloadOwner", "D1 every dispose caller resolves only after the whole teardown"),
     ]),
     clause(D1, 2, "every caller's future resolves only when all of the teardown is done", &[
-        sc("concurrent-dispose", "dispose-during-flush"),
-        sc("dropped-dispose", "dropped-mid-teardown"),
+        sc(&dispose::CONCURRENT_DISPOSE, &dispose::DISPOSE_DURING_FLUSH),
+        sc(&dropped_dispose::DROPPED_DISPOSE, &dropped_dispose::DROPPED_MID_TEARDOWN),
         op(Dispose, "DisposeAndUnloadOwner", "D1 every dispose caller resolves only after the whole teardown"),
     ]),
     clause(D2, 1, "step 1 stops the loop: mark disposed, request the turn token {disposed}, clear the inbox", &[
-        sc("dispose-mid-turn", "tail-cleared"),
-        sc("dispose-mid-turn", "dispose-during-step"),
+        sc(&dispose::DISPOSE_MID_TURN, &dispose::TAIL_CLEARED),
+        sc(&dispose::DISPOSE_MID_TURN, &dispose::DISPOSE_DURING_STEP),
         op(Dispose, "Dispose", "D2 teardown steps run once, in order 1..5"),
     ]),
     clause(D2, 2, "step 2 awaits the loop's exit and every pending flush", &[
-        sc("concurrent-dispose", "dispose-during-flush"),
+        sc(&dispose::CONCURRENT_DISPOSE, &dispose::DISPOSE_DURING_FLUSH),
         op(Dispose, "Dispose", "D2 teardown steps run once, in order 1..5"),
     ]),
     clause(D2, 3, "then, in order: (3) detach the agent from the registry (agent/disposed), (4) detach the session (session/disposed), (5) unwind the agent's private scope", &[
-        sc("same-id-vs-teardown", "create-between-3-4"),
-        sc("same-id-vs-teardown", "create-between-4-5"),
+        sc(&identity::SAME_ID_VS_TEARDOWN, &identity::CREATE_BETWEEN_3_4),
+        sc(&identity::SAME_ID_VS_TEARDOWN, &identity::CREATE_BETWEEN_4_5),
         op(Dispose, "Dispose", "D2 teardown steps run once, in order 1..5"),
     ]),
     clause(D2, 4, "steps 1-5 live in one composite effect (not sibling effects disposed concurrently)", &[
-        sc("dispose-mid-turn", "dispose-during-step"),
-        sc("owner-unload-vs-handle-dispose", "teardown-mid-turn"),
+        sc(&dispose::DISPOSE_MID_TURN, &dispose::DISPOSE_DURING_STEP),
+        sc(&dispose::OWNER_UNLOAD_VS_HANDLE_DISPOSE, &dispose::TEARDOWN_MID_TURN),
     ]),
     clause(D3, 1, "after any dispose path, reloading the session's durable log yields every event that was appended", &[
-        sc("dispose-mid-turn", "dispose-during-step"),
-        sc("concurrent-dispose", "dispose-during-flush"),
+        sc(&dispose::DISPOSE_MID_TURN, &dispose::DISPOSE_DURING_STEP),
+        sc(&dispose::CONCURRENT_DISPOSE, &dispose::DISPOSE_DURING_FLUSH),
         op(Dispose, "Dispose", D3_DURABLE),
     ]),
     clause(D3, 2, "every started turn has its turn/end, reason disposed when disposal stopped it", &[
-        sc("dispose-mid-turn", "dispose-during-step"),
-        sc("cancel-then-dispose", "dispose-before-turn-end"),
-        sc("disconnect-mid-prompt", "disconnect-during-prompt"),
+        sc(&dispose::DISPOSE_MID_TURN, &dispose::DISPOSE_DURING_STEP),
+        sc(&dispose::CANCEL_THEN_DISPOSE, &dispose::DISPOSE_BEFORE_TURN_END),
+        sc(&acp::DISCONNECT_MID_PROMPT, &acp::DISCONNECT_DURING_PROMPT),
         op(Dispose, "DisposeAndUnloadOwner", D3_DURABLE),
     ]),
     clause(D4, 1, "a failing agent/disposed or session/disposed listener cannot reject the chain or skip a later step", &[
-        sc("disposed-listener-panics", "chain-survives"),
+        sc(&dispose::DISPOSED_LISTENER_PANICS, &dispose::CHAIN_SURVIVES),
         op(Dispose, "Dispose", "D4 a failing agent/disposed listener skips no later step"),
     ]),
     clause(D5, 1, "disposing one agent leaves every other agent and session untouched", &[
-        sc("disposed-listener-panics", "chain-survives"),
-        sc("dispose-with-owned-job", "killed-by-drain"),
+        sc(&dispose::DISPOSED_LISTENER_PANICS, &dispose::CHAIN_SURVIVES),
+        sc(&owner_drain::DISPOSE_WITH_OWNED_JOB, &owner_drain::KILLED_BY_DRAIN),
         op(Dispose, "Dispose", "D5 an agent whose teardown has not begun keeps its entry and session"),
     ]),
     clause(D6, 1, "after dispose began, no queued prompt starts", &[
-        sc("dispose-mid-turn", "tail-cleared"),
+        sc(&dispose::DISPOSE_MID_TURN, &dispose::TAIL_CLEARED),
         op(Agent, "Dispose", "D6 after dispose began no prompt starts"),
     ]),
     clause(D7, 1, "agents created from configuration run with no handle; unloading the provider's scope disposes them (D1-D3 hold)", &[
-        sc("provider-unload", "all-disposed"),
+        sc(&dispose::PROVIDER_UNLOAD, &dispose::ALL_DISPOSED),
         op(Dispose, "UnloadProvider", "D7 unloading the provider disposes every agent it built"),
     ]),
     clause(D8, 1, "a dropped dispose: the teardown belongs to the effect, not to the first caller's future; it runs to completion, and a later dispose or unload resolves", &[
-        sc("dropped-dispose", "dropped-mid-teardown"),
+        sc(&dropped_dispose::DROPPED_DISPOSE, &dropped_dispose::DROPPED_MID_TEARDOWN),
         op(Dispose, "DropDispose", D8_DROPPED),
     ]),
     clause(D8, 2, "a dropped scope unload wedges, skips or repeats no step; a later unload resolves", &[
         op_only(Dispose, "DropUnloadOwner"),
     ]),
     clause(D8, 3, "a dropped create or resume either publishes nothing or is fully disposed (R1-R3 hold)", &[
-        sc("dropped-create", "dropped-during-setup"),
-        sc("dropped-create", "resume-dropped"),
+        sc(&dropped_create::DROPPED_CREATE, &dropped_create::DROPPED_DURING_SETUP),
+        sc(&dropped_create::DROPPED_CREATE, &dropped_create::RESUME_DROPPED),
     ]),
     clause(D8, 4, "a dropped when_idle holds up nothing: a later waiter resolves and the agent stops", &[
-        sc("dropped-when-idle", "waiter-dropped-mid-turn"),
+        sc(&idle::DROPPED_WHEN_IDLE, &idle::WAITER_DROPPED_MID_TURN),
     ]),
     clause(D8, 5, "a dropped session/new or session/load publishes nothing or is fully disposed, and the id stays usable", &[
         op_only(Acp, "DropNew"),
@@ -229,191 +233,191 @@ pub static CLAUSES: &[Clause] = &[
         op_only(Acp, "DropPrompt"),
     ]),
     clause(D8, 7, "a dropped disconnect or bridge unload: the one quiesce runs to completion and a later close resolves", &[
-        sc("dropped-unload", "dropped-mid-teardown"),
+        sc(&dropped_unload::DROPPED_UNLOAD, &dropped_unload::DROPPED_MID_TEARDOWN),
         op_only(Acp, "DropClose"),
     ]),
     clause(D9, 1, "after a crash at any point, load yields a prefix of what was appended that includes everything flushed", &[
-        sc("crash-mid-turn", "aborted-before-delivery"),
+        sc(&crash::CRASH_MID_TURN, &crash::ABORTED_BEFORE_DELIVERY),
         op(Durability, "Crash", "D9 every synced record survives and loads"),
     ]),
     clause(D9, 2, "a torn last record is truncated, never appended onto", &[
-        sc("crash-mid-turn", "aborted-before-delivery"),
+        sc(&crash::CRASH_MID_TURN, &crash::ABORTED_BEFORE_DELIVERY),
         op(Durability, "Load", "D9 a torn tail is truncated, never appended onto: every load parses"),
     ]),
     clause(D9, 3, "a turn whose turn/start is durable but whose turn/end is not is closed with turn/end {interrupted} when the session is loaded", &[
-        sc("crash-mid-turn", "aborted-before-delivery"),
+        sc(&crash::CRASH_MID_TURN, &crash::ABORTED_BEFORE_DELIVERY),
         op(Durability, "Load", "D9 after a load, and between turns, no turn is open in the durable log"),
     ]),
     clause(D9, 4, "write-ahead: a turn's turn/start and user/message are flushed before its first step runs", &[
-        sc("storage-error-mid-turn", "write-ahead"),
+        sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::WRITE_AHEAD),
         op(Durability, "Step", "D9 write-ahead: turn/start is durable before the turn's step runs"),
     ]),
     clause(D9, 5, "each step's result is flushed before it is sent to a client: nothing a client saw is lost", &[
-        sc("crash-mid-turn", "aborted-after-delivery"),
+        sc(&crash::CRASH_MID_TURN, &crash::ABORTED_AFTER_DELIVERY),
         op(Durability, "Deliver", "D9 nothing a client was shown is lost: a delivered output is durable"),
         test("acp_server", "sigkill_at_twenty_points_loses_nothing_the_client_saw"),
     ]),
     clause(D10, 1, "a failed write or fsync makes append or flush fail", &[
-        sc("storage-error-mid-turn", "write-ahead"),
-        sc("storage-error-mid-turn", "sync"),
+        sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::WRITE_AHEAD),
+        sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::SYNC),
         op(Durability, "DiskFails", "D10 after a failed write or sync the session appends nothing until repaired"),
     ]),
     clause(D10, 2, "the turn ends {failed} with the error, and the ACP prompt answers an error", &[
-        sc("storage-error-mid-turn", "step"),
+        sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::STEP),
         op_only(Acp, "PromptOnFailingDisk"),
     ]),
     clause(D10, 3, "the session refuses further appends until it is recovered", &[
-        sc("storage-error-mid-turn", "write-ahead"),
+        sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::WRITE_AHEAD),
         op(Durability, "DiskFails", "D10 after a failed write or sync the session appends nothing until repaired"),
     ]),
     clause(D10, 4, "the next prompt, or a session/load in the same process, re-opens the log, repairs it and continues: a transient error never leaves a session unusable while its process runs", &[
-        sc("storage-error-mid-turn", "write-ahead"),
+        sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::WRITE_AHEAD),
         test("acp_storage", "d10_a_transient_write_error_fails_one_prompt_and_the_next_recovers"),
         test("acp_storage", "d10_a_load_in_the_same_process_recovers_a_failed_session"),
     ]),
     // Identity.
     clause(R1, 1, "at any moment at most one live agent and one live session per id", &[
-        sc("same-id-create-race", "loser-refused-at-enter"),
-        sc("same-id-vs-teardown", "create-between-2-3"),
+        sc(&identity::SAME_ID_CREATE_RACE, &identity::LOSER_REFUSED_AT_ENTER),
+        sc(&identity::SAME_ID_VS_TEARDOWN, &identity::CREATE_BETWEEN_2_3),
         op(Dispose, "CreateRace", R1_ONE),
     ]),
     clause(R1, 2, "of concurrent same-id create/resume calls exactly one publishes; every loser fails with an `already exists` error", &[
-        sc("same-id-create-race", "loser-refused-at-prepare"),
-        sc("dispose-during-load", "load-refused-while-live"),
+        sc(&identity::SAME_ID_CREATE_RACE, &identity::LOSER_REFUSED_AT_PREPARE),
+        sc(&dispose_during_load::DISPOSE_DURING_LOAD, &dispose_during_load::LOAD_REFUSED_WHILE_LIVE),
         op(Dispose, "CreateRace", "R1 a same-id loser fails with already exists"),
     ]),
     clause(R1, 3, "a loser rolls its private state back: no session, agent, scope or hook left", &[
-        sc("same-id-create-race", "loser-refused-at-enter"),
+        sc(&identity::SAME_ID_CREATE_RACE, &identity::LOSER_REFUSED_AT_ENTER),
         op(Dispose, "CreateRace", R1_ONE),
     ]),
     clause(R2, 1, "an id becomes reusable exactly when its registry entry detaches", &[
-        sc("id-reuse-after-detach", "reuse-during-teardown"),
-        sc("same-id-vs-teardown", "create-between-3-4"),
+        sc(&identity::ID_REUSE_AFTER_DETACH, &identity::REUSE_DURING_TEARDOWN),
+        sc(&identity::SAME_ID_VS_TEARDOWN, &identity::CREATE_BETWEEN_3_4),
         op(Dispose, "Create", "R2 an id is reusable exactly when its registry entry detaches"),
     ]),
     clause(R2, 2, "a stale or repeated detach never removes a newer entry with the same id", &[
-        sc("id-reuse-after-detach", "reuse-during-teardown"),
-        sc("same-id-vs-teardown", "create-between-4-5"),
+        sc(&identity::ID_REUSE_AFTER_DETACH, &identity::REUSE_DURING_TEARDOWN),
+        sc(&identity::SAME_ID_VS_TEARDOWN, &identity::CREATE_BETWEEN_4_5),
     ]),
     clause(R3, 1, "a creation whose owner unloads during setup publishes nothing", &[
-        sc("create-during-owner-unload", "unload-before-publication"),
+        sc(&identity::CREATE_DURING_OWNER_UNLOAD, &identity::UNLOAD_BEFORE_PUBLICATION),
         op(Dispose, "CreateDuringOwnerUnload", "R3 nothing is published once its owner or the provider began unloading"),
     ]),
     clause(R3, 2, "and releases its id", &[
-        sc("create-during-owner-unload", "unload-before-publication"),
+        sc(&identity::CREATE_DURING_OWNER_UNLOAD, &identity::UNLOAD_BEFORE_PUBLICATION),
         op(Dispose, "CreateDuringOwnerUnload", "R3 a creation that failed left nothing published"),
     ]),
     // Shell ownership.
     clause(S1, 1, "a background job started through tool-bash for agent A has owner_of(job) == Some(A.id)", &[
-        sc("tool-bash-reload", "reload-after-checks"),
+        sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_AFTER_CHECKS),
         op(Shell, "Bash", "S1 a job started for an agent is owned by that agent"),
     ]),
     clause(S2, 1, "bash_output/bash_kill from a caller whose token differs from the owner fail `task <job> belongs to another session`; nothing is read, nothing is killed", &[
-        sc("tool-bash-reload", "reload-after-checks"),
+        sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_AFTER_CHECKS),
         op(Shell, "Output", S2_OTHER),
         op(Shell, "Kill", S2_OTHER),
     ]),
     clause(S2, 2, "a caller with no agent is rejected on an owned job", &[
-        sc("tool-bash-reload", "reload-after-checks"),
+        sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_AFTER_CHECKS),
         op(Shell, "Output", S2_OTHER),
     ]),
     clause(S2, 3, "an unknown job fails with `unknown bash task \"<job>\"`", &[
-        sc("tool-bash-reload", "reload-after-checks"),
+        sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_AFTER_CHECKS),
         op_only(Shell, "Kill"),
     ]),
     clause(S3, 1, "an empty-string token is a real owner", &[
-        sc("tool-bash-reload", "reload-after-checks"),
+        sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_AFTER_CHECKS),
         op(Shell, "Bash", "S3 an empty-string token is a real owner; an unowned job is open"),
     ]),
     clause(S3, 2, "an unowned job (None) is open to every caller", &[
-        sc("tool-bash-reload", "reload-after-checks"),
+        sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_AFTER_CHECKS),
         op(Shell, "Output", "S3 an empty-string token is a real owner; an unowned job is open"),
     ]),
     clause(S4, 1, "the owner keeps access after the job finished; others stay rejected", &[
-        sc("tool-bash-reload", "reload-between-checks"),
+        sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_BETWEEN_CHECKS),
         op(Shell, "Finish", "S4 the owner keeps access after the job finished"),
     ]),
     clause(S5, 1, "unloading and reloading tool-bash at any moment does not change S1-S4 for existing jobs", &[
-        sc("tool-bash-reload", "reload-between-checks"),
+        sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_BETWEEN_CHECKS),
         op(Shell, "Load", "S5 reloading tool-bash changes no fence of an existing job"),
     ]),
     clause(S6, 1, "a completion notice reaches only the live agent whose id equals the owner", &[
-        sc("completion-notice-routing", "notice-delivered"),
+        sc(&shell::COMPLETION_NOTICE_ROUTING, &shell::NOTICE_DELIVERED),
         op(Shell, "Finish", S6_ONLY),
     ]),
     clause(S6, 2, "with no such agent the notice is dropped", &[
-        sc("completion-notice-routing", "notice-dropped"),
+        sc(&shell::COMPLETION_NOTICE_ROUTING, &shell::NOTICE_DROPPED),
         op(Shell, "DisposeA", S6_ONLY),
     ]),
     clause(S6, 3, "a completion that lands while tool-bash is unloaded may lose that one notice; nothing else is lost", &[
-        sc("completion-notice-routing", "completion-in-reload-gap"),
+        sc(&shell::COMPLETION_NOTICE_ROUTING, &shell::COMPLETION_IN_RELOAD_GAP),
         op(Shell, "Unload", "S6 every job finishes and its notice is settled"),
     ]),
     clause(S7, 1, "disposing an agent kills every live background job it owns (the whole process group), awaits their settlement and drops their records", &[
-        sc("dispose-with-owned-job", "killed-by-drain"),
+        sc(&owner_drain::DISPOSE_WITH_OWNED_JOB, &owner_drain::KILLED_BY_DRAIN),
         op(Shell, "DisposeA", "S7 a disposed agent's jobs are killed and forgotten"),
         test("real_shell", "s7_drain_kills_the_process_group_and_forgets_the_job"),
     ]),
     clause(S7, 2, "afterwards no caller can read or kill them (`unknown bash task`), a later agent with the same id included", &[
-        sc("dispose-with-owned-job", "kill-racing-drain"),
-        sc("dispose-with-owned-job", "exited-before-drain"),
+        sc(&owner_drain::DISPOSE_WITH_OWNED_JOB, &owner_drain::KILL_RACING_DRAIN),
+        sc(&owner_drain::DISPOSE_WITH_OWNED_JOB, &owner_drain::EXITED_BEFORE_DRAIN),
         op(Shell, "Output", "S7 a disposed agent's jobs are killed and forgotten"),
     ]),
     // ACP bridge.
     clause(A1, 1, "after a client disconnect or the bridge's unload, no registered agent and no session-store entry remains for any bridge-owned session", &[
-        sc("disconnect-racing-new", "close-after-publication"),
-        sc("disconnect-during-load", "close-after-publication"),
+        sc(&acp::DISCONNECT_RACING_NEW, &acp::DISCONNECT_RACING_NEW_CLOSE_AFTER_PUBLICATION),
+        sc(&acp::DISCONNECT_DURING_LOAD, &acp::DISCONNECT_DURING_LOAD_CLOSE_AFTER_PUBLICATION),
         op(Acp, "Close", A1_NONE),
     ]),
     clause(A1, 2, "including a session/new or session/load that was in flight when the connection closed", &[
-        sc("disconnect-racing-new", "close-between-creation-and-publication"),
-        sc("disconnect-during-load", "close-during-resume"),
+        sc(&acp::DISCONNECT_RACING_NEW, &acp::CLOSE_BETWEEN_CREATION_AND_PUBLICATION),
+        sc(&acp::DISCONNECT_DURING_LOAD, &acp::CLOSE_DURING_RESUME),
         op(Acp, "NewRacingClose", A1_NONE),
         op(Acp, "LoadRacingClose", A1_NONE),
     ]),
     clause(A2, 1, "session/cancel maps to cancel(user)", &[
-        sc("session-cancel-before-start", "cancel-during-turn"),
+        sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_DURING_TURN),
         op(Acp, "PromptThenCancel", "A2 a prompt cancelled while queued never runs"),
     ]),
     clause(A2, 2, "sent before a queued prompt starts, that prompt never runs and its session/prompt answers cancelled", &[
-        sc("session-cancel-before-start", "cancel-before-start"),
+        sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_BEFORE_START),
         op(Acp, "PromptThenCancel", "A2 a prompt cancelled while queued never runs"),
     ]),
     clause(A2, 3, "a later prompt runs", &[
-        sc("session-cancel-before-start", "cancel-before-start"),
+        sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_BEFORE_START),
         op(Acp, "Prompt", "A2 a prompt cancelled while queued never runs"),
     ]),
     clause(A3, 1, "session/cancel for an unknown session is a no-op", &[
-        sc("session-cancel-before-start", "cancel-during-turn"),
+        sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_DURING_TURN),
         op_only(Acp, "CancelUnknown"),
     ]),
     clause(A4, 1, "a disconnect during a prompt answers that prompt cancelled", &[
-        sc("disconnect-mid-prompt", "disconnect-during-prompt"),
+        sc(&acp::DISCONNECT_MID_PROMPT, &acp::DISCONNECT_DURING_PROMPT),
         op(Acp, "PromptThenClose", "A4 a prompt of a disposed session answers cancelled"),
     ]),
     clause(A4, 2, "and disposes the session, its turn/end durable (D3)", &[
-        sc("disconnect-mid-prompt", "disconnect-during-prompt"),
-        sc("dropped-unload", "dropped-mid-teardown"),
+        sc(&acp::DISCONNECT_MID_PROMPT, &acp::DISCONNECT_DURING_PROMPT),
+        sc(&dropped_unload::DROPPED_UNLOAD, &dropped_unload::DROPPED_MID_TEARDOWN),
         op(Acp, "PromptThenClose", "A4 a prompt of a disposed session answers cancelled"),
     ]),
     clause(A5, 1, "session/load of an id that is live fails with `already loaded`", &[
-        sc("dispose-during-load", "load-refused-while-live"),
+        sc(&dispose_during_load::DISPOSE_DURING_LOAD, &dispose_during_load::LOAD_REFUSED_WHILE_LIVE),
         op(Acp, "Load", "A5 a session is never loaded twice"),
     ]),
     clause(A5, 2, "session/load of an id that is being loaded fails with `already loaded`", &[
-        sc("duplicate-load", "one-load-wins"),
+        sc(&acp::DUPLICATE_LOAD, &acp::ONE_LOAD_WINS),
     ]),
     clause(A6, 1, "disconnect and unload racing each other share one teardown", &[
-        sc("dropped-unload", "dropped-mid-teardown"),
+        sc(&dropped_unload::DROPPED_UNLOAD, &dropped_unload::DROPPED_MID_TEARDOWN),
         op(Acp, "Close", "A6 disconnect and unload share one quiesce"),
     ]),
     clause(A7, 1, "after close, session/new fails (`connection closed during session/new` or `bridge has been disposed`) and creates nothing", &[
-        sc("disconnect-racing-new", "close-before-new"),
-        sc("disconnect-racing-new", "close-between-creation-and-publication"),
+        sc(&acp::DISCONNECT_RACING_NEW, &acp::CLOSE_BEFORE_NEW),
+        sc(&acp::DISCONNECT_RACING_NEW, &acp::CLOSE_BETWEEN_CREATION_AND_PUBLICATION),
         op(Acp, "New", "A7 after close session/new creates nothing"),
     ]),
     clause(A8, 1, "one prompt in flight per session; a second fails with a clear error", &[
-        sc("disconnect-mid-prompt", "disconnect-during-prompt"),
+        sc(&acp::DISCONNECT_MID_PROMPT, &acp::DISCONNECT_DURING_PROMPT),
         op(Acp, "PromptTwice", "A8 one prompt in flight per session"),
     ]),
     clause(A9, 1, "session/load replays the stored history to the client as session/update notifications before it answers", &[

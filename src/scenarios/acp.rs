@@ -29,25 +29,34 @@ fn a1(rig: &Rig<impl Rt>, owned: impl Fn(&str) -> bool) -> (bool, Violation) {
     )
 }
 
+/// A goal of [`DISCONNECT_RACING_NEW`].
+pub const CLOSE_BEFORE_NEW: Goal = label(
+    "close-before-new",
+    "the close lands before session/new starts",
+    "new:bridge has been disposed",
+);
+
+/// A goal of [`DISCONNECT_RACING_NEW`].
+pub const CLOSE_BETWEEN_CREATION_AND_PUBLICATION: Goal = label(
+    "close-between-creation-and-publication",
+    "the close lands while session/new awaits creation",
+    "new:connection closed during session/new",
+);
+
+/// A goal of [`DISCONNECT_RACING_NEW`].
+pub const DISCONNECT_RACING_NEW_CLOSE_AFTER_PUBLICATION: Goal = excused(
+    label(
+        "close-after-publication",
+        "the close lands after session/new published its session",
+        "new:won-before-close",
+    ),
+    &[SHUTTLE_RANDOM_WALK],
+);
+
 const DISCONNECT_RACING_NEW_GOALS: &[Goal] = &[
-    label(
-        "close-before-new",
-        "the close lands before session/new starts",
-        "new:bridge has been disposed",
-    ),
-    label(
-        "close-between-creation-and-publication",
-        "the close lands while session/new awaits creation",
-        "new:connection closed during session/new",
-    ),
-    excused(
-        label(
-            "close-after-publication",
-            "the close lands after session/new published its session",
-            "new:won-before-close",
-        ),
-        &[SHUTTLE_RANDOM_WALK],
-    ),
+    CLOSE_BEFORE_NEW,
+    CLOSE_BETWEEN_CREATION_AND_PUBLICATION,
+    DISCONNECT_RACING_NEW_CLOSE_AFTER_PUBLICATION,
 ];
 
 /// `disconnect-racing-new`, registered in [`super::ALL`].
@@ -111,25 +120,34 @@ pub async fn disconnect_racing_new<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(label, own)
 }
 
+/// A goal of [`DISCONNECT_DURING_LOAD`].
+pub const CLOSE_BEFORE_LOAD: Goal = label(
+    "close-before-load",
+    "the close lands before session/load starts",
+    "load:bridge has been disposed",
+);
+
+/// A goal of [`DISCONNECT_DURING_LOAD`].
+pub const CLOSE_DURING_RESUME: Goal = label(
+    "close-during-resume",
+    "the close lands while session/load awaits the resume",
+    "load:connection closed during session/load",
+);
+
+/// A goal of [`DISCONNECT_DURING_LOAD`].
+pub const DISCONNECT_DURING_LOAD_CLOSE_AFTER_PUBLICATION: Goal = excused(
+    label(
+        "close-after-publication",
+        "the close lands after session/load published the session",
+        "load:won-before-close",
+    ),
+    &[SHUTTLE_RANDOM_WALK],
+);
+
 const DISCONNECT_DURING_LOAD_GOALS: &[Goal] = &[
-    label(
-        "close-before-load",
-        "the close lands before session/load starts",
-        "load:bridge has been disposed",
-    ),
-    label(
-        "close-during-resume",
-        "the close lands while session/load awaits the resume",
-        "load:connection closed during session/load",
-    ),
-    excused(
-        label(
-            "close-after-publication",
-            "the close lands after session/load published the session",
-            "load:won-before-close",
-        ),
-        &[SHUTTLE_RANDOM_WALK],
-    ),
+    CLOSE_BEFORE_LOAD,
+    CLOSE_DURING_RESUME,
+    DISCONNECT_DURING_LOAD_CLOSE_AFTER_PUBLICATION,
 ];
 
 /// `disconnect-during-load`, registered in [`super::ALL`].
@@ -178,13 +196,15 @@ pub async fn disconnect_during_load<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(label, own)
 }
 
-const DISCONNECT_MID_PROMPT_GOALS: &[Goal] = &[
-    label(
-        "disconnect-during-prompt",
-        "the disconnect lands while the prompt runs; it answers cancelled",
-        "first:Ok(Cancelled)",
-    ),
-    excused(
+/// A goal of [`DISCONNECT_MID_PROMPT`].
+pub const DISCONNECT_DURING_PROMPT: Goal = label(
+    "disconnect-during-prompt",
+    "the disconnect lands while the prompt runs; it answers cancelled",
+    "first:Ok(Cancelled)",
+);
+
+/// A goal of [`DISCONNECT_MID_PROMPT`].
+pub const PROMPT_ENDS_FIRST: Goal = excused(
         label(
             "prompt-ends-first",
             "the prompt ends before the disconnect",
@@ -193,8 +213,9 @@ const DISCONNECT_MID_PROMPT_GOALS: &[Goal] = &[
         &[(Checker::ShuttlePct,
             "not reached in runs far past the PR budget at depth 3: the prompt's turn must outrun the disconnect through all its steps",
         )],
-    ),
-];
+    );
+
+const DISCONNECT_MID_PROMPT_GOALS: &[Goal] = &[DISCONNECT_DURING_PROMPT, PROMPT_ENDS_FIRST];
 
 /// `disconnect-mid-prompt`, registered in [`super::ALL`].
 pub static DISCONNECT_MID_PROMPT: Scenario = Scenario::new(
@@ -272,8 +293,8 @@ pub async fn disconnect_mid_prompt<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(format!("first:{first:?}"), own)
 }
 
-const SESSION_CANCEL_BEFORE_START_GOALS: &[Goal] = &[
-    excused(
+/// A goal of [`SESSION_CANCEL_BEFORE_START`].
+pub const CANCEL_BEFORE_START: Goal = excused(
         label(
             "cancel-before-start",
             "session/cancel lands while the prompt is queued: it never runs",
@@ -282,18 +303,24 @@ const SESSION_CANCEL_BEFORE_START_GOALS: &[Goal] = &[
         &[(Checker::Loom,
             "not reached within the PR tier's executions: loom's depth-first order varies the later prompt B first; the whole space at bound 1, far past the PR gate, reaches it",
         )],
-    ),
-    label(
-        "cancel-during-turn",
-        "session/cancel lands while the prompt runs: aborted",
-        "A:aborted",
-    ),
-    label(
-        "cancel-after-turn",
-        "session/cancel lands after the prompt ended",
-        "A:end-turn",
-    ),
-];
+    );
+
+/// A goal of [`SESSION_CANCEL_BEFORE_START`].
+pub const CANCEL_DURING_TURN: Goal = label(
+    "cancel-during-turn",
+    "session/cancel lands while the prompt runs: aborted",
+    "A:aborted",
+);
+
+/// A goal of [`SESSION_CANCEL_BEFORE_START`].
+pub const CANCEL_AFTER_TURN: Goal = label(
+    "cancel-after-turn",
+    "session/cancel lands after the prompt ended",
+    "A:end-turn",
+);
+
+const SESSION_CANCEL_BEFORE_START_GOALS: &[Goal] =
+    &[CANCEL_BEFORE_START, CANCEL_DURING_TURN, CANCEL_AFTER_TURN];
 
 /// `session-cancel-before-start`, registered in [`super::ALL`].
 pub static SESSION_CANCEL_BEFORE_START: Scenario = Scenario::new(
@@ -364,11 +391,14 @@ pub async fn session_cancel_before_start<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(label, own)
 }
 
-const DUPLICATE_LOAD_GOALS: &[Goal] = &[label(
+/// A goal of [`DUPLICATE_LOAD`].
+pub const ONE_LOAD_WINS: Goal = label(
     "one-load-wins",
     "two concurrent loads of one id: exactly one succeeds",
     "loads-ok:1",
-)];
+);
+
+const DUPLICATE_LOAD_GOALS: &[Goal] = &[ONE_LOAD_WINS];
 
 /// `duplicate-load`, registered in [`super::ALL`].
 pub static DUPLICATE_LOAD: Scenario = Scenario::new(

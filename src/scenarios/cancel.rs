@@ -47,8 +47,8 @@ fn started_before_cancel(journal: &[Record], p: PromptId, call: u64) -> bool {
     false
 }
 
-const CANCEL_BEFORE_CLAIM_GOALS: &[Goal] = &[
-    excused(
+/// A goal of [`CANCEL_BEFORE_CLAIM`].
+pub const ABORT_BEFORE_FIRST_STEP: Goal = excused(
         pred(
             "abort-before-first-step",
             "the cancel lands between A's turn/start and its first step boundary: A ends aborted with no step",
@@ -57,27 +57,42 @@ const CANCEL_BEFORE_CLAIM_GOALS: &[Goal] = &[
         &[(Checker::ShuttlePct,
             "not reached in the PR tier's iterations at depth 3, rarely in much longer runs: the cancel must land inside one lock section's gap of the loop",
         )],
-    ),
-    pred(
-        "wake-inside-cancel",
-        "the loop wakes for A while the cancel call is in progress",
-        wake_inside_cancel,
-    ),
-    label(
+    );
+
+/// A goal of [`CANCEL_BEFORE_CLAIM`].
+pub const WAKE_INSIDE_CANCEL: Goal = pred(
+    "wake-inside-cancel",
+    "the loop wakes for A while the cancel call is in progress",
+    wake_inside_cancel,
+);
+
+/// A goal of [`CANCEL_BEFORE_CLAIM`].
+pub const BETWEEN_WAKE_AND_CLAIM: Goal = label(
         "between-wake-and-claim",
         "the cancel lands after the loop woke for A and before it claimed A (the pre-run marker skips A)",
         "A:skipped-at-claim",
-    ),
-    label(
-        "before-wake",
-        "the cancel lands while A is still queued and clears it",
-        "A:cleared-in-queue",
-    ),
-    label(
-        "after-claim",
-        "A's turn started before the cancel",
-        "A:ran-before-cancel",
-    ),
+    );
+
+/// A goal of [`CANCEL_BEFORE_CLAIM`].
+pub const BEFORE_WAKE: Goal = label(
+    "before-wake",
+    "the cancel lands while A is still queued and clears it",
+    "A:cleared-in-queue",
+);
+
+/// A goal of [`CANCEL_BEFORE_CLAIM`].
+pub const AFTER_CLAIM: Goal = label(
+    "after-claim",
+    "A's turn started before the cancel",
+    "A:ran-before-cancel",
+);
+
+const CANCEL_BEFORE_CLAIM_GOALS: &[Goal] = &[
+    ABORT_BEFORE_FIRST_STEP,
+    WAKE_INSIDE_CANCEL,
+    BETWEEN_WAKE_AND_CLAIM,
+    BEFORE_WAKE,
+    AFTER_CLAIM,
 ];
 
 /// `cancel-before-claim`, registered in [`super::ALL`].
@@ -170,23 +185,29 @@ pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
     out
 }
 
-const CANCEL_MID_TURN_GOALS: &[Goal] = &[
-    label(
-        "cancel-during-step",
-        "the cancel lands while the turn awaits a step; the turn ends aborted",
-        "A:aborted",
-    ),
-    label(
-        "second-cancel-idle",
-        "the second cancel finds nothing left to stop",
-        "second-cancel:Idle",
-    ),
-    pred(
+/// A goal of [`CANCEL_MID_TURN`].
+pub const CANCEL_DURING_STEP: Goal = label(
+    "cancel-during-step",
+    "the cancel lands while the turn awaits a step; the turn ends aborted",
+    "A:aborted",
+);
+
+/// A goal of [`CANCEL_MID_TURN`].
+pub const SECOND_CANCEL_IDLE: Goal = label(
+    "second-cancel-idle",
+    "the second cancel finds nothing left to stop",
+    "second-cancel:Idle",
+);
+
+/// A goal of [`CANCEL_MID_TURN`].
+pub const TWO_CAUSES_ONE_TURN: Goal = pred(
         "two-causes-one-turn",
         "both cancels request the running turn's token: the first cause (parent) is the one its turn/end carries",
         two_causes_one_turn,
-    ),
-];
+    );
+
+const CANCEL_MID_TURN_GOALS: &[Goal] =
+    &[CANCEL_DURING_STEP, SECOND_CANCEL_IDLE, TWO_CAUSES_ONE_TURN];
 
 /// `cancel-mid-turn`, registered in [`super::ALL`].
 pub static CANCEL_MID_TURN: Scenario = Scenario::new(
@@ -255,11 +276,14 @@ pub async fn cancel_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }
 
-const OBSERVER_QUEUES_DURING_CANCEL_GOALS: &[Goal] = &[label(
+/// A goal of [`OBSERVER_QUEUES_DURING_CANCEL`].
+pub const OBSERVER_QUEUES_DURING_NOTIFICATION: Goal = label(
     "observer-queues-during-notification",
     "a cancel-requested observer queues a prompt that the same cancel clears",
     "observer-prompt:cleared-in-queue",
-)];
+);
+
+const OBSERVER_QUEUES_DURING_CANCEL_GOALS: &[Goal] = &[OBSERVER_QUEUES_DURING_NOTIFICATION];
 
 /// `observer-queues-during-cancel`, registered in [`super::ALL`].
 pub static OBSERVER_QUEUES_DURING_CANCEL: Scenario = Scenario::new(
@@ -341,11 +365,14 @@ pub async fn observer_queues_during_cancel<R: Rt>(ctx: Ctx) -> Outcome {
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }
 
-const CANCEL_DROPS_STEERING_GOALS: &[Goal] = &[pred(
+/// A goal of [`CANCEL_DROPS_STEERING`].
+pub const PROMPT_AFTER_DROPPED_STEERING: Goal = pred(
     "prompt-after-dropped-steering",
     "a cancel clears a queued steering input, then the next prompt's turn starts",
     steering_cleared_then_turn,
-)];
+);
+
+const CANCEL_DROPS_STEERING_GOALS: &[Goal] = &[PROMPT_AFTER_DROPPED_STEERING];
 
 /// `cancel-drops-steering`, registered in [`super::ALL`].
 pub static CANCEL_DROPS_STEERING: Scenario = Scenario::new(

@@ -47,8 +47,8 @@ use crate::world::World;
 use lifecycle_spec::Checker;
 use std::sync::Arc;
 
-const GOALS: &[Goal] = &[
-    excused(
+/// A goal of [`CRASH_MID_TURN`].
+pub const COMPLETED: Goal = excused(
         label(
             "completed",
             "the turn completes; the cancel finds the agent idle",
@@ -62,23 +62,29 @@ const GOALS: &[Goal] = &[
                 "not reached in runs far past the PR budget at depth 3: the turn needs more priority changes than the depth allows to finish before the cancel",
             ),
         ],
-    ),
-    excused(
-        label(
-            "aborted-after-delivery",
-            "the cancel aborts the turn after the client was sent a step's output",
-            "A:aborted:seen-1",
-        ),
-        &[(Checker::ShuttlePct,
-            "not reached in runs far past the PR budget at depth 3 (shuttle-random reaches it, rarely)",
-        )],
-    ),
+    );
+
+/// A goal of [`CRASH_MID_TURN`].
+pub const ABORTED_AFTER_DELIVERY: Goal = excused(
     label(
-        "aborted-before-delivery",
-        "the cancel aborts the turn before any output reached the client",
-        "A:aborted:seen-0",
+        "aborted-after-delivery",
+        "the cancel aborts the turn after the client was sent a step's output",
+        "A:aborted:seen-1",
     ),
-];
+    &[(
+        Checker::ShuttlePct,
+        "not reached in runs far past the PR budget at depth 3 (shuttle-random reaches it, rarely)",
+    )],
+);
+
+/// A goal of [`CRASH_MID_TURN`].
+pub const ABORTED_BEFORE_DELIVERY: Goal = label(
+    "aborted-before-delivery",
+    "the cancel aborts the turn before any output reached the client",
+    "A:aborted:seen-0",
+);
+
+const GOALS: &[Goal] = &[COMPLETED, ABORTED_AFTER_DELIVERY, ABORTED_BEFORE_DELIVERY];
 
 /// `crash-mid-turn`, registered in [`super::ALL`].
 pub static CRASH_MID_TURN: Scenario = Scenario::new(

@@ -20,13 +20,15 @@ use crate::store::Listener;
 use lifecycle_spec::Checker;
 use std::sync::Arc;
 
-const CONCURRENT_DISPOSE_GOALS: &[Goal] = &[
-    label(
-        "dispose-mid-turn",
-        "the disposals land while the turn awaits a step",
-        "A:disposed",
-    ),
-    excused(
+/// A goal of [`CONCURRENT_DISPOSE`].
+pub const DISPOSE_MID_TURN_GOAL: Goal = label(
+    "dispose-mid-turn",
+    "the disposals land while the turn awaits a step",
+    "A:disposed",
+);
+
+/// A goal of [`CONCURRENT_DISPOSE`].
+pub const DISPOSE_DURING_FLUSH: Goal = excused(
         pred(
             "dispose-during-flush",
             "disposal begins after turn/end and before the turn's flush closed",
@@ -40,8 +42,9 @@ const CONCURRENT_DISPOSE_GOALS: &[Goal] = &[
                 "not reached in the whole space at loom's bound 1 (bound 2 takes minutes)",
             ),
         ],
-    ),
-];
+    );
+
+const CONCURRENT_DISPOSE_GOALS: &[Goal] = &[DISPOSE_MID_TURN_GOAL, DISPOSE_DURING_FLUSH];
 
 /// `concurrent-dispose`, registered in [`super::ALL`].
 pub static CONCURRENT_DISPOSE: Scenario = Scenario::new(
@@ -133,18 +136,21 @@ pub async fn concurrent_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(label, own)
 }
 
-const DISPOSE_MID_TURN_GOALS: &[Goal] = &[
-    label(
-        "dispose-during-step",
-        "dispose lands while the turn awaits a step",
-        "A:disposed",
-    ),
-    label(
-        "tail-cleared",
-        "dispose clears the queued tail before it starts",
-        "tail:cleared-by-dispose",
-    ),
-];
+/// A goal of [`DISPOSE_MID_TURN`].
+pub const DISPOSE_DURING_STEP: Goal = label(
+    "dispose-during-step",
+    "dispose lands while the turn awaits a step",
+    "A:disposed",
+);
+
+/// A goal of [`DISPOSE_MID_TURN`].
+pub const TAIL_CLEARED: Goal = label(
+    "tail-cleared",
+    "dispose clears the queued tail before it starts",
+    "tail:cleared-by-dispose",
+);
+
+const DISPOSE_MID_TURN_GOALS: &[Goal] = &[DISPOSE_DURING_STEP, TAIL_CLEARED];
 
 /// `dispose-mid-turn`, registered in [`super::ALL`].
 pub static DISPOSE_MID_TURN: Scenario = Scenario::new(
@@ -221,11 +227,14 @@ pub async fn dispose_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(label, own)
 }
 
-const OWNER_UNLOAD_VS_HANDLE_DISPOSE_GOALS: &[Goal] = &[label(
+/// A goal of [`OWNER_UNLOAD_VS_HANDLE_DISPOSE`].
+pub const TEARDOWN_MID_TURN: Goal = label(
     "teardown-mid-turn",
     "the racing handle dispose and owner unload stop a running turn",
     "A:disposed",
-)];
+);
+
+const OWNER_UNLOAD_VS_HANDLE_DISPOSE_GOALS: &[Goal] = &[TEARDOWN_MID_TURN];
 
 /// `owner-unload-vs-handle-dispose`, registered in [`super::ALL`].
 pub static OWNER_UNLOAD_VS_HANDLE_DISPOSE: Scenario = Scenario::new(
@@ -261,11 +270,14 @@ pub async fn owner_unload_vs_handle_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(label, Vec::new())
 }
 
-const PROVIDER_UNLOAD_GOALS: &[Goal] = &[label(
+/// A goal of [`PROVIDER_UNLOAD`].
+pub const ALL_DISPOSED: Goal = label(
     "all-disposed",
     "the provider's unload disposes config-created and handle-owned agents",
     "all-disposed",
-)];
+);
+
+const PROVIDER_UNLOAD_GOALS: &[Goal] = &[ALL_DISPOSED];
 
 /// `provider-unload`, registered in [`super::ALL`].
 pub static PROVIDER_UNLOAD: Scenario = Scenario::new(
@@ -332,11 +344,14 @@ pub async fn provider_unload<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish("all-disposed".into(), own)
 }
 
-const DISPOSED_LISTENER_PANICS_GOALS: &[Goal] = &[label(
+/// A goal of [`DISPOSED_LISTENER_PANICS`].
+pub const CHAIN_SURVIVES: Goal = label(
     "chain-survives",
     "both disposed listeners panic and the next agent still works",
     "B:completed",
-)];
+);
+
+const DISPOSED_LISTENER_PANICS_GOALS: &[Goal] = &[CHAIN_SURVIVES];
 
 /// `disposed-listener-panics`, registered in [`super::ALL`].
 pub static DISPOSED_LISTENER_PANICS: Scenario = Scenario::new(
@@ -438,18 +453,21 @@ pub async fn disposed_listener_panics<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(format!("B:{b_fate}"), own)
 }
 
-const CANCEL_THEN_DISPOSE_GOALS: &[Goal] = &[
-    pred(
-        "dispose-before-turn-end",
-        "disposal begins after the cancel and before the cancelled turn's turn/end",
-        |o| matches!(dispose_and_end(o), (Some(d), Some(t)) if d < t),
-    ),
-    pred(
-        "turn-end-before-dispose",
-        "the cancelled turn ends before disposal begins",
-        |o| matches!(dispose_and_end(o), (Some(d), Some(t)) if t < d),
-    ),
-];
+/// A goal of [`CANCEL_THEN_DISPOSE`].
+pub const DISPOSE_BEFORE_TURN_END: Goal = pred(
+    "dispose-before-turn-end",
+    "disposal begins after the cancel and before the cancelled turn's turn/end",
+    |o| matches!(dispose_and_end(o), (Some(d), Some(t)) if d < t),
+);
+
+/// A goal of [`CANCEL_THEN_DISPOSE`].
+pub const TURN_END_BEFORE_DISPOSE: Goal = pred(
+    "turn-end-before-dispose",
+    "the cancelled turn ends before disposal begins",
+    |o| matches!(dispose_and_end(o), (Some(d), Some(t)) if t < d),
+);
+
+const CANCEL_THEN_DISPOSE_GOALS: &[Goal] = &[DISPOSE_BEFORE_TURN_END, TURN_END_BEFORE_DISPOSE];
 
 /// `cancel-then-dispose`, registered in [`super::ALL`].
 pub static CANCEL_THEN_DISPOSE: Scenario = Scenario::new(

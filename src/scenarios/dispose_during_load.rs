@@ -62,28 +62,37 @@ const SHUTTLE_LATE_LOAD: &[(Checker, &str)] = &[
 /// shuttle-random only: shuttle-pct reaches it (rarely).
 const SHUTTLE_RANDOM_LATE_LOAD: &[(Checker, &str)] = &[SHUTTLE_LATE_LOAD[0]];
 
-const GOALS: &[Goal] = &[
+/// A goal of [`DISPOSE_DURING_LOAD`].
+pub const LOAD_REFUSED_WHILE_LIVE: Goal = label(
+    "load-refused-while-live",
+    "the load finds the old session still registered and is refused `already loaded`",
+    "load:already-loaded",
+);
+
+/// A goal of [`DISPOSE_DURING_LOAD`].
+pub const LOAD_AFTER_DISPOSE: Goal = excused(
     label(
-        "load-refused-while-live",
-        "the load finds the old session still registered and is refused `already loaded`",
-        "load:already-loaded",
+        "load-after-dispose",
+        "the load lands once the old agent left the registry and resumes a new one",
+        "load:resumed",
     ),
-    excused(
-        label(
-            "load-after-dispose",
-            "the load lands once the old agent left the registry and resumes a new one",
-            "load:resumed",
-        ),
-        SHUTTLE_RANDOM_LATE_LOAD,
+    SHUTTLE_RANDOM_LATE_LOAD,
+);
+
+/// A goal of [`DISPOSE_DURING_LOAD`].
+pub const LOAD_INSIDE_TEARDOWN: Goal = excused(
+    pred(
+        "load-inside-teardown",
+        "the load's resume begins between the old teardown's first and last steps",
+        loaded_inside_teardown,
     ),
-    excused(
-        pred(
-            "load-inside-teardown",
-            "the load's resume begins between the old teardown's first and last steps",
-            loaded_inside_teardown,
-        ),
-        SHUTTLE_LATE_LOAD,
-    ),
+    SHUTTLE_LATE_LOAD,
+);
+
+const GOALS: &[Goal] = &[
+    LOAD_REFUSED_WHILE_LIVE,
+    LOAD_AFTER_DISPOSE,
+    LOAD_INSIDE_TEARDOWN,
 ];
 
 /// `dispose-during-load`, registered in [`super::ALL`].

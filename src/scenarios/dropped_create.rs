@@ -25,27 +25,39 @@ use crate::rules::Rule;
 use crate::scope::Scope;
 use futures::future::Either;
 
+/// A goal of [`DROPPED_CREATE`].
+pub const DROPPED_DURING_SETUP: Goal = label(
+    "dropped-during-setup",
+    "the timeout fires while the create awaits setup: its future is dropped",
+    "first:dropped",
+);
+
+/// A goal of [`DROPPED_CREATE`].
+pub const CREATED_FIRST: Goal = label(
+    "created-first",
+    "the create completes before the timeout fires",
+    "first:created",
+);
+
+/// A goal of [`DROPPED_CREATE`].
+pub const RESUME_DROPPED: Goal = label(
+    "resume-dropped",
+    "the timeout fires while the resume awaits setup: its future is dropped",
+    "resume-dropped",
+);
+
+/// A goal of [`DROPPED_CREATE`].
+pub const RESUME_COMPLETED: Goal = label(
+    "resume-completed",
+    "the resume completes before the timeout fires",
+    "resume-completed",
+);
+
 const GOALS: &[Goal] = &[
-    label(
-        "dropped-during-setup",
-        "the timeout fires while the create awaits setup: its future is dropped",
-        "first:dropped",
-    ),
-    label(
-        "created-first",
-        "the create completes before the timeout fires",
-        "first:created",
-    ),
-    label(
-        "resume-dropped",
-        "the timeout fires while the resume awaits setup: its future is dropped",
-        "resume-dropped",
-    ),
-    label(
-        "resume-completed",
-        "the resume completes before the timeout fires",
-        "resume-completed",
-    ),
+    DROPPED_DURING_SETUP,
+    CREATED_FIRST,
+    RESUME_DROPPED,
+    RESUME_COMPLETED,
 ];
 
 /// `dropped-create`, registered in [`super::ALL`].

@@ -34,13 +34,15 @@ const FINISHES_ALONE: Wait = Wait::breaking(
     Rule::D8,
 );
 
-const GOALS: &[Goal] = &[
-    label(
-        "dropped-mid-teardown",
-        "the first caller drops its dispose after the teardown began and before it finished",
-        "first:dropped-mid-teardown",
-    ),
-    excused(
+/// A goal of [`DROPPED_DISPOSE`].
+pub const DROPPED_MID_TEARDOWN: Goal = label(
+    "dropped-mid-teardown",
+    "the first caller drops its dispose after the teardown began and before it finished",
+    "first:dropped-mid-teardown",
+);
+
+/// A goal of [`DROPPED_DISPOSE`].
+pub const FIRST_COMPLETED: Goal = excused(
         label(
             "first-completed",
             "the first dispose completes before the timeout fires",
@@ -49,8 +51,9 @@ const GOALS: &[Goal] = &[
         &[(Checker::ShuttlePct,
             "not reached in runs far past the PR budget at depth 3: the turn's write-ahead flush yields, and shuttle's PCT drops a yielding task below every other, so the timer always fires first (shuttle-random reaches it, rarely)",
         )],
-    ),
-];
+    );
+
+const GOALS: &[Goal] = &[DROPPED_MID_TEARDOWN, FIRST_COMPLETED];
 
 /// `dropped-dispose`, registered in [`super::ALL`].
 pub static DROPPED_DISPOSE: Scenario = Scenario::new(

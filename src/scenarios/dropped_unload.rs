@@ -26,13 +26,15 @@ use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use lifecycle_spec::Checker;
 
-const GOALS: &[Goal] = &[
-    label(
-        "dropped-mid-teardown",
-        "the unload is dropped while the session's teardown runs",
-        "first:dropped-mid-teardown",
-    ),
-    excused(
+/// A goal of [`DROPPED_UNLOAD`].
+pub const DROPPED_MID_TEARDOWN: Goal = label(
+    "dropped-mid-teardown",
+    "the unload is dropped while the session's teardown runs",
+    "first:dropped-mid-teardown",
+);
+
+/// A goal of [`DROPPED_UNLOAD`].
+pub const UNLOAD_COMPLETED: Goal = excused(
         label(
             "unload-completed",
             "the unload completes before the timeout fires",
@@ -41,8 +43,9 @@ const GOALS: &[Goal] = &[
         &[(Checker::ShuttlePct,
             "not reached in runs far past the PR budget at depth 3: the turn's flushes yield, and shuttle's PCT drops a yielding task below every other, so the timer always fires first (shuttle-random reaches it, rarely)",
         )],
-    ),
-];
+    );
+
+const GOALS: &[Goal] = &[DROPPED_MID_TEARDOWN, UNLOAD_COMPLETED];
 
 /// `dropped-unload`, registered in [`super::ALL`].
 pub static DROPPED_UNLOAD: Scenario = Scenario::new(

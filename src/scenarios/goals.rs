@@ -5,7 +5,10 @@
 //!
 //! A goal is matched against an execution's outcome label (the scenario
 //! names what happened in it) or, where the label does not say, against the
-//! journals.
+//! journals. A label is fields separated by `:` or a space
+//! (`first:dropped:second-created`); a goal's text matches whole fields
+//! only, so `A:aborted` does not match `A:aborted-late`, nor `loads-ok:1`
+//! match `loads-ok:10`.
 
 use super::Outcome;
 use crate::events::LifecycleEvent;
@@ -15,7 +18,7 @@ use lifecycle_spec::Checker;
 /// How a goal recognises an execution that reached its window.
 #[derive(Clone, Copy, Debug)]
 pub enum Match {
-    /// The outcome label contains this text.
+    /// The outcome label holds this text as a run of whole fields.
     Label(&'static str),
     /// A predicate over the outcome.
     Pred(fn(&Outcome) -> bool),
@@ -35,14 +38,38 @@ pub struct Goal {
     pub excused: &'static [(Checker, &'static str)],
 }
 
+/// A goal is named once, by its `pub const`; within its scenario the name
+/// is its id, so two goals are the same goal when their names are.
+impl PartialEq for Goal {
+    fn eq(&self, other: &Goal) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Goal {}
+
 impl Goal {
     /// Whether `outcome` reached this goal's window.
     pub fn hit(&self, outcome: &Outcome) -> bool {
         match self.matches {
-            Match::Label(text) => outcome.label.contains(text),
+            Match::Label(text) => holds_fields(&outcome.label, text),
             Match::Pred(f) => f(outcome),
         }
     }
+}
+
+/// Whether `label` holds `text` where neither side of it continues a
+/// field: each end of the match is an end of `label`, a separator (`:` or
+/// a space), or a separator of `text` itself.
+fn holds_fields(label: &str, text: &str) -> bool {
+    let sep = |c: Option<char>| c.is_none_or(|c| c == ':' || c == ' ');
+    let text_sep = |c: Option<char>| c.is_some_and(|c| c == ':' || c == ' ');
+    label.match_indices(text).any(|(at, _)| {
+        let before = label[..at].chars().next_back();
+        let after = label[at + text.len()..].chars().next();
+        (text_sep(text.chars().next()) || sep(before))
+            && (text_sep(text.chars().next_back()) || sep(after))
+    })
 }
 
 pub(super) const fn label(name: &'static str, about: &'static str, text: &'static str) -> Goal {
@@ -335,4 +362,21 @@ pub(super) fn notice_lost(o: &Outcome) -> bool {
         .collect();
     let last = noticed.iter().copied().max().unwrap_or(0);
     (1..last).any(|n| !noticed.contains(&n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holds_fields;
+
+    #[test]
+    fn a_label_text_matches_whole_fields_only() {
+        assert!(holds_fields("first:dropped:second-created", "first:dropped"));
+        assert!(holds_fields("first:dropped:resume-dropped", "resume-dropped"));
+        assert!(holds_fields("ja:drained kill:finished", "ja:drained kill:finished"));
+        assert!(holds_fields("fail:sync", ":sync"));
+        assert!(!holds_fields("A:aborted-late", "A:aborted"));
+        assert!(!holds_fields("loads-ok:10", "loads-ok:1"));
+        assert!(!holds_fields("unrefused", "refused"));
+        assert!(!holds_fields("first:dropped-mid-teardown", "first:dropped"));
+    }
 }

@@ -24,18 +24,21 @@ use crate::rt::{self, BoxFuture, Monitor, Rt};
 use crate::rules::Rule;
 use std::sync::Arc;
 
-const GOALS: &[Goal] = &[
-    label(
-        "aborted-mid-step",
-        "the cancel reaches the hung step and the turn ends aborted",
-        "A:Aborted:step-began",
-    ),
-    label(
-        "disposed-mid-step",
-        "the dispose reaches the hung step and the turn ends disposed",
-        "A:Disposed:step-began",
-    ),
-];
+/// A goal of [`HUNG_STEP`].
+pub const ABORTED_MID_STEP: Goal = label(
+    "aborted-mid-step",
+    "the cancel reaches the hung step and the turn ends aborted",
+    "A:Aborted:step-began",
+);
+
+/// A goal of [`HUNG_STEP`].
+pub const DISPOSED_MID_STEP: Goal = label(
+    "disposed-mid-step",
+    "the dispose reaches the hung step and the turn ends disposed",
+    "A:Disposed:step-began",
+);
+
+const GOALS: &[Goal] = &[ABORTED_MID_STEP, DISPOSED_MID_STEP];
 
 /// `hung-step`, registered in [`super::ALL`].
 pub static HUNG_STEP: Scenario = Scenario::new(

@@ -16,18 +16,21 @@ use crate::rules::Rule;
 use lifecycle_spec::Checker;
 use std::sync::Arc;
 
-const SAME_ID_CREATE_RACE_GOALS: &[Goal] = &[
-    pred(
-        "loser-refused-at-enter",
-        "a losing create passed setup with the winner and is refused by enter's recheck",
-        refused_at_enter,
-    ),
-    pred(
-        "loser-refused-at-prepare",
-        "a losing create is refused before setup",
-        refused_at_prepare,
-    ),
-];
+/// A goal of [`SAME_ID_CREATE_RACE`].
+pub const LOSER_REFUSED_AT_ENTER: Goal = pred(
+    "loser-refused-at-enter",
+    "a losing create passed setup with the winner and is refused by enter's recheck",
+    refused_at_enter,
+);
+
+/// A goal of [`SAME_ID_CREATE_RACE`].
+pub const LOSER_REFUSED_AT_PREPARE: Goal = pred(
+    "loser-refused-at-prepare",
+    "a losing create is refused before setup",
+    refused_at_prepare,
+);
+
+const SAME_ID_CREATE_RACE_GOALS: &[Goal] = &[LOSER_REFUSED_AT_ENTER, LOSER_REFUSED_AT_PREPARE];
 
 /// `same-id-create-race`, registered in [`super::ALL`].
 pub static SAME_ID_CREATE_RACE: Scenario = Scenario::new(
@@ -94,18 +97,22 @@ pub async fn same_id_create_race<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(format!("winners:{}", winners.len()), own)
 }
 
-const CREATE_DURING_OWNER_UNLOAD_GOALS: &[Goal] = &[
-    label(
-        "unload-before-publication",
-        "the owner unloads before the creation publishes: refused",
-        "refused",
-    ),
-    label(
-        "unload-after-publication",
-        "the owner unloads after the creation published: created, then disposed",
-        "created-then-disposed",
-    ),
-];
+/// A goal of [`CREATE_DURING_OWNER_UNLOAD`].
+pub const UNLOAD_BEFORE_PUBLICATION: Goal = label(
+    "unload-before-publication",
+    "the owner unloads before the creation publishes: refused",
+    "refused",
+);
+
+/// A goal of [`CREATE_DURING_OWNER_UNLOAD`].
+pub const UNLOAD_AFTER_PUBLICATION: Goal = label(
+    "unload-after-publication",
+    "the owner unloads after the creation published: created, then disposed",
+    "created-then-disposed",
+);
+
+const CREATE_DURING_OWNER_UNLOAD_GOALS: &[Goal] =
+    &[UNLOAD_BEFORE_PUBLICATION, UNLOAD_AFTER_PUBLICATION];
 
 /// `create-during-owner-unload`, registered in [`super::ALL`].
 pub static CREATE_DURING_OWNER_UNLOAD: Scenario = Scenario::new(
@@ -195,7 +202,8 @@ pub async fn create_during_owner_unload<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(label, own)
 }
 
-const ID_REUSE_AFTER_DETACH_GOALS: &[Goal] = &[excused(
+/// A goal of [`ID_REUSE_AFTER_DETACH`].
+pub const REUSE_DURING_TEARDOWN: Goal = excused(
     pred(
         "reuse-during-teardown",
         "B's session with the reused id is entered before A's teardown finished",
@@ -204,7 +212,9 @@ const ID_REUSE_AFTER_DETACH_GOALS: &[Goal] = &[excused(
     &[(Checker::Loom,
         "not reached in the whole space at loom's bound 1: B's create must overtake two of A's teardown steps",
     )],
-)];
+);
+
+const ID_REUSE_AFTER_DETACH_GOALS: &[Goal] = &[REUSE_DURING_TEARDOWN];
 
 /// `id-reuse-after-detach`, registered in [`super::ALL`].
 pub static ID_REUSE_AFTER_DETACH: Scenario = Scenario::new(
@@ -286,46 +296,64 @@ pub async fn id_reuse_after_detach<R: Rt>(ctx: Ctx) -> Outcome {
 /// it waits for the teardown to finish and tries once more.
 const RETRIES: u32 = 3;
 
+/// A goal of [`SAME_ID_VS_TEARDOWN`].
+pub const CREATE_BEFORE_STEP_1: Goal = between!(
+    "create-before-step-1",
+    "a create of x ends before A's teardown stopped its loop",
+    0
+);
+
+/// A goal of [`SAME_ID_VS_TEARDOWN`].
+pub const CREATE_BETWEEN_1_2: Goal = between!(
+    "create-between-1-2",
+    "a create of x ends between A's teardown steps 1 and 2",
+    1
+);
+
+/// A goal of [`SAME_ID_VS_TEARDOWN`].
+pub const CREATE_BETWEEN_2_3: Goal = between!(
+    "create-between-2-3",
+    "a create of x ends between A's teardown steps 2 and 3",
+    2
+);
+
+/// A goal of [`SAME_ID_VS_TEARDOWN`].
+pub const CREATE_BETWEEN_3_4: Goal = excused(
+    between!(
+        "create-between-3-4",
+        "a create of x ends between A's teardown steps 3 and 4",
+        3
+    ),
+    LOOM_PB1_LATE_STEPS,
+);
+
+/// A goal of [`SAME_ID_VS_TEARDOWN`].
+pub const CREATE_BETWEEN_4_5: Goal = excused(
+    between!(
+        "create-between-4-5",
+        "a create of x ends between A's teardown steps 4 and 5",
+        4
+    ),
+    LOOM_PB1_LATE_STEPS,
+);
+
+/// A goal of [`SAME_ID_VS_TEARDOWN`].
+pub const CREATE_AFTER_STEP_5: Goal = excused(
+    between!(
+        "create-after-step-5",
+        "a create of x ends after step 5, before A's teardown is done",
+        5
+    ),
+    LOOM_PB1_LATE_STEPS,
+);
+
 const SAME_ID_VS_TEARDOWN_GOALS: &[Goal] = &[
-    between!(
-        "create-before-step-1",
-        "a create of x ends before A's teardown stopped its loop",
-        0
-    ),
-    between!(
-        "create-between-1-2",
-        "a create of x ends between A's teardown steps 1 and 2",
-        1
-    ),
-    between!(
-        "create-between-2-3",
-        "a create of x ends between A's teardown steps 2 and 3",
-        2
-    ),
-    excused(
-        between!(
-            "create-between-3-4",
-            "a create of x ends between A's teardown steps 3 and 4",
-            3
-        ),
-        LOOM_PB1_LATE_STEPS,
-    ),
-    excused(
-        between!(
-            "create-between-4-5",
-            "a create of x ends between A's teardown steps 4 and 5",
-            4
-        ),
-        LOOM_PB1_LATE_STEPS,
-    ),
-    excused(
-        between!(
-            "create-after-step-5",
-            "a create of x ends after step 5, before A's teardown is done",
-            5
-        ),
-        LOOM_PB1_LATE_STEPS,
-    ),
+    CREATE_BEFORE_STEP_1,
+    CREATE_BETWEEN_1_2,
+    CREATE_BETWEEN_2_3,
+    CREATE_BETWEEN_3_4,
+    CREATE_BETWEEN_4_5,
+    CREATE_AFTER_STEP_5,
 ];
 
 /// `same-id-vs-teardown`, registered in [`super::ALL`].

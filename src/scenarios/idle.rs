@@ -13,18 +13,21 @@ use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use lifecycle_spec::Checker;
 
-const IDLE_CANCEL_THEN_PROMPT_GOALS: &[Goal] = &[
-    pred(
-        "idle-cancel",
-        "a cancel lands with no turn and an empty inbox and requests nothing",
-        idle_cancel,
-    ),
-    pred(
-        "prompt-after-idle-cancel",
-        "a prompt accepted after the idle cancel returned starts its turn",
-        prompt_after_idle_cancel,
-    ),
-];
+/// A goal of [`IDLE_CANCEL_THEN_PROMPT`].
+pub const IDLE_CANCEL: Goal = pred(
+    "idle-cancel",
+    "a cancel lands with no turn and an empty inbox and requests nothing",
+    idle_cancel,
+);
+
+/// A goal of [`IDLE_CANCEL_THEN_PROMPT`].
+pub const PROMPT_AFTER_IDLE_CANCEL: Goal = pred(
+    "prompt-after-idle-cancel",
+    "a prompt accepted after the idle cancel returned starts its turn",
+    prompt_after_idle_cancel,
+);
+
+const IDLE_CANCEL_THEN_PROMPT_GOALS: &[Goal] = &[IDLE_CANCEL, PROMPT_AFTER_IDLE_CANCEL];
 
 /// `idle-cancel-then-prompt`, registered in [`super::ALL`].
 pub static IDLE_CANCEL_THEN_PROMPT: Scenario = Scenario::new(
@@ -80,18 +83,21 @@ pub async fn idle_cancel_then_prompt<R: Rt>(ctx: Ctx) -> Outcome {
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }
 
-const WHEN_IDLE_WAITERS_GOALS: &[Goal] = &[
-    label(
-        "late-waiter-while-b-pending",
-        "a waiter registered while the later prompt B is pending resolves only after B",
-        "B-at-late-idle:completed",
-    ),
-    pred(
-        "waiter-across-cancel",
-        "a waiter registered before the effective cancel resolves at quiescence after it",
-        waiter_across_cancel,
-    ),
-];
+/// A goal of [`WHEN_IDLE_WAITERS`].
+pub const LATE_WAITER_WHILE_B_PENDING: Goal = label(
+    "late-waiter-while-b-pending",
+    "a waiter registered while the later prompt B is pending resolves only after B",
+    "B-at-late-idle:completed",
+);
+
+/// A goal of [`WHEN_IDLE_WAITERS`].
+pub const WAITER_ACROSS_CANCEL: Goal = pred(
+    "waiter-across-cancel",
+    "a waiter registered before the effective cancel resolves at quiescence after it",
+    waiter_across_cancel,
+);
+
+const WHEN_IDLE_WAITERS_GOALS: &[Goal] = &[LATE_WAITER_WHILE_B_PENDING, WAITER_ACROSS_CANCEL];
 
 /// `when-idle-waiters`, registered in [`super::ALL`].
 pub static WHEN_IDLE_WAITERS: Scenario = Scenario::new(
@@ -155,13 +161,15 @@ pub async fn when_idle_waiters<R: Rt>(ctx: Ctx) -> Outcome {
     Outcome::checked(journal, &agent.durable_log(), label, own)
 }
 
-const DROPPED_WHEN_IDLE_GOALS: &[Goal] = &[
-    label(
-        "waiter-dropped-mid-turn",
-        "the caller gives up on when_idle while the turn runs",
-        "first:dropped",
-    ),
-    excused(
+/// A goal of [`DROPPED_WHEN_IDLE`].
+pub const WAITER_DROPPED_MID_TURN: Goal = label(
+    "waiter-dropped-mid-turn",
+    "the caller gives up on when_idle while the turn runs",
+    "first:dropped",
+);
+
+/// A goal of [`DROPPED_WHEN_IDLE`].
+pub const WAITER_RESOLVED_FIRST: Goal = excused(
         label(
             "waiter-resolved-first",
             "when_idle resolves before the caller's timeout fires",
@@ -175,8 +183,9 @@ const DROPPED_WHEN_IDLE_GOALS: &[Goal] = &[
                 "not reached in runs far past the PR budget at depth 3: the turn's flushes yield, and shuttle's PCT drops a yielding task below every other, so the timer fires first",
             ),
         ],
-    ),
-];
+    );
+
+const DROPPED_WHEN_IDLE_GOALS: &[Goal] = &[WAITER_DROPPED_MID_TURN, WAITER_RESOLVED_FIRST];
 
 /// `dropped-when-idle`, registered in [`super::ALL`].
 pub static DROPPED_WHEN_IDLE: Scenario = Scenario::new(

@@ -40,29 +40,34 @@ const SHUTTLE_RANDOM_EXIT_FIRST: &[(Checker, &str)] = &[(Checker::ShuttleRandom,
     "not reached in runs far past the PR budget: the job's exit, ready once the teardown began, always runs before the teardown reaches the drain (shuttle-pct and sim reach it)",
 )];
 
-const GOALS: &[Goal] = &[
+/// A goal of [`DISPOSE_WITH_OWNED_JOB`].
+pub const EXITED_BEFORE_DRAIN: Goal = label(
+    "exited-before-drain",
+    "a's job exits on its own after the teardown began, before the drain reaches it",
+    "ja:exited",
+);
+
+/// A goal of [`DISPOSE_WITH_OWNED_JOB`].
+pub const KILLED_BY_DRAIN: Goal = excused(
     label(
-        "exited-before-drain",
-        "a's job exits on its own after the teardown began, before the drain reaches it",
-        "ja:exited",
+        "killed-by-drain",
+        "the drain kills a's job while it runs",
+        "ja:drained",
     ),
-    excused(
-        label(
-            "killed-by-drain",
-            "the drain kills a's job while it runs",
-            "ja:drained",
-        ),
-        SHUTTLE_RANDOM_EXIT_FIRST,
+    SHUTTLE_RANDOM_EXIT_FIRST,
+);
+
+/// A goal of [`DISPOSE_WITH_OWNED_JOB`].
+pub const KILL_RACING_DRAIN: Goal = excused(
+    label(
+        "kill-racing-drain",
+        "the caller's bash_kill lands after the drain killed the job and before it forgot it",
+        "ja:drained kill:finished",
     ),
-    excused(
-        label(
-            "kill-racing-drain",
-            "the caller's bash_kill lands after the drain killed the job and before it forgot it",
-            "ja:drained kill:finished",
-        ),
-        SHUTTLE_RANDOM_EXIT_FIRST,
-    ),
-];
+    SHUTTLE_RANDOM_EXIT_FIRST,
+);
+
+const GOALS: &[Goal] = &[EXITED_BEFORE_DRAIN, KILLED_BY_DRAIN, KILL_RACING_DRAIN];
 
 /// `dispose-with-owned-job`, registered in [`super::ALL`].
 pub static DISPOSE_WITH_OWNED_JOB: Scenario = Scenario::new(

@@ -72,18 +72,21 @@ async fn until_finished<R: Rt>(shell: &SimShell<R>, jobs: &[&str]) {
     shell.until_finished(jobs).await;
 }
 
-const TOOL_BASH_RELOAD_GOALS: &[Goal] = &[
-    label(
+/// A goal of [`TOOL_BASH_RELOAD`].
+pub const RELOAD_BETWEEN_CHECKS: Goal = label(
         "reload-between-checks",
         "tool-bash reloads between two fence checks: the original instance serves the first, the reloaded one the second",
         "gens:1-2",
-    ),
-    label(
-        "reload-after-checks",
-        "both fence checks run on the original instance",
-        "gens:1-1",
-    ),
-];
+    );
+
+/// A goal of [`TOOL_BASH_RELOAD`].
+pub const RELOAD_AFTER_CHECKS: Goal = label(
+    "reload-after-checks",
+    "both fence checks run on the original instance",
+    "gens:1-1",
+);
+
+const TOOL_BASH_RELOAD_GOALS: &[Goal] = &[RELOAD_BETWEEN_CHECKS, RELOAD_AFTER_CHECKS];
 
 /// `tool-bash-reload`, registered in [`super::ALL`].
 pub static TOOL_BASH_RELOAD: Scenario = Scenario::new(
@@ -233,23 +236,29 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(format!("fenced gens:{first_gen}-{second_gen}"), own)
 }
 
-const COMPLETION_NOTICE_ROUTING_GOALS: &[Goal] = &[
-    pred(
-        "notice-dropped",
-        "a completion finds no live owner (or tool-bash unloaded) and is dropped",
-        notice_dropped,
-    ),
-    pred(
-        "notice-delivered",
-        "a completion is delivered to the live agent with the owner's id",
-        notice_delivered,
-    ),
-    pred(
-        "completion-in-reload-gap",
-        "a job completes while tool-bash is unloaded and its one notice is lost; later ones are not",
-        notice_lost,
-    ),
-];
+/// A goal of [`COMPLETION_NOTICE_ROUTING`].
+pub const NOTICE_DROPPED: Goal = pred(
+    "notice-dropped",
+    "a completion finds no live owner (or tool-bash unloaded) and is dropped",
+    notice_dropped,
+);
+
+/// A goal of [`COMPLETION_NOTICE_ROUTING`].
+pub const NOTICE_DELIVERED: Goal = pred(
+    "notice-delivered",
+    "a completion is delivered to the live agent with the owner's id",
+    notice_delivered,
+);
+
+/// A goal of [`COMPLETION_NOTICE_ROUTING`].
+pub const COMPLETION_IN_RELOAD_GAP: Goal = pred(
+    "completion-in-reload-gap",
+    "a job completes while tool-bash is unloaded and its one notice is lost; later ones are not",
+    notice_lost,
+);
+
+const COMPLETION_NOTICE_ROUTING_GOALS: &[Goal] =
+    &[NOTICE_DROPPED, NOTICE_DELIVERED, COMPLETION_IN_RELOAD_GAP];
 
 /// `completion-notice-routing`, registered in [`super::ALL`].
 pub static COMPLETION_NOTICE_ROUTING: Scenario = Scenario::new(

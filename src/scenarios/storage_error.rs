@@ -37,13 +37,15 @@ use crate::store::durable::{DiskFault, DiskOp, MemoryDurable, Tear};
 use lifecycle_spec::Checker;
 use std::sync::Arc;
 
-const GOALS: &[Goal] = &[
-    label(
-        "write-ahead",
-        "the failure hits the flush of turn/start and user/message",
-        "fail:write-ahead",
-    ),
-    excused(
+/// A goal of [`STORAGE_ERROR_MID_TURN`].
+pub const WRITE_AHEAD: Goal = label(
+    "write-ahead",
+    "the failure hits the flush of turn/start and user/message",
+    "fail:write-ahead",
+);
+
+/// A goal of [`STORAGE_ERROR_MID_TURN`].
+pub const STEP: Goal = excused(
         label(
             "step",
             "the failure hits the flush of a step's output",
@@ -52,19 +54,29 @@ const GOALS: &[Goal] = &[
         &[(Checker::ShuttlePct,
             "not reached in the PR tier's iterations at depth 3, rarely in much longer runs: the fault task is ready from the start and runs before the first flush",
         )],
+    );
+
+/// A goal of [`STORAGE_ERROR_MID_TURN`].
+pub const TURN_END: Goal = excused(
+    label(
+        "turn-end",
+        "the failure hits the closing flush, after turn/end was decided",
+        "fail:turn-end",
     ),
-    excused(
-        label(
-            "turn-end",
-            "the failure hits the closing flush, after turn/end was decided",
-            "fail:turn-end",
+    &[
+        (
+            Checker::ShuttleRandom,
+            "not reached in runs far past the PR budget",
         ),
-        &[
-            (Checker::ShuttleRandom, "not reached in runs far past the PR budget"),
-            (Checker::ShuttlePct, "not reached in runs far past the PR budget at depth 3"),
-        ],
-    ),
-    excused(
+        (
+            Checker::ShuttlePct,
+            "not reached in runs far past the PR budget at depth 3",
+        ),
+    ],
+);
+
+/// A goal of [`STORAGE_ERROR_MID_TURN`].
+pub const SYNC: Goal = excused(
         label(
             "sync",
             "a sync fails after its write went through (bytes written, not durable)",
@@ -73,8 +85,9 @@ const GOALS: &[Goal] = &[
         &[(Checker::ShuttleRandom,
             "not reached in the PR tier's iterations, rarely in much longer runs; shuttle-pct reaches it",
         )],
-    ),
-];
+    );
+
+const GOALS: &[Goal] = &[WRITE_AHEAD, STEP, TURN_END, SYNC];
 
 /// `storage-error-mid-turn`, registered in [`super::ALL`].
 pub static STORAGE_ERROR_MID_TURN: Scenario = Scenario::new(
