@@ -370,9 +370,18 @@ mod tests {
 
     #[test]
     fn a_label_text_matches_whole_fields_only() {
-        assert!(holds_fields("first:dropped:second-created", "first:dropped"));
-        assert!(holds_fields("first:dropped:resume-dropped", "resume-dropped"));
-        assert!(holds_fields("ja:drained kill:finished", "ja:drained kill:finished"));
+        assert!(holds_fields(
+            "first:dropped:second-created",
+            "first:dropped"
+        ));
+        assert!(holds_fields(
+            "first:dropped:resume-dropped",
+            "resume-dropped"
+        ));
+        assert!(holds_fields(
+            "ja:drained kill:finished",
+            "ja:drained kill:finished"
+        ));
         assert!(holds_fields("fail:sync", ":sync"));
         assert!(!holds_fields("A:aborted-late", "A:aborted"));
         assert!(!holds_fields("loads-ok:10", "loads-ok:1"));
