@@ -3,13 +3,17 @@
 //! [`super::ALL`].
 //!
 //! ```text
+//! /// A goal of [`MY_RACE`]: one `pub const` per window, which the
+//! /// clause table (`clauses::table`) names as `&my_race::LATE_WRITE`.
+//! pub const LATE_WRITE: Goal = label("late-write", "the write lands after the close", "w:late");
+//!
 //! pub static MY_RACE: Scenario = Scenario::new(
 //!     "my-race",
 //!     "what races, in one line",
 //!     bodies!(my_race),          // the async body, once, generic over Rt
 //! )
 //! .rules(&[Rule::D1])
-//! .goals(GOALS)                  // the windows it must reach
+//! .goals(&[LATE_WRITE])          // the windows it must reach
 //! .targets(&[Fault::M6])
 //! .bounds(Bounds { loom_cap: 1, ..Bounds::PR });
 //! ```
