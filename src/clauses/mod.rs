@@ -290,12 +290,6 @@ pub fn validate(clauses: &[Clause]) -> Vec<Problem> {
     problems
 }
 
-/// The registered scenario of this name (only [`scenarios::ALL`]: the
-/// scenarios `check` runs).
-pub fn scenario(name: &str) -> Option<&'static Scenario> {
-    scenarios::ALL.iter().copied().find(|s| s.name == name)
-}
-
 fn check_exercise(
     rule: Rule,
     exercise: &Exercise,

@@ -58,17 +58,12 @@ impl Goal {
     }
 }
 
-/// Whether `label` holds `text` where neither side of it continues a
-/// field: each end of the match is an end of `label`, a separator (`:` or
-/// a space), or a separator of `text` itself.
+/// Whether `label` holds `text` as whole fields: each end of the match is
+/// an end of `label` or a separator (`:` or a space).
 fn holds_fields(label: &str, text: &str) -> bool {
     let sep = |c: Option<char>| c.is_none_or(|c| c == ':' || c == ' ');
-    let text_sep = |c: Option<char>| c.is_some_and(|c| c == ':' || c == ' ');
     label.match_indices(text).any(|(at, _)| {
-        let before = label[..at].chars().next_back();
-        let after = label[at + text.len()..].chars().next();
-        (text_sep(text.chars().next()) || sep(before))
-            && (text_sep(text.chars().next_back()) || sep(after))
+        sep(label[..at].chars().next_back()) && sep(label[at + text.len()..].chars().next())
     })
 }
 
@@ -382,7 +377,8 @@ mod tests {
             "ja:drained kill:finished",
             "ja:drained kill:finished"
         ));
-        assert!(holds_fields("fail:sync", ":sync"));
+        assert!(holds_fields("fail:step:sync", "sync"));
+        assert!(!holds_fields("fail:step:async", "sync"));
         assert!(!holds_fields("A:aborted-late", "A:aborted"));
         assert!(!holds_fields("loads-ok:10", "loads-ok:1"));
         assert!(!holds_fields("unrefused", "refused"));

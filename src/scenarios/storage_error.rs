@@ -80,7 +80,7 @@ pub const SYNC: Goal = excused(
         label(
             "sync",
             "a sync fails after its write went through (bytes written, not durable)",
-            ":sync",
+            "sync",
         ),
         &[(Checker::ShuttleRandom,
             "not reached in the PR tier's iterations, rarely in much longer runs; shuttle-pct reaches it",
