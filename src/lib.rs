@@ -73,6 +73,8 @@ pub mod cli;
 pub mod events;
 #[cfg(feature = "faults")]
 pub mod faults;
+#[cfg(feature = "harness")]
+pub mod generate;
 #[cfg(feature = "faults")]
 pub mod hooks;
 pub mod journal;

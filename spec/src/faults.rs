@@ -80,11 +80,18 @@ pub enum Fault {
     /// After a storage error the session refuses appends until the process
     /// restarts: its next turn does not recover it (violates D10).
     M26,
+    /// `session/cancel` marks only a prompt already claimed: a prompt
+    /// waiting behind a cancelled one (A8) is missed by a second cancel and
+    /// runs (violates A2, A8).
+    M27,
+    /// A prompt sent while `session/load` is replaying is served at once:
+    /// its turn runs during the replay (violates A9).
+    M28,
 }
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 26] = [
+    pub const ALL: [Fault; 28] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -111,6 +118,8 @@ impl Fault {
         Fault::M24,
         Fault::M25,
         Fault::M26,
+        Fault::M27,
+        Fault::M28,
     ];
 
     /// What the fault does.
@@ -154,6 +163,12 @@ impl Fault {
             Fault::M26 => {
                 "after a storage error the session refuses appends until the process restarts"
             }
+            Fault::M27 => {
+                "session/cancel marks only a claimed prompt: a prompt waiting behind a cancelled one is missed and runs"
+            }
+            Fault::M28 => {
+                "a prompt sent while session/load replays is served at once: its turn runs during the replay"
+            }
         }
     }
 
@@ -182,6 +197,8 @@ impl Fault {
             Fault::M22 => &[Rule::R2],
             Fault::M23 => &[Rule::C3],
             Fault::M24 => &[Rule::R3],
+            Fault::M27 => &[Rule::A2, Rule::A8],
+            Fault::M28 => &[Rule::A9],
         }
     }
 

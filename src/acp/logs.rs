@@ -48,8 +48,8 @@ impl Logs {
     /// be free (else -32602: another process writes it), and it must read
     /// cleanly, which is checked by streaming it once. Returns the largest
     /// job number its typed job-start records name (A11: never read from
-    /// text).
-    pub(super) fn claim(&self, id: &str) -> Result<Option<u64>, Error> {
+    /// text) and how many records it holds: the replay's snapshot (A9).
+    pub(super) fn claim(&self, id: &str) -> Result<Claimed, Error> {
         if !self.durable.exists(id).map_err(|e| unreadable(id, e))? {
             return Err(not_found(id));
         }
@@ -64,13 +64,14 @@ impl Logs {
                 Err(LockError::Io(e)) => return Err(unreadable(id, e)),
             }
         }
-        let mut last = None;
+        let mut claimed = Claimed::default();
         let scanned = self.durable.scan(id, &mut |r| {
-            last = last.max(job_started(&r));
+            claimed.last_job = claimed.last_job.max(job_started(&r));
+            claimed.records += 1;
             true
         });
         match scanned {
-            Ok(_) => Ok(last),
+            Ok(_) => Ok(claimed),
             Err(e) => {
                 self.release(id);
                 Err(unreadable(id, e))
@@ -78,20 +79,42 @@ impl Logs {
         }
     }
 
+    /// How many complete records the log of `id` holds now (a streamed
+    /// count): the snapshot a load of a session this process already
+    /// holds replays (A9).
+    pub(super) fn records(&self, id: &str) -> Result<usize, Error> {
+        let mut n = 0;
+        self.durable
+            .scan(id, &mut |_| {
+                n += 1;
+                true
+            })
+            .map_err(|e| unreadable(id, e))?;
+        Ok(n)
+    }
+
     /// A10, A9: the conversation of session `id`'s log sent to the client
     /// as it is read, one record in memory at a time, each update waiting
     /// for room in the outbound budget. The log is read on a blocking
-    /// thread that stays at most [`REPLAY_AHEAD`] updates ahead.
+    /// thread that stays at most [`REPLAY_AHEAD`] updates ahead. Only the
+    /// first `snapshot` records are read: the log as it stood when the load
+    /// began, so nothing appended since is sent twice (A9).
     pub(super) async fn replay(
         &self,
         id: &str,
+        snapshot: usize,
         conn: &ConnectionTo<Client>,
         outbound: &Outbound,
     ) -> Result<(), Error> {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<SessionUpdate>(REPLAY_AHEAD);
         let (durable, log) = (self.durable.clone(), id.to_string());
         let reader = tokio::task::spawn_blocking(move || {
+            let mut left = snapshot;
             durable.scan(&log, &mut |r| {
+                if left == 0 {
+                    return false;
+                }
+                left -= 1;
                 history(&r).into_iter().all(|u| tx.blocking_send(u).is_ok())
             })
         });
@@ -112,6 +135,15 @@ impl Logs {
             files.unlock(id);
         }
     }
+}
+
+/// What claiming a log found in it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Claimed {
+    /// The largest job number of its typed job-start records.
+    pub(super) last_job: Option<u64>,
+    /// Its complete records: the replay's snapshot.
+    pub(super) records: usize,
 }
 
 /// What the client sees of one record on replay, in the form it saw it

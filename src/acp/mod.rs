@@ -12,6 +12,17 @@
 //! the connection closes disposes what it got and fails (A1, A7); the
 //! check and the record's insertion happen under the lock quiesce takes
 //! the records under, so nothing slips between them.
+//!
+//! A session's record: `loading` (resume in flight; no record yet) →
+//! `replaying` (kept, its history being sent by
+//! [`Bridge::load_session_then`]'s replay) → `live` → taken by quiesce.
+//! A prompt: `waiting` (a ticket: its session is loading or replaying
+//! (A9), a cancelled prompt is still in flight (A8), or an earlier prompt
+//! of the session waits: they are admitted in the order they arrived) →
+//! `claimed` (the one in flight) → answered. A `session/cancel` marks every waiting
+//! ticket of its session, so a waiting prompt answers `cancelled` without
+//! running (A2, A8; fault M27 marks only the claimed one), and a prompt
+//! never runs while its session replays (A9; fault M28 serves it at once).
 
 pub mod framing;
 mod logs;
@@ -84,6 +95,9 @@ pub struct SessionRecord<R: Rt> {
     /// `session/cancel` arrived while the prompt was in flight: the next
     /// prompt waits for its answer instead of failing (A8).
     cancelled: bool,
+    /// Its history is being replayed by the load that kept it: prompts
+    /// wait until the load's answer (A9).
+    replaying: bool,
 }
 
 enum Quiesce<R: Rt> {
@@ -99,6 +113,82 @@ struct State<R: Rt> {
     sessions: BTreeMap<String, SessionRecord<R>>,
     loading: BTreeSet<String>,
     next: u64,
+    /// Prompts waiting to be claimed (A8, A9), by ticket: the session and
+    /// whether a `session/cancel` of that session arrived meanwhile.
+    waiting: BTreeMap<u64, (String, bool)>,
+    tickets: u64,
+}
+
+/// How a record comes to be kept.
+#[derive(Clone, Copy)]
+enum Kept {
+    /// By `session/new`.
+    New,
+    /// By a load; `replaying`: its replay follows.
+    Loaded { replaying: bool },
+}
+
+/// What a prompt's check of the state decides.
+enum Admit<R: Rt> {
+    /// Claimed: it runs on this agent.
+    Run(crate::agent::Agent<R>),
+    /// It waits (A8, A9).
+    Wait,
+    /// Cancelled while it waited: it never runs (A2, A8).
+    Cancelled,
+    /// Refused.
+    Fail(AcpError),
+}
+
+/// Drops a waiting prompt's ticket when the prompt stops waiting or its
+/// caller gives up (D8): no ticket outlives its prompt.
+struct Ticket<'a, R: Rt> {
+    state: &'a Monitor<R, State<R>>,
+    id: std::sync::atomic::AtomicU64,
+}
+
+impl<R: Rt> Ticket<'_, R> {
+    /// This prompt's ticket, taken on its first wait.
+    fn take(&self, s: &mut State<R>, session: &str) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.id.load(Relaxed) == 0 {
+            s.tickets += 1;
+            s.waiting.insert(s.tickets, (session.to_string(), false));
+            self.id.store(s.tickets, Relaxed);
+        }
+    }
+
+    /// Whether an earlier prompt of `session` still waits (every waiting
+    /// one is earlier than a prompt with no ticket yet).
+    fn behind(&self, s: &State<R>, session: &str) -> bool {
+        let mine = self.id.load(std::sync::atomic::Ordering::Relaxed);
+        s.waiting
+            .range(..if mine == 0 { u64::MAX } else { mine })
+            .any(|(_, w)| w.0 == session)
+    }
+
+    /// Whether a cancel marked this prompt's ticket while it waited.
+    fn cancelled(&self, s: &State<R>) -> bool {
+        let id = self.id.load(std::sync::atomic::Ordering::Relaxed);
+        s.waiting.get(&id).is_some_and(|w| w.1)
+    }
+
+    /// Give the ticket back (in the lock section that decided).
+    fn give_back(&self, s: &mut State<R>) {
+        let id = self.id.swap(0, std::sync::atomic::Ordering::Relaxed);
+        if id != 0 {
+            s.waiting.remove(&id);
+        }
+    }
+}
+
+impl<R: Rt> Drop for Ticket<'_, R> {
+    fn drop(&mut self) {
+        if *self.id.get_mut() != 0 {
+            let id = *self.id.get_mut();
+            self.state.update(|s| s.waiting.remove(&id));
+        }
+    }
 }
 
 /// Undoes a mark in the bridge's state for session `id` when dropped: when
@@ -176,6 +266,8 @@ impl<R: Rt> Bridge<R> {
                 sessions: BTreeMap::new(),
                 loading: BTreeSet::new(),
                 next: 0,
+                waiting: BTreeMap::new(),
+                tickets: 0,
             }),
             hooks,
         })
@@ -215,8 +307,34 @@ impl<R: Rt> Bridge<R> {
         .await
     }
 
-    /// `session/load`: resume the session `id` from its durable log.
+    /// `session/load`: resume the session `id` from its durable log, with
+    /// nothing to replay.
     pub async fn load_session(&self, id: &str) -> Result<String, AcpError> {
+        self.load(id, None::<fn() -> std::future::Ready<Result<(), AcpError>>>)
+            .await
+    }
+
+    /// `session/load`: resume the session `id` from its durable log, then
+    /// run `replay` (the history sent to the client) before answering (A9).
+    /// From the record's keeping until `replay` ends, a prompt for `id`
+    /// waits, as it does while the resume runs; a failed replay disposes
+    /// the session and fails the load, and the prompts that waited fail as
+    /// for an unknown session. A session of this bridge that a storage
+    /// error left refusing appends is healed in place and replayed too.
+    pub async fn load_session_then<F, Fut>(&self, id: &str, replay: F) -> Result<String, AcpError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<(), AcpError>>,
+    {
+        self.load(id, Some(replay)).await
+    }
+
+    /// `session/load`, with a replay or without one.
+    async fn load<F, Fut>(&self, id: &str, replay: Option<F>) -> Result<String, AcpError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<(), AcpError>>,
+    {
         let live = self.provider.registry().get(id).is_some();
         // Refused: why, and the serial of this bridge's own session of `id`.
         let check = |s: &State<R>| {
@@ -247,7 +365,10 @@ impl<R: Rt> Bridge<R> {
             if let (AcpError::AlreadyLoaded(_), Some(serial)) = (&e, mine) {
                 let healed = self.provider.store().heal(id, serial);
                 if healed.map_err(|e| AcpError::Storage(e.to_string()))? {
-                    return Ok(id.to_string());
+                    return match replay {
+                        Some(replay) => self.replayed(id, replay, true).await,
+                        None => Ok(id.to_string()),
+                    };
                 }
             }
             return Err(e);
@@ -261,7 +382,6 @@ impl<R: Rt> Bridge<R> {
             },
         };
         let resumed = self.provider.resume(id, &self.scope).await;
-        drop(loading);
         let handle = match resumed {
             Ok(h) => h,
             Err(CreateError::AlreadyExists(_)) => {
@@ -270,13 +390,68 @@ impl<R: Rt> Bridge<R> {
             Err(CreateError::OwnerUnloaded(_)) => return Err(AcpError::ClosedDuringLoad),
             Err(e @ CreateError::Storage(_)) => return Err(AcpError::Create(e)),
         };
-        self.publish(
-            id.to_string(),
-            handle,
-            self.hooks.has(Fault::M8),
-            AcpError::ClosedDuringLoad,
-        )
-        .await
+        // The id stays marked loading until its record is kept (kept
+        // replaying, if a replay follows), in the same lock section: a
+        // prompt between the two would find neither and fail as unknown
+        // (A9).
+        let published = self
+            .publish_as(
+                id.to_string(),
+                handle,
+                self.hooks.has(Fault::M8),
+                AcpError::ClosedDuringLoad,
+                Kept::Loaded {
+                    replaying: replay.is_some(),
+                },
+            )
+            .await;
+        drop(loading);
+        published?;
+        match replay {
+            Some(replay) => self.replayed(id, replay, false).await,
+            None => Ok(id.to_string()),
+        }
+    }
+
+    /// Run a load's `replay` with session `id` marked replaying (prompts
+    /// wait, A9); clear the mark when it ends or its caller gives up (D8).
+    /// A failed replay takes the session's record back and disposes it.
+    /// `mark`: the record is not marked replaying yet (a healed session).
+    async fn replayed<F, Fut>(&self, id: &str, replay: F, mark: bool) -> Result<String, AcpError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<(), AcpError>>,
+    {
+        if mark {
+            self.state.update(|s| {
+                if let Some(r) = s.sessions.get_mut(id) {
+                    r.replaying = true;
+                }
+            });
+        }
+        let replaying = Unmark {
+            state: &self.state,
+            id,
+            mark: |s, id| {
+                if let Some(r) = s.sessions.get_mut(id) {
+                    r.replaying = false;
+                }
+            },
+        };
+        let result = replay().await;
+        if let Err(e) = result {
+            let taken = self.state.update(|s| {
+                let r = s.sessions.remove(id);
+                r.map(|r| r.handle)
+            });
+            drop(replaying);
+            if let Some(handle) = taken {
+                handle.dispose_as("acp-replay-failed").await;
+            }
+            return Err(e);
+        }
+        drop(replaying);
+        Ok(id.to_string())
     }
 
     /// Keep `handle` in a record, unless the connection closed meanwhile:
@@ -288,9 +463,29 @@ impl<R: Rt> Bridge<R> {
         ignore_close: bool,
         err: AcpError,
     ) -> Result<String, AcpError> {
+        self.publish_as(id, handle, ignore_close, err, Kept::New)
+            .await
+    }
+
+    /// [`publish`](Self::publish), for `session/new` or a load: a loaded
+    /// record leaves `loading` in the lock section that keeps it, kept
+    /// replaying if a replay follows, so no prompt is claimed before the
+    /// replay runs (A9).
+    async fn publish_as(
+        &self,
+        id: String,
+        handle: AgentHandle<R>,
+        ignore_close: bool,
+        err: AcpError,
+        kept: Kept,
+    ) -> Result<String, AcpError> {
+        let replaying = matches!(kept, Kept::Loaded { replaying: true });
         let kept = self.state.update(|s| {
             if s.closed && !ignore_close {
                 return false;
+            }
+            if let Kept::Loaded { .. } = kept {
+                s.loading.remove(&id);
             }
             s.sessions.insert(
                 id.clone(),
@@ -298,6 +493,7 @@ impl<R: Rt> Bridge<R> {
                     handle: handle.clone(),
                     prompt_in_flight: false,
                     cancelled: false,
+                    replaying,
                 },
             );
             true
@@ -318,23 +514,61 @@ impl<R: Rt> Bridge<R> {
     ) -> Result<StopReason, AcpError> {
         // A8: a prompt sent while a cancelled one is still in flight waits
         // for that one's answer, then runs; any other second prompt fails.
-        let agent = self
+        // A9: a prompt for a session being loaded waits for the load's
+        // answer. A cancel that arrives while it waits cancels it (A2).
+        let (m27, m28) = (self.hooks.has(Fault::M27), self.hooks.has(Fault::M28));
+        let ticket = Ticket {
+            state: &self.state,
+            id: std::sync::atomic::AtomicU64::new(0),
+        };
+        let admitted = self
             .state
-            .wait_until("cancelled prompt answered (A8)", |s| {
-                let Some(rec) = s.sessions.get_mut(id) else {
-                    return Some(Err(AcpError::UnknownSession(id.to_string())));
+            .wait_until("prompt admitted (A8, A9)", |s| {
+                let admit = if ticket.cancelled(s) && !m27 {
+                    Admit::Cancelled
+                } else if ticket.behind(s, id) {
+                    // Requests are served in the order they arrived: an
+                    // earlier prompt of the session still waits.
+                    Admit::Wait
+                } else {
+                    match s.sessions.get(id) {
+                        None if s.loading.contains(id) && !m28 => Admit::Wait,
+                        None => Admit::Fail(AcpError::UnknownSession(id.to_string())),
+                        Some(rec) if rec.replaying && !m28 => Admit::Wait,
+                        Some(rec) => match (rec.prompt_in_flight, rec.cancelled) {
+                            (true, true) => Admit::Wait,
+                            (true, false) => Admit::Fail(AcpError::PromptInFlight(id.to_string())),
+                            (false, _) => Admit::Run(rec.handle.agent.clone()),
+                        },
+                    }
                 };
-                match (rec.prompt_in_flight, rec.cancelled) {
-                    (true, true) => None,
-                    (true, false) => Some(Err(AcpError::PromptInFlight(id.to_string()))),
-                    (false, _) => {
+                match admit {
+                    Admit::Wait => {
+                        ticket.take(s, id);
+                        None
+                    }
+                    Admit::Run(agent) => {
+                        ticket.give_back(s);
+                        let rec = s.sessions.get_mut(id).expect("checked above");
                         rec.prompt_in_flight = true;
                         rec.cancelled = false;
-                        Some(Ok(rec.handle.agent.clone()))
+                        Some(Ok(Some(agent)))
+                    }
+                    Admit::Cancelled => {
+                        ticket.give_back(s);
+                        Some(Ok(None))
+                    }
+                    Admit::Fail(e) => {
+                        ticket.give_back(s);
+                        Some(Err(e))
                     }
                 }
             })
             .await?;
+        drop(ticket);
+        let Some(agent) = admitted else {
+            return Ok(StopReason::Cancelled);
+        };
         // Clears the flag when the prompt is answered or its caller gives
         // up (D8: a dropped prompt does not wedge the session).
         let _in_flight = Unmark {
@@ -363,7 +597,15 @@ impl<R: Rt> Bridge<R> {
     pub fn cancel(&self, id: &str) {
         // Marked before the cancel takes effect, so a prompt that follows
         // this notice finds the mark (A8).
+        let m27 = self.hooks.has(Fault::M27);
         if let Some(agent) = self.state.update(|s| {
+            // A2, A8: every prompt still waiting for this session is
+            // cancelled too (M27: only the claimed one is).
+            if !m27 {
+                for w in s.waiting.values_mut().filter(|w| w.0 == id) {
+                    w.1 = true;
+                }
+            }
             s.sessions.get_mut(id).map(|r| {
                 r.cancelled |= r.prompt_in_flight;
                 r.handle.agent.clone()

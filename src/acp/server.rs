@@ -343,6 +343,14 @@ fn acp_error(e: AcpError) -> Error {
     }
 }
 
+/// The text of a protocol error: its data when it has a string there.
+fn error_text(e: &Error) -> String {
+    match &e.data {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        _ => e.message.clone(),
+    }
+}
+
 /// The protocol's session-not-found (-32002 with `data.sessionId`).
 pub(super) fn not_found(id: &str) -> Error {
     agent_client_protocol::v1::schema::Error::session_not_found(SessionId::new(id.to_string()))
@@ -632,38 +640,49 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 let (logs, responder_state, shell) =
                     (d_load.clone(), r_load.clone(), s_load.clone());
                 let (conn, outbound) = (cx.clone(), o_load.clone());
-                cx.spawn(async move {
+                let mut answer = Box::pin(async move {
                     let id = req.session_id.0.to_string();
-                    let mut last_job = None;
                     let claimed = !bridge.sessions().contains(&id);
-                    if claimed {
-                        match logs.claim(&id) {
-                            Ok(last) => last_job = last,
-                            Err(e) => return responder.respond_with_error(e),
+                    let found = if claimed {
+                        logs.claim(&id)
+                    } else {
+                        logs.records(&id).map(|records| super::logs::Claimed {
+                            last_job: None,
+                            records,
+                        })
+                    };
+                    let found = found?;
+                    let cwd = req.cwd.clone();
+                    let replay = || async {
+                        // Job numbers continue after every job the log's
+                        // job records name (A9, A11).
+                        if let Some(n) = found.last_job {
+                            shell.continue_after(n);
                         }
-                    }
-                    match bridge.load_session(&req.session_id.0).await {
-                        Ok(_) => {
-                            // Job numbers continue after every job the
-                            // log's job records name (A9, A11).
-                            if let Some(n) = last_job {
-                                shell.continue_after(n);
-                            }
-                            responder_state.set_cwd(&id, req.cwd.clone());
-                            // The history first, then the answer (ACP).
-                            match logs.replay(&id, &conn, &outbound).await {
-                                Ok(()) => responder.respond(LoadSessionResponse::new()),
-                                Err(e) => responder.respond_with_error(e),
-                            }
-                        }
+                        responder_state.set_cwd(&id, cwd);
+                        // The history first, then the answer (ACP); the
+                        // log as it stood when the load began (A9).
+                        logs.replay(&id, found.records, &conn, &outbound)
+                            .await
+                            .map_err(|e| AcpError::Storage(error_text(&e)))
+                    };
+                    match bridge.load_session_then(&id, replay).await {
+                        Ok(_) => Ok(LoadSessionResponse::new()),
                         Err(e) => {
                             if claimed {
                                 logs.release(&id);
                             }
-                            responder.respond_with_error(acp_error(e))
+                            Err(acp_error(e))
                         }
                     }
-                })
+                });
+                // Claimed here, in the order requests arrive: a prompt that
+                // follows the load finds it loading and waits for its
+                // answer (A9). Then it runs on a task.
+                if let std::task::Poll::Ready(result) = futures::poll!(answer.as_mut()) {
+                    return responder.respond_with_result(result);
+                }
+                cx.spawn(async move { responder.respond_with_result(answer.await) })
             },
             agent_client_protocol::on_receive_request!(),
         )

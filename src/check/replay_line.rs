@@ -513,7 +513,11 @@ impl ReplayLine {
             ));
         }
         let named = own.filter(|s| s.name == parts[1]);
-        let Some(scenario) = named.or_else(|| Scenario::parse(parts[1])) else {
+        let generated = || crate::generate::scenario_named(parts[1]);
+        let Some(scenario) = named
+            .or_else(|| Scenario::parse(parts[1]))
+            .or_else(generated)
+        else {
             return err(format!(
                 "unknown scenario {} (see `lifecycle list`)",
                 quote_cut(parts[1])

@@ -130,6 +130,17 @@ fn kill_with(
     budget: &Budget,
     scenarios: &[&'static Scenario],
 ) -> Option<(Report, crate::oracle::RuleId)> {
+    // The races of the server's request handling that no scenario names
+    // are the generated workloads' to find (`generate`).
+    if crate::generate::TARGETS.contains(&fault) {
+        let report = crate::generate::hunt(fault, checker, budget.stop)?;
+        let rule = report
+            .violations
+            .iter()
+            .find(|v| v.rule.is_in(fault.must_violate()))?
+            .rule;
+        return Some((report, rule));
+    }
     // A fault is hunted on the scenarios that target it; only a fault no
     // selected scenario targets is hunted on all of them. (Falling back to
     // every scenario when a checker skips the targets would run loom and

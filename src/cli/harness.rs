@@ -1,4 +1,4 @@
-//! The harness commands: `check`, `mutants`, `explore`, `merge`,
+//! The harness commands: `check`, `mutants`, `explore`, `generate`, `merge`,
 //! `replay`, `shrink`, `model`, `bench`, `list` (feature `harness`).
 //!
 //! Every number a command takes is checked before any work starts: zero
@@ -10,6 +10,8 @@
 mod args;
 #[path = "check_cmd.rs"]
 mod check_cmd;
+#[path = "generate_cmd.rs"]
+mod generate_cmd;
 #[path = "merge_cmd.rs"]
 mod merge_cmd;
 #[path = "replay_cmd.rs"]
@@ -37,6 +39,10 @@ pub(super) enum HarnessCommand {
     Mutants(CheckArgs),
     /// One scenario, one checker, one budget: the detailed report.
     Explore(ExploreArgs),
+    /// Generated client workloads (2–4 concurrent clients of the server)
+    /// through the whole agent, every history judged against the ACP
+    /// model: the races nobody wrote down.
+    Generate(generate_cmd::GenerateArgs),
     /// Judge the union of `check --shard k/n --json` outputs: sum the
     /// shards, then judge goals and differential coverage as `check` does.
     Merge {
@@ -81,7 +87,7 @@ pub(super) enum HarnessCommand {
         /// at ADDR, until stopped.
         #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = lifecycle_models::serve::DEFAULT_ADDR)]
         serve: Option<String>,
-        /// With --serve: switch this fault on (M1–M26 that have a model).
+        /// With --serve: switch this fault on (M1–M28 that have a model).
         #[arg(long, requires = "serve")]
         fault: Option<String>,
     },
@@ -247,6 +253,7 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
             with_selection(&args, |sel| check_cmd::run_mutants(args.json, sel))
         }
         HarnessCommand::Explore(args) => check_cmd::run_explore(&args),
+        HarnessCommand::Generate(args) => generate_cmd::run_generate(&args),
         HarnessCommand::Merge { files, json } => merge_cmd::run_merge(&files, json),
         HarnessCommand::Replay { line, svg, html } => {
             replay_cmd::run_replay(&line, svg.as_deref(), html.as_deref())

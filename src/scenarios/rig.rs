@@ -64,6 +64,8 @@ pub struct Rig<R: Rt> {
     pub world: Arc<World<R>>,
     /// The session store.
     pub store: Arc<SessionStore<R>>,
+    /// The store's disk (a generated workload seeds a session on it).
+    pub durable: Arc<dyn Durable>,
     /// The registry.
     pub registry: Arc<Registry<R>>,
     /// The provider (factory).
@@ -158,7 +160,7 @@ impl<R: Rt> RigBuilder<R> {
             (None, None) => Arc::new(MemoryDurable::<R>::default()),
         };
         let hooks = Hooks::observed(world.clone()).with_faults(faults);
-        let store = SessionStore::with_hooks(durable, hooks.clone());
+        let store = SessionStore::with_hooks(durable.clone(), hooks.clone());
         let registry = Registry::with_hooks(hooks.clone());
         let provider =
             Provider::with_hooks("provider", registry.clone(), store.clone(), hooks.clone());
@@ -170,6 +172,7 @@ impl<R: Rt> RigBuilder<R> {
         let mut rig = Rig {
             world,
             store,
+            durable,
             registry,
             provider,
             faults,
@@ -238,6 +241,7 @@ impl<R: Rt> Rig<R> {
         Rig {
             world: self.world.clone(),
             store: self.store.clone(),
+            durable: self.durable.clone(),
             registry: self.registry.clone(),
             provider: self.provider.clone(),
             faults: self.faults,

@@ -1,0 +1,106 @@
+//! Generated workloads (`agent_lifecycle::generate`): with no scenario
+//! written for either, the generator finds the two races an outside client
+//! found (M27: a cancel lost behind a waiting prompt; M28: a prompt inside
+//! a load's replay), each with a replay line that reproduces it; on main
+//! every generated history passes the oracles and the refinement check
+//! on sim, sim-dfs and shuttle.
+
+use agent_lifecycle::check::replay::replay;
+use agent_lifecycle::check::{Checker, ReplayLine};
+use agent_lifecycle::faults::{Fault, Faults};
+use agent_lifecycle::generate::{self, Plan};
+use agent_lifecycle::rules::Rule;
+
+/// The PR tier's first seeds, at a smaller budget per workload.
+fn small_plan(seeds: std::ops::Range<u64>) -> Plan {
+    Plan {
+        seeds,
+        sim_executions: 100,
+        dfs_executions: 500,
+        shuttle_iterations: 50,
+        ..Plan::pr()
+    }
+}
+
+fn finds(fault: Fault, rules: &[Rule]) {
+    let faults = Faults::none().with(fault);
+    let plan = Plan::pr();
+    let found = plan
+        .seeds
+        .clone()
+        .map(|seed| generate::run_seed(seed, &plan, faults))
+        .find(|ran| ran.failure().is_some())
+        .unwrap_or_else(|| panic!("the PR tier's workloads never break {fault}"));
+    let report = found.failure().unwrap();
+    let v = &report.violations[0];
+    assert!(
+        rules.iter().any(|r| v.rule == *r),
+        "{fault} found as {}: {}",
+        v.rule,
+        v.message
+    );
+    // The line names the workload: it replays from the line alone.
+    for line in [Some(&v.replay), v.shrunk.as_ref()].into_iter().flatten() {
+        assert!(line.contains(":gen-"), "{line}");
+        let parsed = ReplayLine::parse(line).unwrap_or_else(|e| panic!("{line}: {}", e.0));
+        let replayed = replay(&parsed).unwrap_or_else(|e| panic!("{line}: {}", e.0));
+        assert!(
+            replayed.outcome.violations.iter().any(|w| w.rule == v.rule),
+            "{line} replays without {}: {:?}",
+            v.rule,
+            replayed.outcome.violations
+        );
+    }
+    // Shrinking keeps the failure and never grows the workload.
+    let (small, shrunk) = generate::shrink(found.seed, report.checker, &Plan::pr(), faults);
+    assert!(small.ops() <= found.workload.ops());
+    assert!(!shrunk.violations.is_empty(), "{small}");
+}
+
+#[test]
+fn m27_is_found_with_no_scenario_written_for_it() {
+    finds(Fault::M27, &[Rule::A2, Rule::A8]);
+}
+
+#[test]
+fn m28_is_found_with_no_scenario_written_for_it() {
+    finds(Fault::M28, &[Rule::A9]);
+}
+
+#[test]
+fn every_generated_history_on_main_is_a_behaviour_of_the_model() {
+    let plan = small_plan(0..12);
+    for seed in plan.seeds.clone() {
+        let ran = generate::run_seed(seed, &plan, Faults::none());
+        assert_eq!(ran.reports.len(), plan.checkers.len());
+        for r in &ran.reports {
+            assert!(r.executions > 0, "seed {seed} on {} ran nothing", r.checker);
+            assert!(r.error.is_none(), "seed {seed}: {:?}", r.error);
+            if let Some(v) = r.violations.first() {
+                panic!(
+                    "seed {seed} on {}:\n{}\nrule {}: {}\nreplay: {}",
+                    r.checker, ran.workload, v.rule, v.message, v.replay
+                );
+            }
+        }
+    }
+    let checkers: Vec<Checker> = plan.checkers.clone();
+    assert_eq!(
+        checkers,
+        vec![Checker::Sim, Checker::SimDfs, Checker::ShuttleRandom]
+    );
+}
+
+#[test]
+fn mutants_hunts_the_server_races_with_the_generator() {
+    for fault in generate::TARGETS {
+        let report = generate::hunt(*fault, Checker::Sim, Default::default())
+            .unwrap_or_else(|| panic!("sim does not kill {fault}"));
+        assert!(report.scenario.starts_with(generate::PREFIX));
+        assert!(report
+            .violations
+            .iter()
+            .any(|v| v.rule.is_in(fault.must_violate())));
+    }
+    assert!(generate::hunt(Fault::M27, Checker::Loom, Default::default()).is_none());
+}
