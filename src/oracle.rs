@@ -318,6 +318,13 @@ pub fn check_journal(journal: &[Record]) -> Vec<Violation> {
                 }
                 if *marker_set {
                     s.marker = true;
+                    // A prompt accepted during the notification that the
+                    // loop already woke for is not in the inbox to clear:
+                    // the marker stops it, as C2 clears what was queued
+                    // then (C2, C4).
+                    if let Some(p) = s.in_hand {
+                        s.doomed.entry(p).or_insert((Rule::C2, *call));
+                    }
                 }
             }
             Event::CancelReturned { call } => {

@@ -208,7 +208,12 @@ fn checkpoint_and_resume() {
 #[test]
 fn every_fault_is_found_shrunk_and_reproduced() {
     check::quiet_panics();
-    for fault in Fault::ALL {
+    // M27 and M28 have no scenario: the generated workloads find them
+    // (tests/generated.rs finds, shrinks and replays each).
+    let named = Fault::ALL
+        .into_iter()
+        .filter(|f| !agent_lifecycle::generate::TARGETS.contains(f));
+    for fault in named {
         let scenario = *scenarios::ALL
             .iter()
             .find(|s| s.targets.contains(&fault))

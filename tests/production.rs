@@ -16,6 +16,7 @@ const HARNESS: &[&str] = &[
     "bench",
     "check",
     "clauses",
+    "generate",
     "cli",
     "scenarios",
     "faults.rs",

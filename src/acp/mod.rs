@@ -158,13 +158,14 @@ impl<R: Rt> Ticket<'_, R> {
         }
     }
 
-    /// Whether an earlier prompt of `session` still waits (every waiting
-    /// one is earlier than a prompt with no ticket yet).
+    /// Whether an earlier prompt of `session` still waits to be claimed
+    /// (every waiting one is earlier than a prompt with no ticket yet; a
+    /// cancelled one will never be claimed, and holds nobody up).
     fn behind(&self, s: &State<R>, session: &str) -> bool {
         let mine = self.id.load(std::sync::atomic::Ordering::Relaxed);
         s.waiting
             .range(..if mine == 0 { u64::MAX } else { mine })
-            .any(|(_, w)| w.0 == session)
+            .any(|(_, w)| w.0 == session && !w.1)
     }
 
     /// Whether a cancel marked this prompt's ticket while it waited.

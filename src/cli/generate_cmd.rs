@@ -39,6 +39,12 @@ pub(in crate::cli) struct GenerateArgs {
     /// Do not shrink a failing workload.
     #[arg(long)]
     no_shrink: bool,
+    /// The generator's power: hunt every fault of SPEC §3 with the PR
+    /// tier's workloads alone (no named scenario) on each checker, and
+    /// print which it kills, with the rule, the executions and the
+    /// workload.
+    #[arg(long, conflicts_with_all = ["workload", "fault", "seeds"])]
+    power: bool,
 }
 
 fn parse_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {
@@ -95,6 +101,64 @@ fn cell(r: &Report) -> String {
     format!("{}{how}", r.executions)
 }
 
+/// `generate --power`: every fault hunted by the PR tier's workloads on
+/// each of `checkers`; exit 0 (a measurement, not a gate).
+fn run_power(checkers: &[Checker]) -> ExitCode {
+    let stop = crate::cli::interrupt::STOP;
+    let cols: String = checkers
+        .iter()
+        .map(|c| format!("{:>16}", c.name()))
+        .collect();
+    println!(
+        "{:<5} {:<6} {:<6}{cols}  workload",
+        "fault", "killed", "rule"
+    );
+    println!(
+        "{:<19}(executions to kill over the PR tier's seeds; - not killed)",
+        ""
+    );
+    let mut killed = 0;
+    for fault in crate::faults::Fault::ALL {
+        let reports: Vec<Option<Report>> = checkers
+            .iter()
+            .map(|&c| generate::hunt(fault, c, stop))
+            .collect();
+        if stop.requested() {
+            return ExitCode::from(130);
+        }
+        let first = reports.iter().flatten().next();
+        let rule = first.and_then(|r| {
+            r.violations
+                .iter()
+                .find(|v| v.rule.is_in(fault.must_violate()))
+                .map(|v| v.rule.to_string())
+        });
+        killed += usize::from(first.is_some());
+        let cells: String = reports
+            .iter()
+            .map(|r| {
+                format!(
+                    "{:>16}",
+                    r.as_ref()
+                        .map_or("-".to_string(), |r| r.executions.to_string())
+                )
+            })
+            .collect();
+        println!(
+            "{:<5} {:<6} {:<6}{cells}  {}",
+            fault.to_string(),
+            if first.is_some() { "yes" } else { "no" },
+            rule.as_deref().unwrap_or("-"),
+            first.map_or("", |r| r.scenario),
+        );
+    }
+    println!(
+        "\n{killed} of {} faults killed by generated workloads alone",
+        crate::faults::Fault::ALL.len()
+    );
+    ExitCode::SUCCESS
+}
+
 /// `generate`.
 pub(super) fn run_generate(args: &GenerateArgs) -> ExitCode {
     let (plan, faults, one) = match args.plan() {
@@ -106,6 +170,9 @@ pub(super) fn run_generate(args: &GenerateArgs) -> ExitCode {
     };
     if let Err(e) = crate::cli::interrupt::install() {
         eprintln!("warning: Ctrl-C will kill at once ({e})");
+    }
+    if args.power {
+        return run_power(&plan.checkers);
     }
     let stop = crate::cli::interrupt::STOP;
     let names: String = plan

@@ -170,13 +170,17 @@ impl St {
             }
             Q::Prompt(None, _) => self.decide(p, Fate::Unknown),
             Q::Prompt(Some(on), steps) => {
+                // Behind an earlier waiting prompt of the session, it
+                // waits whatever the session's state: requests are
+                // decided in the order they arrived.
                 let queued = self.waiting_before(on, u8::MAX);
                 match self.sessions.get_mut(&on) {
+                    _ if queued => self.wait(p, on, steps),
                     None => self.decide(p, Fate::Unknown),
                     Some(s) if s.gone || s.phase == Phase::Creating => {
                         self.decide(p, Fate::Unknown)
                     }
-                    Some(s) if s.phase != Phase::Live || queued => self.wait(p, on, steps),
+                    Some(s) if s.phase != Phase::Live => self.wait(p, on, steps),
                     Some(s) => match (s.in_flight, s.cancelled) {
                         (None, _) => {
                             s.in_flight = Some(p);

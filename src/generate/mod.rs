@@ -14,7 +14,8 @@
 //! list of operations joined by `.` (`n` new, `N` new dropped at an await,
 //! `l` load, `p<t><k>` prompt of `k` steps on `t` (`o` old, `0`/`1` the
 //! client's own sessions), `c<t>` cancel, `a` await, `d` disconnect, `x`
-//! create, `y` dispose, `u` owner unload). A replay line of a generated
+//! create, `y` dispose (`Y` dropped at an await), `w<t>` `when_idle`, `u`
+//! owner unload). A replay line of a generated
 //! workload therefore replays the workload and the schedule together:
 //! `lifecycle replay '<line>'` rebuilds the one from the name and follows
 //! the other.
@@ -59,7 +60,9 @@ pub fn encode(w: &Workload) -> String {
         Op::Await => "a".to_string(),
         Op::Disconnect => "d".to_string(),
         Op::Create => "x".to_string(),
-        Op::Dispose => "y".to_string(),
+        Op::Dispose { give_up: false } => "y".to_string(),
+        Op::Dispose { give_up: true } => "Y".to_string(),
+        Op::WhenIdle { on } => format!("w{}", target_code(on)),
         Op::UnloadOwner => "u".to_string(),
     };
     w.clients
@@ -92,7 +95,9 @@ pub fn decode(code: &str) -> Result<Workload, String> {
             ('a', []) => Op::Await,
             ('d', []) => Op::Disconnect,
             ('x', []) => Op::Create,
-            ('y', []) => Op::Dispose,
+            ('y', []) => Op::Dispose { give_up: false },
+            ('Y', []) => Op::Dispose { give_up: true },
+            ('w', [t]) => Op::WhenIdle { on: target(*t)? },
             ('u', []) => Op::UnloadOwner,
             _ => return None,
         })
@@ -104,7 +109,7 @@ pub fn decode(code: &str) -> Result<Workload, String> {
             match ops {
                 Some(ops) if !ops.is_empty() && ops.len() <= 16 => Ok(Client { ops }),
                 _ => Err(format!(
-                    "{c:?} is not a client program (operations n N l p<t><k> c<t> a d x y u joined by '.', at most 16)"
+                    "{c:?} is not a client program (operations n N l p<t><k> c<t> a d x y Y w<t> u joined by '.', at most 16)"
                 )),
             }
         })

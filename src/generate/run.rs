@@ -202,8 +202,9 @@ impl Connection {
     }
 }
 
-/// The scripted agent: step `k` of a prompt whose text is `T` yields once
-/// and answers `T/k`; its delivery (once durable, D9) is an update.
+/// The scripted agent: step `k` of a prompt whose text is `T` sleeps (an
+/// arbitrary delay when time is free) until its turn's signal fires, and
+/// answers `T/k`; its delivery (once durable, D9) is an update.
 struct Scripted<R: Rt> {
     conn: Arc<Connection>,
     _rt: std::marker::PhantomData<fn() -> R>,
@@ -215,11 +216,13 @@ impl<R: Rt> StepRunner for Scripted<R> {
         _agent_id: &str,
         prompt: &PromptSpec,
         step: u32,
-        _signal: StepSignal,
+        signal: StepSignal,
     ) -> BoxFuture<Option<String>> {
         let text = format!("{}/{step}", prompt.text);
         Box::pin(async move {
-            R::yield_now().await;
+            // A step that waits, and stops waiting when its turn's signal
+            // fires (C10).
+            rt::sleep_or::<R>(1, signal.fired()).await;
             Some(text)
         })
     }
@@ -426,9 +429,19 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                     }
                 }
             }
-            Op::Dispose => {
+            Op::Dispose { give_up: dropped } => {
                 if let Some(h) = created.take() {
-                    h.dispose().await;
+                    if dropped {
+                        give_up::<R, _>(h.dispose()).await;
+                    } else {
+                        h.dispose().await;
+                    }
+                }
+            }
+            Op::WhenIdle { on } => {
+                let agent = resolve(on).and_then(|id| env.rig.registry.get(&id));
+                if let Some(agent) = agent {
+                    agent.when_idle().await;
                 }
             }
             Op::UnloadOwner => env.owner.unload().await,
@@ -494,6 +507,11 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
         format!("after the bridge's unload these sessions remain: {left:?}"),
     );
     let history = conn.history();
+    if std::env::var_os("GEN_HISTORY").is_some() {
+        for (i, o) in history.iter().enumerate() {
+            eprintln!("#{} {o}", i + 1);
+        }
+    }
     let verdict = super::judge::judge(&workload, &history);
     let label = super::judge::label(&history);
     let mut own = vec![(left.is_empty(), a1)];

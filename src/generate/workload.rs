@@ -2,8 +2,8 @@
 //! a short program over the actions of the models (SPEC A1–A9, R1, D1):
 //! `session/new`, `session/load`, `session/prompt` with a script of steps,
 //! `session/cancel`, disconnect, and the lifecycle's own callers beside
-//! them (provider `create`, handle `dispose`, owner `unload`), some of
-//! whose calls are dropped at an await.
+//! them (provider `create`, handle `dispose`, owner `unload`, an agent's
+//! `when_idle`), some of whose calls are dropped at an await.
 //!
 //! [`strategy`] generates workloads with proptest; its value trees shrink a
 //! failing one towards fewer clients and fewer operations. [`from_seed`]
@@ -55,8 +55,19 @@ pub enum Op {
     Disconnect,
     /// The provider creates agent `x` under the owner scope (R1, R3).
     Create,
-    /// The client disposes the agent `x` it created, if it did (D1).
-    Dispose,
+    /// The client disposes the agent `x` it created, if it did (D1);
+    /// `give_up`: it drops the dispose at an await (D8: the teardown goes
+    /// on by itself).
+    Dispose {
+        /// Dropped at an await.
+        give_up: bool,
+    },
+    /// The client awaits `when_idle` of the session's agent (C7), if it
+    /// has one.
+    WhenIdle {
+        /// The session.
+        on: Target,
+    },
     /// The owner scope unloads (D2, R3).
     UnloadOwner,
 }
@@ -105,7 +116,9 @@ impl fmt::Display for Op {
             Op::Await => f.write_str("await answers"),
             Op::Disconnect => f.write_str("disconnect"),
             Op::Create => f.write_str("provider create x"),
-            Op::Dispose => f.write_str("dispose x"),
+            Op::Dispose { give_up: false } => f.write_str("dispose x"),
+            Op::Dispose { give_up: true } => f.write_str("dispose x (dropped at an await)"),
+            Op::WhenIdle { on } => write!(f, "when_idle {on}"),
             Op::UnloadOwner => f.write_str("owner unload"),
         }
     }
@@ -141,8 +154,10 @@ fn op() -> impl Strategy<Value = Op> {
         4 => target().prop_map(|on| Op::Cancel { on }),
         1 => Just(Op::Await),
         1 => Just(Op::Disconnect),
-        1 => Just(Op::Create),
-        1 => Just(Op::Dispose),
+        2 => Just(Op::Create),
+        1 => Just(Op::Dispose { give_up: false }),
+        1 => Just(Op::Dispose { give_up: true }),
+        2 => target().prop_map(|on| Op::WhenIdle { on }),
         1 => Just(Op::UnloadOwner),
     ]
 }
