@@ -37,7 +37,7 @@
 use super::framing::{self, LineOut};
 use super::logs::Logs;
 use super::outbound::{self, Outbound};
-use super::{AcpError, Bridge, StopReason as BridgeStop};
+use super::{AcpError, Admitted, Bridge, StopReason as BridgeStop};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
 use crate::provider::Provider;
@@ -640,7 +640,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 let (logs, responder_state, shell) =
                     (d_load.clone(), r_load.clone(), s_load.clone());
                 let (conn, outbound) = (cx.clone(), o_load.clone());
-                let mut answer = Box::pin(async move {
+                let answer: BoxFuture<Result<LoadSessionResponse, Error>> = Box::pin(async move {
                     let id = req.session_id.0.to_string();
                     let claimed = !bridge.sessions().contains(&id);
                     let found = if claimed {
@@ -679,10 +679,12 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 // Claimed here, in the order requests arrive: a prompt that
                 // follows the load finds it loading and waits for its
                 // answer (A9). Then it runs on a task.
-                if let std::task::Poll::Ready(result) = futures::poll!(answer.as_mut()) {
-                    return responder.respond_with_result(result);
+                match super::admit(answer).await {
+                    Admitted::Answered(result) => responder.respond_with_result(result),
+                    Admitted::Pending(answer) => {
+                        cx.spawn(async move { responder.respond_with_result(answer.await) })
+                    }
                 }
-                cx.spawn(async move { responder.respond_with_result(answer.await) })
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -701,7 +703,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 };
                 let counted = p_prompts.enter();
                 let sid = req.session_id.0.to_string();
-                let mut answer = Box::pin(async move {
+                let answer: BoxFuture<Result<PromptResponse, Error>> = Box::pin(async move {
                     match bridge.prompt(&sid, spec).await {
                         Ok(BridgeStop::EndTurn) => Ok(PromptResponse::new(StopReason::EndTurn)),
                         Ok(BridgeStop::Cancelled) => Ok(PromptResponse::new(StopReason::Cancelled)),
@@ -718,16 +720,18 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                     };
                 // The request stops counting as unanswered only once its
                 // answer is handed to the connection.
-                if let std::task::Poll::Ready(result) = futures::poll!(answer.as_mut()) {
-                    let sent = respond(responder, result);
-                    drop(counted);
-                    return sent;
+                match super::admit(answer).await {
+                    Admitted::Answered(result) => {
+                        let sent = respond(responder, result);
+                        drop(counted);
+                        sent
+                    }
+                    Admitted::Pending(answer) => cx.spawn(async move {
+                        let sent = respond(responder, answer.await);
+                        drop(counted);
+                        sent
+                    }),
                 }
-                cx.spawn(async move {
-                    let sent = respond(responder, answer.await);
-                    drop(counted);
-                    sent
-                })
             },
             agent_client_protocol::on_receive_request!(),
         )

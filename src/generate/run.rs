@@ -5,14 +5,14 @@
 //! (`super::judge`), written on the receiving side (answers as the client
 //! gets them, updates as the server hands them to the connection).
 //!
-//! Requests are admitted the way the server admits them
-//! (`acp::server`): each request's future is polled once, in the order
-//! the client sends them, before the next is sent; what is left of it runs
-//! on a task of its own. So a `session/cancel` that follows a prompt finds
+//! Requests are admitted by the server's own admission (`acp::admit`,
+//! which `acp::server` serves every load and prompt with): each request's
+//! future is polled once, in the order the client sends them, before the
+//! next is sent; what is left of it runs on a task of its own. So a `session/cancel` that follows a prompt finds
 //! it claimed or waiting, as on the wire.
 
 use super::workload::{Op, Target, Workload};
-use crate::acp::{AcpError, Bridge, StopReason};
+use crate::acp::{AcpError, Admitted, Bridge, StopReason};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
 use crate::journal::EndReason;
@@ -298,13 +298,13 @@ async fn replay<R: Rt>(
     Ok(())
 }
 
-/// Admit a request: poll it once here, in send order, and run what is
-/// left on a task of its own (the server's `poll!`, then `spawn`).
-async fn admit<R: Rt>(name: &str, mut fut: BoxFuture<()>) -> Option<JoinHandle<R, ()>> {
-    if futures::poll!(fut.as_mut()).is_ready() {
-        return None;
+/// Admit a request as the server does ([`crate::acp::admit`]), and run
+/// what is left of it on a task of its own.
+async fn admit<R: Rt>(name: &str, fut: BoxFuture<()>) -> Option<JoinHandle<R, ()>> {
+    match crate::acp::admit(fut).await {
+        Admitted::Answered(()) => None,
+        Admitted::Pending(rest) => Some(rt::spawn::<R, ()>(name, rest)),
     }
-    Some(rt::spawn::<R, ()>(name, fut))
 }
 
 /// One client's program.
