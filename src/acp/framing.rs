@@ -4,6 +4,8 @@
 //! answered here, through the one [`LineOut`] the crate writes through too,
 //! so lines never interleave.
 //!
+//! A line may begin with a UTF-8 byte-order mark, which is dropped (A10).
+//!
 //! | line | answer |
 //! | ---- | ------ |
 //! | not UTF-8 | -32700 Parse error, id null |
@@ -254,10 +256,17 @@ pub fn error_line(id: Value, code: i64, reason: &str, line: &[u8]) -> String {
     .to_string()
 }
 
-/// Judge one whole line (without its `\n`; a trailing `\r` is dropped).
+/// The UTF-8 byte-order mark.
+const BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
+
+/// Judge one whole line (without its `\n`; a trailing `\r` is dropped,
+/// and a leading byte-order mark, A10).
 pub fn classify(mut line: Vec<u8>) -> Verdict {
     if line.last() == Some(&b'\r') {
         line.pop();
+    }
+    if line.starts_with(BOM) {
+        line.drain(..BOM.len());
     }
     let line = match String::from_utf8(line) {
         Ok(line) => line,
@@ -563,6 +572,18 @@ mod tests {
         let mut crlf = req("1");
         crlf.extend_from_slice(b"\r");
         assert!(matches!(classify(crlf), Verdict::Pass(l) if !l.ends_with('\r')));
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_dropped() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        let mut line = BOM.to_vec();
+        line.extend_from_slice(text.as_bytes());
+        assert_eq!(classify(line), Verdict::Pass(text.to_string()));
+        // Only at the start: a mark inside the line is the line's.
+        let mut inner = text.as_bytes().to_vec();
+        inner.splice(1..1, BOM.iter().copied());
+        assert!(matches!(classify(inner), Verdict::Answer(_)));
     }
 
     #[test]

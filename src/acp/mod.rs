@@ -25,6 +25,7 @@
 //! never runs while its session replays (A9; fault M28 serves it at once).
 
 pub mod framing;
+pub mod init_gate;
 mod logs;
 pub mod outbound;
 pub mod server;

@@ -35,6 +35,7 @@
 //! without a usable id is answered there, and the server keeps serving.
 
 use super::framing::{self, LineOut};
+use super::init_gate::InitGate;
 use super::logs::Logs;
 use super::outbound::{self, Outbound};
 use super::{AcpError, Admitted, Bridge, StopReason as BridgeStop};
@@ -551,12 +552,18 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     // A10: no line is taken while the client is behind on reading, until
     // it hangs up.
     let hangup = outbound::stdin_hangup();
+    // A10: the requests behind an `initialize` wait for its answer (a
+    // pipelining client's `session/new` is served, not refused).
+    let init = InitGate::default();
     let gate = {
-        let outbound = outbound.clone();
-        move |line| {
-            let (outbound, mut hangup) = (outbound.clone(), hangup.clone());
+        let (outbound, init) = (outbound.clone(), init.clone());
+        move |line: std::io::Result<String>| {
+            let (outbound, mut hangup, init) = (outbound.clone(), hangup.clone(), init.clone());
             async move {
                 outbound.room_or(&mut hangup).await;
+                if let Ok(text) = &line {
+                    init.pass(text).await;
+                }
                 line
             }
         }
@@ -568,14 +575,17 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     let p_prompts = prompts.clone();
     // Every line written frees the budget its update took (A10).
     let sink = futures::sink::unfold(
-        (out.clone(), outbound.clone()),
-        |(out, outbound), line: String| async move {
+        (out.clone(), outbound.clone(), init),
+        |(out, outbound, init), line: String| async move {
             let update = outbound::is_update(&line);
+            if !update {
+                init.wrote(&line);
+            }
             out.write_line(line).await?;
             if update {
                 outbound.wrote_update();
             }
-            Ok::<_, std::io::Error>((out, outbound))
+            Ok::<_, std::io::Error>((out, outbound, init))
         },
     );
     let served = Agent
