@@ -1,5 +1,5 @@
-//! The two races an outside client found in the real `lifecycle acp`
-//! (SPEC A8, A9; faults M27 and M28), driven through the built binary:
+//! The races of SPEC A8 and A9 that faults M27 and M28 plant, driven
+//! through the built `lifecycle acp`:
 //! a cancel that arrives while a prompt waits behind a cancelled one
 //! cancels it too, and a prompt sent while `session/load` replays waits
 //! for the load's answer; the replay is the log as it stood, sent once.

@@ -1,7 +1,6 @@
 //! Generated workloads (`agent_lifecycle::generate`): with no scenario
-//! written for either, the generator finds the two races an outside client
-//! found (M27: a cancel lost behind a waiting prompt; M28: a prompt inside
-//! a load's replay), each with a replay line that reproduces it; on main
+//! written for either, the generator finds M27 (a cancel lost behind a
+//! waiting prompt) and M28 (a prompt inside a load's replay), each with a replay line that reproduces it; on main
 //! every generated history passes the oracles and the refinement check
 //! on sim, sim-dfs and shuttle.
 

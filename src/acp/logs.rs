@@ -83,14 +83,7 @@ impl Logs {
     /// count): the snapshot a load of a session this process already
     /// holds replays (A9).
     pub(super) fn records(&self, id: &str) -> Result<usize, Error> {
-        let mut n = 0;
-        self.durable
-            .scan(id, &mut |_| {
-                n += 1;
-                true
-            })
-            .map_err(|e| unreadable(id, e))?;
-        Ok(n)
+        count(&*self.durable, id).map_err(|e| unreadable(id, e))
     }
 
     /// A10, A9: the conversation of session `id`'s log sent to the client
@@ -109,13 +102,8 @@ impl Logs {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<SessionUpdate>(REPLAY_AHEAD);
         let (durable, log) = (self.durable.clone(), id.to_string());
         let reader = tokio::task::spawn_blocking(move || {
-            let mut left = snapshot;
-            durable.scan(&log, &mut |r| {
-                if left == 0 {
-                    return false;
-                }
-                left -= 1;
-                history(&r).into_iter().all(|u| tx.blocking_send(u).is_ok())
+            replay_snapshot(&*durable, &log, snapshot, &mut |u| {
+                tx.blocking_send(u).is_ok()
             })
         });
         while let Some(update) = rx.recv().await {
@@ -144,6 +132,37 @@ pub(super) struct Claimed {
     pub(super) last_job: Option<u64>,
     /// Its complete records: the replay's snapshot.
     pub(super) records: usize,
+}
+
+/// How many complete records the log of `id` holds (streamed).
+pub(crate) fn count(durable: &dyn Durable, id: &str) -> std::io::Result<usize> {
+    let mut n = 0;
+    durable.scan(id, &mut |_| {
+        n += 1;
+        true
+    })?;
+    Ok(n)
+}
+
+/// A9: the updates of the first `snapshot` records of `id`'s log, each
+/// handed to `send` as it is read (one record in memory at a time), until
+/// `send` says stop. The server's replay reads the log with this on a
+/// blocking thread; a generated workload (`generate`) reads it with this
+/// under the checkers.
+pub(crate) fn replay_snapshot(
+    durable: &dyn Durable,
+    id: &str,
+    snapshot: usize,
+    send: &mut dyn FnMut(SessionUpdate) -> bool,
+) -> std::io::Result<Option<crate::store::durable::TornTail>> {
+    let mut left = snapshot;
+    durable.scan(id, &mut |r| {
+        if left == 0 {
+            return false;
+        }
+        left -= 1;
+        history(&r).into_iter().all(&mut *send)
+    })
 }
 
 /// What the client sees of one record on replay, in the form it saw it

@@ -26,7 +26,7 @@
 
 pub mod framing;
 pub mod init_gate;
-mod logs;
+pub(crate) mod logs;
 pub mod outbound;
 pub mod server;
 

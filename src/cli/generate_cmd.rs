@@ -188,7 +188,7 @@ pub(super) fn run_generate(args: &GenerateArgs) -> ExitCode {
         .dfs_bound
         .map_or("unbounded".to_string(), |b| format!("preemption bound {b}"));
     println!(
-        "{:>18}(executions per checker; x: sim-dfs exhausted at {bound}, at most {} executions)",
+        "{:>18}(executions per checker; x: sim-dfs exhausted every schedule at lock granularity, {bound}, at most {} executions)",
         "", plan.dfs_executions
     );
     let seeds: Vec<Option<u64>> = match &one {

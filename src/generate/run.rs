@@ -12,6 +12,7 @@
 //! it claimed or waiting, as on the wire.
 
 use super::workload::{Op, Target, Workload};
+use crate::acp::logs;
 use crate::acp::{AcpError, Admitted, Bridge, StopReason};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
@@ -24,7 +25,8 @@ use crate::scenarios::rig::{give_up, Rig};
 use crate::scenarios::{Ctx, Outcome};
 use crate::scope::Scope;
 use crate::session_log::{Entry, Origin};
-use crate::store::durable::{Durable, DurableRecord};
+use crate::store::durable::DurableRecord;
+use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate};
 use std::sync::{Arc, Mutex};
 
 /// The session on disk at the start of every execution.
@@ -60,20 +62,37 @@ fn old_records() -> Vec<DurableRecord> {
     ]
 }
 
-/// What a load of `old` replays: the texts of its history, in order.
+/// What a load of `old` must replay (A9), read off the stored records
+/// by the spec, independently of the server's projection
+/// (`acp::logs`): each user message as `user: <text>`, each step's output
+/// as `agent: <text>`, in order.
 pub fn old_history() -> Vec<String> {
-    old_records().iter().filter_map(history_text).collect()
+    old_records()
+        .iter()
+        .filter_map(|r| match &r.entry {
+            Entry::UserMessage { text, origin, .. } if origin.is_user() => {
+                Some(format!("user: {text}"))
+            }
+            Entry::Step {
+                output: Some(out), ..
+            } => Some(format!("agent: {out}")),
+            _ => None,
+        })
+        .collect()
 }
 
-/// The text a record replays as (A9, as `acp::logs` replays it): a user
-/// message, or a step's output.
-fn history_text(r: &DurableRecord) -> Option<String> {
-    match &r.entry {
-        Entry::UserMessage { text, origin, .. } if origin.is_user() => Some(text.clone()),
-        Entry::Step {
-            output: Some(out), ..
-        } => Some(out.clone()),
-        _ => None,
+/// A replayed update as the client reads it: `user: <text>` or `agent:
+/// <text>` for a message chunk, its debug form for anything else (which
+/// the stored history never holds, so the judge refuses it).
+fn update_text(u: &SessionUpdate) -> String {
+    let text = |c: &ContentChunk| match &c.content {
+        ContentBlock::Text(t) => t.text.clone(),
+        other => format!("{other:?}"),
+    };
+    match u {
+        SessionUpdate::UserMessageChunk(c) => format!("user: {}", text(c)),
+        SessionUpdate::AgentMessageChunk(c) => format!("agent: {}", text(c)),
+        other => format!("{other:?}"),
     }
 }
 
@@ -118,7 +137,8 @@ pub enum Answer {
 /// A `session/update` as the connection carried it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Update {
-    /// A load's replay of a stored text.
+    /// A load's replay of a stored record: `user: <text>` or `agent:
+    /// <text>`.
     History(String),
     /// A live step's output: `<prompt text>/<step>`.
     Step(String),
@@ -253,49 +273,37 @@ impl<R: Rt> Env<R> {
     }
 
     /// `session/load old`, replaying the log as it stood when the load
-    /// began (A9), as the server's `acp::logs` does.
+    /// began (A9) with the server's own snapshot reader (`acp::logs`).
     async fn load(self: Arc<Self>) -> Result<(), AcpError> {
+        let storage = |e: std::io::Error| AcpError::Storage(e.to_string());
         let durable = self.rig.durable.clone();
-        let mut snapshot = 0usize;
-        durable
-            .scan(OLD, &mut |_| {
-                snapshot += 1;
+        let snapshot = logs::count(&*durable, OLD).map_err(storage)?;
+        let conn = self.conn.clone();
+        let replay = || async move {
+            let mut updates = Vec::new();
+            logs::replay_snapshot(&*durable, OLD, snapshot, &mut |u| {
+                updates.push(u);
                 true
             })
-            .map_err(|e| AcpError::Storage(e.to_string()))?;
-        let conn = self.conn.clone();
-        let replay = || async move { replay::<R>(&*durable, &conn, snapshot).await };
+            .map_err(storage)?;
+            // One update per scheduling point, as the server's replay
+            // waits for room before each.
+            for u in updates {
+                R::yield_now().await;
+                conn.push(Obs::Update {
+                    session: OLD.to_string(),
+                    update: Update::History(update_text(&u)),
+                });
+            }
+            Ok(())
+        };
         self.bridge.load_session_then(OLD, replay).await.map(|_| ())
     }
-}
 
-/// Send the first `snapshot` records of `old`'s history, one update per
-/// scheduling point.
-async fn replay<R: Rt>(
-    durable: &dyn Durable,
-    conn: &Connection,
-    snapshot: usize,
-) -> Result<(), AcpError> {
-    let mut texts = Vec::new();
-    let mut left = snapshot;
-    durable
-        .scan(OLD, &mut |r| {
-            if left == 0 {
-                return false;
-            }
-            left -= 1;
-            texts.extend(history_text(&r));
-            true
-        })
-        .map_err(|e| AcpError::Storage(e.to_string()))?;
-    for text in texts {
-        R::yield_now().await;
-        conn.push(Obs::Update {
-            session: OLD.to_string(),
-            update: Update::History(text),
-        });
+    /// Record the answer client `client` received to its op `op`.
+    fn answered(&self, client: u8, op: u8, answer: Answer) {
+        self.conn.push(Obs::Answered { client, op, answer });
     }
-    Ok(())
 }
 
 /// Admit a request as the server does ([`crate::acp::admit`]), and run
@@ -346,11 +354,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                     }
                     None => Answer::NewDropped,
                 };
-                env.conn.push(Obs::Answered {
-                    client: me,
-                    op: j,
-                    answer,
-                });
+                env.answered(me, j, answer);
             }
             Op::Load => {
                 sent(j, Req::Load);
@@ -360,11 +364,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                     if r.is_ok() {
                         e.track(OLD);
                     }
-                    e.conn.push(Obs::Answered {
-                        client: me,
-                        op: j,
-                        answer: Answer::Load(r),
-                    });
+                    e.answered(me, j, Answer::Load(r));
                 });
                 owed.extend(admit::<R>("session/load", fut).await);
                 admitted(j);
@@ -387,11 +387,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                 let e = env.clone();
                 let fut = Box::pin(async move {
                     let r = e.bridge.prompt(&id, spec).await;
-                    e.conn.push(Obs::Answered {
-                        client: me,
-                        op: j,
-                        answer: Answer::Prompt(r),
-                    });
+                    e.answered(me, j, Answer::Prompt(r));
                 });
                 owed.extend(admit::<R>("session/prompt", fut).await);
                 admitted(j);
@@ -415,11 +411,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
             Op::Disconnect => {
                 sent(j, Req::Disconnect);
                 env.bridge.disconnect().await;
-                env.conn.push(Obs::Answered {
-                    client: me,
-                    op: j,
-                    answer: Answer::Disconnected,
-                });
+                env.answered(me, j, Answer::Disconnected);
             }
             Op::Create => {
                 if created.is_none() {
