@@ -216,6 +216,21 @@ pub fn check_world(events: &[LifecycleEvent]) -> Vec<Violation> {
     v
 }
 
+/// R3, observed: whether a session of `id` was entered (the store's
+/// `session-entered`, journaled under the store's lock) after `scope`
+/// began to unload (its `scope-unloading`, journaled under the scope's
+/// lock as it flips), whatever the creation reported.
+pub fn entered_after_unloading(events: &[LifecycleEvent], scope: &str, id: &str) -> bool {
+    let unloading = events
+        .iter()
+        .position(|e| matches!(e, LifecycleEvent::ScopeUnloading { scope: s } if s == scope));
+    unloading.is_some_and(|u| {
+        events[u..]
+            .iter()
+            .any(|e| matches!(e, LifecycleEvent::SessionEntered { id: i, .. } if i == id))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

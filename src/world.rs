@@ -5,7 +5,7 @@
 //! returned after its teardown finished" (D1) can be read off it.
 
 use crate::events::LifecycleEvent;
-use crate::rt::{Monitor, Rt};
+use crate::rt::{Monitor, Rt, Wait};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -72,7 +72,7 @@ impl<R: Rt> World<R> {
     /// completion notice per job): a wake-up, not a polling loop.
     pub async fn until_all(
         &self,
-        label: &'static str,
+        label: impl Into<Wait>,
         keys: &[&str],
         pred: impl Fn(&LifecycleEvent, &str) -> bool,
     ) {

@@ -103,3 +103,23 @@ fn mutants_hunts_the_server_races_with_the_generator() {
     }
     assert!(generate::hunt(Fault::M27, Checker::Loom, Default::default()).is_none());
 }
+
+#[test]
+fn a_cancel_between_a_prompts_admission_and_its_turn_reaches_the_turn() {
+    // A load, and beside it a prompt whose step ends only when signalled,
+    // followed by its cancel: in every interleaving the cancel reaches the
+    // turn, wherever it lands between the prompt's admission and the
+    // agent taking it (A2); a lost one leaves the step waiting forever.
+    let w = generate::decode("l+io").expect("a workload");
+    let plan = Plan {
+        checkers: vec![Checker::SimDfs],
+        dfs_executions: 50_000,
+        ..Plan::pr()
+    };
+    let ran = generate::run_workload(0, w, &plan, Faults::none());
+    let r = &ran.reports[0];
+    assert!(r.exhausted, "sim-dfs ran {} schedules", r.executions);
+    if let Some(v) = r.violations.first() {
+        panic!("rule {}: {}\nreplay: {}", v.rule, v.message, v.replay);
+    }
+}

@@ -6,7 +6,7 @@ use agent_lifecycle::check::Checker;
 use agent_lifecycle::events::LifecycleEvent;
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::oracle::RuleId;
-use agent_lifecycle::rt::{self, LoomRt, Rt, SimRt};
+use agent_lifecycle::rt::{self, LoomRt, Rt, ShuttleRt, SimRt};
 use agent_lifecycle::rules::Rule;
 use std::sync::Arc;
 
@@ -185,10 +185,10 @@ fn a_planted_fault_fails_under_loom_with_a_replay_line_that_reproduces_it() {
 
 /// The closure's create wins: false when the spawned one gets ahead, which
 /// takes loom a preemption, far into its order.
-async fn mine_wins(rig: Arc<Rig<LoomRt>>) {
+async fn mine_wins<R: Rt>(rig: Arc<Rig<R>>) {
     let owner = rig.owner("owner");
     let (p, o) = (rig.provider.clone(), owner.clone());
-    let other = rt::spawn::<LoomRt, _>("create", async move { p.create("x", &o).await.is_ok() });
+    let other = rt::spawn::<R, _>("create", async move { p.create("x", &o).await.is_ok() });
     let mine = rig.provider.create("x", &owner).await.is_ok();
     let _ = other.join().await;
     owner.unload().await;
@@ -199,7 +199,7 @@ async fn mine_wins(rig: Arc<Rig<LoomRt>>) {
 fn a_loom_line_replays_exactly_its_execution() {
     const NAME: &str = "a_loom_line_replays_exactly_its_execution";
     let t = RaceTest::new(NAME);
-    let failure = t.loom(mine_wins).unwrap_err();
+    let failure = t.loom(mine_wins::<LoomRt>).unwrap_err();
     assert_eq!(failure.rule, Broken::Rule(RuleId::Panic), "{failure}");
     let (head, exec) = failure.replay.split_once(":exec=").unwrap();
     let (exec, pb) = exec.split_once(",pb=").unwrap();
@@ -208,13 +208,13 @@ fn a_loom_line_replays_exactly_its_execution() {
     assert_eq!(pb, "2");
     // Execution `exec` fails again, with the same message; the one before
     // it (which the search passed) passes.
-    let again = t.replay(&failure.replay, mine_wins).unwrap_err();
+    let again = t.replay(&failure.replay, mine_wins::<LoomRt>).unwrap_err();
     assert_eq!(
         (again.rule, &again.message),
         (failure.rule, &failure.message)
     );
     let before = format!("{head}:exec={},pb={pb}", exec - 1);
-    t.replay(&before, mine_wins).unwrap();
+    t.replay(&before, mine_wins::<LoomRt>).unwrap();
     // A line of another checker's closure is refused, not run.
     let wrong = t.replay(&failure.replay, mine_wins_on_sim).unwrap_err();
     assert_eq!(
@@ -446,4 +446,29 @@ fn a_non_send_body_runs_on_the_simulator() {
         .dfs_local(winners_in_an_rc)
         .unwrap_err();
     assert!(failure.to_string().contains("R1"), "{failure}");
+}
+
+#[test]
+fn a_panic_under_shuttle_fails_with_a_replay_line_that_reproduces_it() {
+    const NAME: &str = "a_panic_under_shuttle_fails_with_a_replay_line_that_reproduces_it";
+    let t = RaceTest::new(NAME);
+    let failure = t.shuttle(mine_wins::<ShuttleRt>).unwrap_err();
+    assert_eq!(failure.rule, Broken::Rule(RuleId::Panic), "{failure}");
+    assert!(
+        failure.message.contains("the closure's create wins"),
+        "{failure}"
+    );
+    assert!(
+        failure
+            .replay
+            .starts_with(&format!("v2:{NAME}:shuttle-random:")),
+        "{failure}"
+    );
+    let again = t
+        .replay(&failure.replay, mine_wins::<ShuttleRt>)
+        .unwrap_err();
+    assert_eq!(
+        (again.rule, &again.message),
+        (failure.rule, &failure.message)
+    );
 }

@@ -544,6 +544,7 @@ impl<R: Rt> Bridge<R> {
             state: &self.state,
             id: std::sync::atomic::AtomicU64::new(0),
         };
+        let mut prompt = Some(prompt.into());
         let admitted = self
             .state
             .wait_until("prompt admitted (A8, A9)", |s| {
@@ -575,7 +576,13 @@ impl<R: Rt> Bridge<R> {
                         let rec = s.sessions.get_mut(id).expect("checked above");
                         rec.prompt_in_flight = true;
                         rec.cancelled = false;
-                        Some(Ok(Some(agent)))
+                        // A2: handed to the agent in the admission's own
+                        // section, so a cancel is wholly before it (and
+                        // finds it waiting, or nothing) or wholly after it
+                        // (and reaches the turn): none finds the agent idle
+                        // with the prompt admitted but not yet sent.
+                        let sent = agent.send(prompt.take().expect("admitted once"));
+                        Some(Ok(Some((agent, sent))))
                     }
                     Admit::Cancelled => {
                         ticket.give_back(s);
@@ -589,7 +596,7 @@ impl<R: Rt> Bridge<R> {
             })
             .await?;
         drop(ticket);
-        let Some(agent) = admitted else {
+        let Some((agent, sent)) = admitted else {
             return Ok(StopReason::Cancelled);
         };
         // Clears the flag when the prompt is answered or its caller gives
@@ -606,7 +613,7 @@ impl<R: Rt> Bridge<R> {
         };
         // The answer waits for the turn's closing flush: a storage failure
         // anywhere in the turn is an error, never `end_turn` (D10).
-        match agent.send(prompt) {
+        match sent {
             Ok(p) => match agent.settled(p).await {
                 (_, Some(error)) => Err(AcpError::Storage(error)),
                 (Some(EndReason::Completed), None) => Ok(StopReason::EndTurn),

@@ -379,15 +379,12 @@ pub fn explore_seeded(
     let ended_cleanly = result.is_ok();
     if let Err(payload) = result {
         let message = crate::bus::panic_message(payload.as_ref());
-        match shuttle_failure(&message) {
-            // A deadlock is a failure of the execution that was running:
-            // a violation with its replay line, not a crash of the run.
-            Some(outcome) => {
-                let schedule = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                tally.add(&outcome, || line(&schedule));
-            }
-            None => tally.error(format!("shuttle: {message}")),
-        }
+        // A deadlock or a panic of the body is a failure of the execution
+        // that was running: a violation with its replay line, not a crash
+        // of the run.
+        let outcome = shuttle_failure(&message);
+        let schedule = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        tally.add(&outcome, || line(&schedule));
     }
     if outside.requested() {
         tally.stopped(Stopped::Interrupted);
@@ -404,27 +401,42 @@ pub fn explore_seeded(
     tally.finish()
 }
 
-/// The outcome of an execution that shuttle itself failed: a deadlock
-/// (every task blocked) breaks the rule of the waits still parked.
-fn shuttle_failure(message: &str) -> Option<Outcome> {
-    if !super::panics::is_deadlock(message) {
-        return None;
-    }
-    let parked = crate::rt::parked_waits();
-    let rule = scenarios::deadlock_rule(parked.iter().copied());
-    Some(Outcome {
-        violations: vec![crate::oracle::Violation::new(
-            rule,
+/// What shuttle's replay scheduler panics with when a schedule does not
+/// fit the code it replays (another build or scenario).
+const DIVERGED: [&str; 4] = [
+    "schedule ended early",
+    "expected context switch",
+    "expected random choice",
+    "scheduled task is not runnable",
+];
+
+/// The outcome of an execution that panicked under shuttle: a deadlock
+/// (every task blocked) breaks the rule of the waits still parked; any
+/// other panic of the body is a [`RuleId::Panic`](crate::oracle::RuleId).
+fn shuttle_failure(message: &str) -> Outcome {
+    let deadlock = super::panics::is_deadlock(message);
+    let violation = if deadlock {
+        let parked = crate::rt::parked_waits();
+        crate::oracle::Violation::new(
+            scenarios::deadlock_rule(parked.iter().copied()),
             format!(
                 "shuttle: {message} (waits parked: {})",
                 crate::rt::labels(&parked)
             ),
-        )],
-        label: "deadlock".into(),
+        )
+    } else {
+        crate::oracle::Violation::new(
+            crate::oracle::RuleId::Panic,
+            format!("a task panicked: {message}"),
+        )
+    };
+    Outcome {
+        violations: vec![violation],
+        label: if deadlock { "deadlock" } else { "error" }.into(),
         invariants: 1,
         journal: Vec::new(),
         world: Vec::new(),
-    })
+    }
 }
 
 /// Replay one execution from its encoded schedule.
@@ -448,8 +460,8 @@ pub fn replay(scenario: &Scenario, faults: Faults, encoded: &str) -> Result<Outc
     QUIET.with(|q| q.set(false));
     if let Err(payload) = result {
         let message = crate::bus::panic_message(payload.as_ref());
-        if let Some(outcome) = shuttle_failure(&message) {
-            return Ok(outcome);
+        if !DIVERGED.iter().any(|d| message.starts_with(d)) {
+            return Ok(shuttle_failure(&message));
         }
         return Err(format!(
             "shuttle could not replay the schedule (recorded by another build or scenario?): {message}"

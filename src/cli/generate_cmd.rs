@@ -42,8 +42,8 @@ pub(in crate::cli) struct GenerateArgs {
     /// The generator's power: hunt every fault of SPEC §3 with the PR
     /// tier's workloads alone (no named scenario) on each checker, and
     /// print which it kills, with the rule, the executions and the
-    /// workload.
-    #[arg(long, conflicts_with_all = ["workload", "fault", "seeds"])]
+    /// workload; with `--fault`, that fault alone.
+    #[arg(long, conflicts_with_all = ["workload", "seeds"])]
     power: bool,
 }
 
@@ -103,7 +103,7 @@ fn cell(r: &Report) -> String {
 
 /// `generate --power`: every fault hunted by the PR tier's workloads on
 /// each of `checkers`; exit 0 (a measurement, not a gate).
-fn run_power(checkers: &[Checker]) -> ExitCode {
+fn run_power(checkers: &[Checker], only: Faults) -> ExitCode {
     let stop = crate::cli::interrupt::STOP;
     let cols: String = checkers
         .iter()
@@ -118,7 +118,11 @@ fn run_power(checkers: &[Checker]) -> ExitCode {
         ""
     );
     let mut killed = 0;
-    for fault in crate::faults::Fault::ALL {
+    let hunted: Vec<_> = crate::faults::Fault::ALL
+        .into_iter()
+        .filter(|&f| only == Faults::none() || only.has(f))
+        .collect();
+    for &fault in &hunted {
         let reports: Vec<Option<Report>> = checkers
             .iter()
             .map(|&c| generate::hunt(fault, c, stop))
@@ -154,7 +158,7 @@ fn run_power(checkers: &[Checker]) -> ExitCode {
     }
     println!(
         "\n{killed} of {} faults killed by generated workloads alone",
-        crate::faults::Fault::ALL.len()
+        hunted.len()
     );
     ExitCode::SUCCESS
 }
@@ -172,7 +176,7 @@ pub(super) fn run_generate(args: &GenerateArgs) -> ExitCode {
         eprintln!("warning: Ctrl-C will kill at once ({e})");
     }
     if args.power {
-        return run_power(&plan.checkers);
+        return run_power(&plan.checkers, faults);
     }
     let stop = crate::cli::interrupt::STOP;
     let names: String = plan

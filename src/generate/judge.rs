@@ -7,343 +7,22 @@
 //! observation that leaves the set empty is the mismatch: no behaviour of
 //! the model explains it.
 //!
-//! # The model (SPEC A1–A9, as one connection sees them)
-//! States: the connection `open` → `closed`; per session, `creating`
-//! (`session/new` in flight) or `loading` (`session/load`'s resume) →
-//! `replaying(i)` (the stored history, item by item) → `live`, and `gone`
-//! once a quiesce took its record; per prompt, `waiting(arrival)` →
-//! `running(k steps delivered, cancel seen, disposed)` → decided (its
-//! answer fixed) → answered; per call, pending → decided → answered.
-//! A session's waiting prompts are admitted in arrival order, and a
-//! prompt that arrives while one waits queues behind it.
-//!
-//! | action | kind | effect |
-//! | --- | --- | --- |
-//! | `Sent(c, op)` | observed | op joins client `c`'s queue; the previous one must have taken effect (the server admits each request before it reads the next) |
-//! | `Admitted(c, op)` | observed | the op took effect (its first poll returned, or the cancel's call) |
-//! | `Apply(c)` | internal | the head of `c`'s queue takes effect: a prompt is claimed, waits (A8, A9) or is refused (A8); a cancel marks the claimed prompt and decides every waiting one `cancelled` (A2, A8); a load is refused (A5, A7) or starts; a disconnect closes and takes every record (A1, A4) |
-//! | `Publish`, `Resumed`, `ReplayDone` | internal | a new session goes live (or fails: closed, A7); a load starts replaying (or fails, A1) and, once every stored item was sent, goes live and answers (A9) |
-//! | `Promote(p)` | internal | the session's earliest waiting prompt is claimed once the session is live and free, refused if another (uncancelled) prompt is in flight (A8), or fails as unknown once the session is gone (A9) |
-//! | `Finish(p)` | internal | a running prompt is decided: `end_turn` once every step was delivered, `cancelled` once a cancel or disposal reached it (A2, A4) |
-//! | `Update(s, step k of p)` | observed | `p` is running on `s` with `k` steps delivered |
-//! | `Update(old, history i)` | observed | `old` is replaying at item `i`, which is that text |
-//! | `Answered(c, op)` | observed | the op's answer was decided, and is this one |
+//! The model is [`super::model`]'s: its module doc lists its states and
+//! transitions.
 
+use super::model::{Call, Fate, Phase, Sk, St, P, Q};
 use super::run::{old_history, Answer, Obs, Req, Update, OLD};
+use super::script::{HUNG, JOB};
 use super::workload::Workload;
 use crate::acp::{AcpError, StopReason};
 use crate::oracle::Violation;
+use crate::provider::CreateError;
 use crate::rules::Rule;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// A request of client `.0`, its operation `.1`.
-type P = (u8, u8);
 
 /// At most this many model states explain one prefix of a history; past
 /// it the judge gives up with a harness error instead of running on.
 pub const STATE_CAP: usize = 200_000;
-
-/// A session of the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Sk {
-    Old,
-    New(P),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Phase {
-    Creating,
-    Loading,
-    Replaying(u8),
-    Live,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct Sess {
-    phase: Phase,
-    /// A quiesce took its record (disconnect).
-    gone: bool,
-    in_flight: Option<P>,
-    /// A cancel arrived while `in_flight` ran (the next prompt waits, A8).
-    cancelled: bool,
-    /// The load that resumes it.
-    load: Option<P>,
-}
-
-/// An answer as the model decides it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Fate {
-    EndTurn,
-    Cancelled,
-    Unknown,
-    InFlight,
-    Ok,
-    Disposed,
-    ClosedDuringNew,
-    ClosedDuringLoad,
-    AlreadyLoaded,
-    Done,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Call {
-    /// `session/new` awaiting its agent.
-    New,
-    /// `session/load` resuming or replaying.
-    Load,
-    /// A prompt waiting to be claimed; `seq` orders the waiting prompts
-    /// of a session by arrival (they are admitted in that order).
-    Waiting { on: Sk, steps: u8, seq: u8 },
-    /// A prompt whose turn runs.
-    Running {
-        on: Sk,
-        steps: u8,
-        done: u8,
-        cancel: bool,
-        disposed: bool,
-    },
-    /// A disconnect's quiesce.
-    Quiesce,
-    /// Answered in the model, not yet received.
-    Decided(Fate),
-}
-
-/// A request waiting to take effect.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Q {
-    New,
-    Load,
-    Prompt(Option<Sk>, u8),
-    Cancel(Option<Sk>),
-    Disconnect,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct St {
-    closed: bool,
-    /// Arrivals of waiting prompts so far (their `seq`).
-    arrivals: u8,
-    queue: Vec<Option<(u8, Q)>>,
-    sessions: BTreeMap<Sk, Sess>,
-    calls: BTreeMap<P, Call>,
-}
-
-impl St {
-    fn decide(&mut self, p: P, fate: Fate) {
-        self.calls.insert(p, Call::Decided(fate));
-    }
-
-    /// Prompt `p` joins the prompts waiting for session `on`.
-    fn wait(&mut self, p: P, on: Sk, steps: u8) {
-        self.arrivals += 1;
-        let seq = self.arrivals;
-        self.calls.insert(p, Call::Waiting { on, steps, seq });
-    }
-
-    /// Whether a prompt of session `on` that arrived before `seq` waits.
-    fn waiting_before(&self, on: Sk, seq: u8) -> bool {
-        self.calls
-            .values()
-            .any(|c| matches!(*c, Call::Waiting { on: o, seq: q, .. } if o == on && q < seq))
-    }
-
-    /// The head of client `c`'s queue takes effect.
-    fn apply(&mut self, c: usize) {
-        let Some((op, q)) = self.queue[c].take() else {
-            return;
-        };
-        let p = (c as u8, op);
-        match q {
-            Q::New if self.closed => self.decide(p, Fate::Disposed),
-            Q::New => {
-                self.sessions
-                    .insert(Sk::New(p), sess(Phase::Creating, None));
-                self.calls.insert(p, Call::New);
-            }
-            Q::Load if self.closed => self.decide(p, Fate::Disposed),
-            Q::Load if self.sessions.get(&Sk::Old).is_some_and(|s| !s.gone) => {
-                self.decide(p, Fate::AlreadyLoaded)
-            }
-            Q::Load => {
-                self.sessions.insert(Sk::Old, sess(Phase::Loading, Some(p)));
-                self.calls.insert(p, Call::Load);
-            }
-            Q::Prompt(None, _) => self.decide(p, Fate::Unknown),
-            Q::Prompt(Some(on), steps) => {
-                // Behind an earlier waiting prompt of the session, it
-                // waits whatever the session's state: requests are
-                // decided in the order they arrived.
-                let queued = self.waiting_before(on, u8::MAX);
-                match self.sessions.get_mut(&on) {
-                    _ if queued => self.wait(p, on, steps),
-                    None => self.decide(p, Fate::Unknown),
-                    Some(s) if s.gone || s.phase == Phase::Creating => {
-                        self.decide(p, Fate::Unknown)
-                    }
-                    Some(s) if s.phase != Phase::Live => self.wait(p, on, steps),
-                    Some(s) => match (s.in_flight, s.cancelled) {
-                        (None, _) => {
-                            s.in_flight = Some(p);
-                            self.calls.insert(p, running(on, steps));
-                        }
-                        (Some(_), true) => self.wait(p, on, steps),
-                        (Some(_), false) => self.decide(p, Fate::InFlight),
-                    },
-                }
-            }
-            Q::Cancel(None) => {}
-            Q::Cancel(Some(on)) => {
-                for call in self.calls.values_mut() {
-                    if matches!(*call, Call::Waiting { on: o, .. } if o == on) {
-                        *call = Call::Decided(Fate::Cancelled);
-                    }
-                }
-                if let Some(s) = self.sessions.get_mut(&on).filter(|s| !s.gone) {
-                    if let Some(q) = s.in_flight {
-                        s.cancelled = true;
-                        if let Some(Call::Running { cancel, .. }) = self.calls.get_mut(&q) {
-                            *cancel = true;
-                        }
-                    }
-                }
-            }
-            Q::Disconnect => {
-                self.closed = true;
-                for s in self.sessions.values_mut() {
-                    if matches!(s.phase, Phase::Live | Phase::Replaying(_)) && !s.gone {
-                        s.gone = true;
-                        if let Some(Call::Running { disposed, .. }) =
-                            s.in_flight.and_then(|q| self.calls.get_mut(&q))
-                        {
-                            *disposed = true;
-                        }
-                    }
-                }
-                self.calls.insert(p, Call::Quiesce);
-            }
-        }
-    }
-
-    /// Every state one internal action away.
-    fn internal(&self, history_len: usize, out: &mut Vec<St>) {
-        for c in 0..self.queue.len() {
-            if self.queue[c].is_some() {
-                let mut n = self.clone();
-                n.apply(c);
-                out.push(n);
-            }
-        }
-        for (&p, &call) in &self.calls {
-            match call {
-                Call::New => {
-                    let mut n = self.clone();
-                    if n.closed {
-                        n.sessions.remove(&Sk::New(p));
-                        n.decide(p, Fate::ClosedDuringNew);
-                    } else {
-                        n.sessions.get_mut(&Sk::New(p)).expect("creating").phase = Phase::Live;
-                        n.decide(p, Fate::Ok);
-                    }
-                    out.push(n);
-                }
-                Call::Load => {
-                    let Some(s) = self.sessions.get(&Sk::Old).filter(|s| s.load == Some(p)) else {
-                        continue;
-                    };
-                    let mut n = self.clone();
-                    match s.phase {
-                        Phase::Loading if n.closed => {
-                            n.sessions.remove(&Sk::Old);
-                            n.decide(p, Fate::ClosedDuringLoad);
-                        }
-                        Phase::Loading => {
-                            n.sessions.get_mut(&Sk::Old).expect("old").phase = Phase::Replaying(0);
-                        }
-                        Phase::Replaying(i) if i as usize == history_len => {
-                            n.sessions.get_mut(&Sk::Old).expect("old").phase = Phase::Live;
-                            n.decide(p, Fate::Ok);
-                        }
-                        _ => continue,
-                    }
-                    out.push(n);
-                }
-                Call::Waiting { on, steps, seq } => {
-                    if self.waiting_before(on, seq) {
-                        continue;
-                    }
-                    let mut n = self.clone();
-                    match n.sessions.get_mut(&on) {
-                        None => n.decide(p, Fate::Unknown),
-                        Some(s) if s.gone => n.decide(p, Fate::Unknown),
-                        Some(s) if s.phase != Phase::Live => continue,
-                        Some(s) => match (s.in_flight, s.cancelled) {
-                            (None, _) => {
-                                s.in_flight = Some(p);
-                                s.cancelled = false;
-                                n.calls.insert(p, running(on, steps));
-                            }
-                            (Some(_), true) => continue,
-                            (Some(_), false) => n.decide(p, Fate::InFlight),
-                        },
-                    }
-                    out.push(n);
-                }
-                Call::Running {
-                    on,
-                    steps,
-                    done,
-                    cancel,
-                    disposed,
-                } => {
-                    let mut fates = Vec::new();
-                    if done == steps {
-                        fates.push(Fate::EndTurn);
-                    }
-                    if cancel || disposed {
-                        fates.push(Fate::Cancelled);
-                    }
-                    for fate in fates {
-                        let mut n = self.clone();
-                        if let Some(s) = n.sessions.get_mut(&on) {
-                            if s.in_flight == Some(p) {
-                                s.in_flight = None;
-                                s.cancelled = false;
-                            }
-                        }
-                        n.decide(p, fate);
-                        out.push(n);
-                    }
-                }
-                Call::Quiesce => {
-                    let mut n = self.clone();
-                    n.decide(p, Fate::Done);
-                    out.push(n);
-                }
-                Call::Decided(_) => {}
-            }
-        }
-    }
-}
-
-fn sess(phase: Phase, load: Option<P>) -> Sess {
-    Sess {
-        phase,
-        gone: false,
-        in_flight: None,
-        cancelled: false,
-        load,
-    }
-}
-
-fn running(on: Sk, steps: u8) -> Call {
-    Call::Running {
-        on,
-        steps,
-        done: 0,
-        cancel: false,
-        disposed: false,
-    }
-}
 
 /// The fate an answer reports.
 fn fate_of(answer: &Answer) -> Option<Fate> {
@@ -354,7 +33,8 @@ fn fate_of(answer: &Answer) -> Option<Fate> {
         AcpError::AlreadyLoaded(_) => Some(Fate::AlreadyLoaded),
         AcpError::UnknownSession(_) => Some(Fate::Unknown),
         AcpError::PromptInFlight(_) => Some(Fate::InFlight),
-        AcpError::Create(_) | AcpError::Storage(_) => None,
+        AcpError::Storage(_) | AcpError::Create(CreateError::Storage(_)) => Some(Fate::Storage),
+        AcpError::Create(_) => None,
     };
     match answer {
         Answer::New(Ok(_)) | Answer::Load(Ok(())) => Some(Fate::Ok),
@@ -387,9 +67,14 @@ fn observe(s: &St, obs: &Obs, ids: &BTreeMap<String, Sk>, history: &[String]) ->
             let q = match req {
                 Req::New => Q::New,
                 Req::Load => Q::Load,
-                Req::Prompt { session, steps } => Q::Prompt(key(session), *steps),
+                Req::Prompt {
+                    session,
+                    steps,
+                    hung,
+                } => Q::Prompt(key(session), *steps, *hung),
                 Req::Cancel { session } => Q::Cancel(key(session)),
                 Req::Disconnect => Q::Disconnect,
+                Req::DiskFault { .. } => Q::DiskFault,
             };
             *slot = Some((*op, q));
         }
@@ -424,7 +109,11 @@ fn observe(s: &St, obs: &Obs, ids: &BTreeMap<String, Sk>, history: &[String]) ->
             let on = key(session)?;
             match n.calls.get_mut(&p)? {
                 Call::Running {
-                    on: o, steps, done, ..
+                    on: o,
+                    steps,
+                    done,
+                    failed: false,
+                    ..
                 } if *o == on && *done == k && k < *steps => *done += 1,
                 _ => return None,
             }
@@ -435,8 +124,8 @@ fn observe(s: &St, obs: &Obs, ids: &BTreeMap<String, Sk>, history: &[String]) ->
         } => {
             let s = n.sessions.get_mut(&key(session)?)?;
             match s.phase {
-                Phase::Replaying(i) if history.get(i as usize) == Some(text) => {
-                    s.phase = Phase::Replaying(i + 1)
+                Phase::Replaying(i) if s.healing || history.get(i as usize) == Some(text) => {
+                    s.phase = Phase::Replaying(i.saturating_add(1))
                 }
                 _ => return None,
             }
@@ -445,9 +134,11 @@ fn observe(s: &St, obs: &Obs, ids: &BTreeMap<String, Sk>, history: &[String]) ->
     Some(n)
 }
 
-/// `c<client>o<op>/<k>`: prompt `(client, op)`'s step `k`.
+/// `c<client>o<op>/<k>` (with `!` or `&` before the `/` if its step ends
+/// only when signalled or starts a job): prompt `(client, op)`'s step `k`.
 fn parse_step(text: &str) -> Option<(P, u8)> {
     let (prompt, k) = text.split_once('/')?;
+    let prompt = prompt.trim_end_matches([HUNG, JOB]);
     let (c, o) = prompt.strip_prefix('c')?.split_once('o')?;
     Some(((c.parse().ok()?, o.parse().ok()?), k.parse().ok()?))
 }
@@ -481,6 +172,7 @@ pub fn judge(workload: &Workload, history: &[Obs]) -> Result<(), Violation> {
     let init = St {
         closed: false,
         arrivals: 0,
+        disk_faults: 0,
         queue: vec![None; workload.clients.len()],
         sessions: BTreeMap::new(),
         calls: BTreeMap::new(),
@@ -567,7 +259,21 @@ fn mismatch(i: usize, obs: &Obs, history: &[Obs], before: &BTreeSet<St>) -> Viol
             (Rule::A8, running)
         }
     };
+    // A storage error of a call the model had still running (a turn, a
+    // `session/new` or a load): only the disk's injected failures were
+    // spent (D10). Any other call's error concerns the rule that decided it.
+    let storage = match obs {
+        Obs::Answered { client, op, answer } if fate_of(answer) == Some(Fate::Storage) => {
+            prompt_of((*client, *op))
+                .any(|c| matches!(c, Call::Running { .. } | Call::New | Call::Load))
+        }
+        _ => false,
+    };
     let (rule, why) = match obs {
+        _ if storage => (
+            Rule::D10,
+            "a storage error no injected disk failure accounts for: each failure is reported once, and the session recovers in the same process",
+        ),
         Obs::Update {
             update: Update::Step(text),
             ..
@@ -690,6 +396,7 @@ mod tests {
         Req::Prompt {
             session: session.into(),
             steps,
+            hung: false,
         }
     }
 
@@ -739,6 +446,74 @@ mod tests {
         // the same step twice.
         let twice = vec![step("sess-1", "c0o1/0"), step("sess-1", "c0o1/0")];
         assert!(judge(&w, &one_prompt(twice, StopReason::EndTurn)).is_err());
+    }
+
+    #[test]
+    fn each_disk_failure_explains_one_storage_error_and_no_more() {
+        let w = decode("n.f.p01.p01.a").unwrap();
+        let failed = || Answer::Prompt(Err(AcpError::Storage("ENOSPC".into())));
+        let base = || {
+            vec![
+                sent(0, 0, Req::New),
+                got(0, 0, Answer::New(Ok("sess-1".into()))),
+                sent(0, 1, Req::DiskFault { sync: false }),
+                Obs::Admitted { client: 0, op: 1 },
+                sent(0, 2, prompt("sess-1", 1)),
+                Obs::Admitted { client: 0, op: 2 },
+                got(0, 2, failed()),
+            ]
+        };
+        // One failure: one prompt fails, and the next one recovers (D10).
+        let mut h = base();
+        h.extend([
+            sent(0, 3, prompt("sess-1", 1)),
+            Obs::Admitted { client: 0, op: 3 },
+            step("sess-1", "c0o3/0"),
+            got(0, 3, end(StopReason::EndTurn)),
+        ]);
+        assert_eq!(judge(&w, &h), Ok(()));
+        // The session still refuses the next prompt (fault M26's reply).
+        let mut h = base();
+        h.extend([
+            sent(0, 3, prompt("sess-1", 1)),
+            Obs::Admitted { client: 0, op: 3 },
+            got(0, 3, failed()),
+        ]);
+        let v = judge(&w, &h).unwrap_err();
+        assert_eq!(v.rule, Rule::D10, "{}", v.message);
+        // A storage error with no disk failure at all.
+        let w = decode("n.p01").unwrap();
+        let h = vec![
+            sent(0, 0, Req::New),
+            got(0, 0, Answer::New(Ok("sess-1".into()))),
+            sent(0, 1, prompt("sess-1", 1)),
+            got(0, 1, failed()),
+        ];
+        assert_eq!(judge(&w, &h).unwrap_err().rule, Rule::D10);
+    }
+
+    #[test]
+    fn a_step_that_ends_only_when_signalled_never_ends_the_turn_by_itself() {
+        let w = decode("n.i0").unwrap();
+        let hung = Req::Prompt {
+            session: "sess-1".into(),
+            steps: 1,
+            hung: true,
+        };
+        let mut h = vec![
+            sent(0, 0, Req::New),
+            got(0, 0, Answer::New(Ok("sess-1".into()))),
+            sent(0, 1, hung),
+            Obs::Admitted { client: 0, op: 1 },
+            sent(0, 1, cancel("sess-1")),
+            Obs::Admitted { client: 0, op: 1 },
+            step("sess-1", "c0o1!/0"),
+        ];
+        let mut ended = h.clone();
+        ended.push(got(0, 1, end(StopReason::EndTurn)));
+        assert!(judge(&w, &ended).is_err());
+        h.push(got(0, 1, end(StopReason::Cancelled)));
+        assert_eq!(judge(&w, &h), Ok(()));
     }
 
     #[test]

@@ -15,13 +15,18 @@
 //! `l` load, `p<t><k>` prompt of `k` steps on `t` (`o` old, `0`/`1` the
 //! client's own sessions), `c<t>` cancel, `a` await, `d` disconnect, `x`
 //! create, `y` dispose (`Y` dropped at an await), `w<t>` `when_idle`, `u`
-//! owner unload). A replay line of a generated
+//! owner unload, `i<t>` a prompt of a step that ends only when signalled
+//! and its cancel, `L` panicking disposal listeners, `f` a failing write,
+//! `F` a failing fsync, `k` a crash, `j<t>` a prompt whose step starts a
+//! background job). A replay line of a generated
 //! workload therefore replays the workload and the schedule together:
 //! `lifecycle replay '<line>'` rebuilds the one from the name and follows
 //! the other.
 
 pub mod judge;
+mod model;
 pub mod run;
+pub mod script;
 pub mod workload;
 
 use crate::check::{self, Budget, Checker, Report};
@@ -64,6 +69,12 @@ pub fn encode(w: &Workload) -> String {
         Op::Dispose { give_up: true } => "Y".to_string(),
         Op::WhenIdle { on } => format!("w{}", target_code(on)),
         Op::UnloadOwner => "u".to_string(),
+        Op::Interrupt { on } => format!("i{}", target_code(on)),
+        Op::Listen => "L".to_string(),
+        Op::DiskFault { sync: false } => "f".to_string(),
+        Op::DiskFault { sync: true } => "F".to_string(),
+        Op::Crash => "k".to_string(),
+        Op::Job { on } => format!("j{}", target_code(on)),
     };
     w.clients
         .iter()
@@ -99,6 +110,12 @@ pub fn decode(code: &str) -> Result<Workload, String> {
             ('Y', []) => Op::Dispose { give_up: true },
             ('w', [t]) => Op::WhenIdle { on: target(*t)? },
             ('u', []) => Op::UnloadOwner,
+            ('i', [t]) => Op::Interrupt { on: target(*t)? },
+            ('L', []) => Op::Listen,
+            ('f', []) => Op::DiskFault { sync: false },
+            ('F', []) => Op::DiskFault { sync: true },
+            ('k', []) => Op::Crash,
+            ('j', [t]) => Op::Job { on: target(*t)? },
             _ => return None,
         })
     };
@@ -109,7 +126,7 @@ pub fn decode(code: &str) -> Result<Workload, String> {
             match ops {
                 Some(ops) if !ops.is_empty() && ops.len() <= 16 => Ok(Client { ops }),
                 _ => Err(format!(
-                    "{c:?} is not a client program (operations n N l p<t><k> c<t> a d x y Y w<t> u joined by '.', at most 16)"
+                    "{c:?} is not a client program (operations n N l p<t><k> c<t> a d x y Y w<t> u i<t> L f F k j<t> joined by '.', at most 16)"
                 )),
             }
         })

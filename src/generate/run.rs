@@ -11,26 +11,38 @@
 //! next is sent; what is left of it runs on a task of its own. So a `session/cancel` that follows a prompt finds
 //! it claimed or waiting, as on the wire.
 
+use super::script::{Jobs, Scripted, HUNG, JOB};
 use super::workload::{Op, Target, Workload};
 use crate::acp::logs;
 use crate::acp::{AcpError, Admitted, Bridge, StopReason};
 use crate::agent::core::PromptSpec;
-use crate::agent::{StepRunner, StepSignal};
+use crate::events::LifecycleEvent;
+use crate::faults::Faults;
 use crate::journal::EndReason;
 use crate::oracle::Violation;
+use crate::oracle_world::entered_after_unloading;
 use crate::provider::AgentHandle;
+use crate::rt::Wait;
 use crate::rt::{self, BoxFuture, JoinHandle, Rt};
 use crate::rules::Rule;
-use crate::scenarios::rig::{give_up, Rig};
+use crate::scenarios::crash::restart_checks;
+use crate::scenarios::rig::{give_up, Rig, LISTENER_PANIC};
 use crate::scenarios::{Ctx, Outcome};
 use crate::scope::Scope;
 use crate::session_log::{Entry, Origin};
 use crate::store::durable::DurableRecord;
+use crate::store::durable::{DiskFault, Durable, MemoryDurable};
+use crate::store::Listener;
 use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate};
 use std::sync::{Arc, Mutex};
 
 /// The session on disk at the start of every execution.
 pub const OLD: &str = "old";
+
+/// The id of the agent the provider creates beside the sessions: one that
+/// extends `old`'s, as a session's helper agent would (S6: a notice for
+/// `old` is never its).
+pub const HELPER: &str = "old-helper";
 
 /// The serial of `old`'s stored turn (apart from every serial the store
 /// hands out in an execution).
@@ -109,6 +121,8 @@ pub enum Req {
         session: String,
         /// Steps of the turn.
         steps: u8,
+        /// Its step ends only when its turn's signal fires (C10).
+        hung: bool,
     },
     /// `session/cancel` on `session`.
     Cancel {
@@ -117,6 +131,12 @@ pub enum Req {
     },
     /// The client disconnects.
     Disconnect,
+    /// The disk's next write (or, `sync`, fsync) fails: not a request to
+    /// the server, but the world's act the judge must account for (D10).
+    DiskFault {
+        /// The fsync fails, not the write.
+        sync: bool,
+    },
 }
 
 /// An answer as the client received it.
@@ -222,45 +242,22 @@ impl Connection {
     }
 }
 
-/// The scripted agent: step `k` of a prompt whose text is `T` sleeps (an
-/// arbitrary delay when time is free) until its turn's signal fires, and
-/// answers `T/k`; its delivery (once durable, D9) is an update.
-struct Scripted<R: Rt> {
-    conn: Arc<Connection>,
-    _rt: std::marker::PhantomData<fn() -> R>,
-}
-
-impl<R: Rt> StepRunner for Scripted<R> {
-    fn run_step(
-        &self,
-        _agent_id: &str,
-        prompt: &PromptSpec,
-        step: u32,
-        signal: StepSignal,
-    ) -> BoxFuture<Option<String>> {
-        let text = format!("{}/{step}", prompt.text);
-        Box::pin(async move {
-            // A step that waits, and stops waiting when its turn's signal
-            // fires (C10).
-            rt::sleep_or::<R>(1, signal.fired()).await;
-            Some(text)
-        })
-    }
-
-    fn deliver(&self, agent_id: &str, _prompt: &PromptSpec, _step: u32, output: &str) {
-        self.conn.push(Obs::Update {
-            session: agent_id.to_string(),
-            update: Update::Step(output.to_string()),
-        });
-    }
-}
-
 /// What every client shares.
 struct Env<R: Rt> {
     rig: Arc<Rig<R>>,
     bridge: Arc<Bridge<R>>,
     owner: Scope<R>,
     conn: Arc<Connection>,
+    /// The store's disk, when the run owns it (disk faults and crashes
+    /// need its written/synced split).
+    disk: Option<Arc<MemoryDurable<R>>>,
+    faults: Faults,
+    /// Checks made during the run (crash restarts, D10 on answers), from
+    /// the receiving side: the disk and what the client was told.
+    checks: std::sync::Mutex<Vec<(bool, Violation)>>,
+    /// The helper agent, once a client created it and until a client
+    /// disposes it (any client may).
+    helper: std::sync::Mutex<Option<AgentHandle<R>>>,
 }
 
 impl<R: Rt> Env<R> {
@@ -304,6 +301,79 @@ impl<R: Rt> Env<R> {
     fn answered(&self, client: u8, op: u8, answer: Answer) {
         self.conn.push(Obs::Answered { client, op, answer });
     }
+
+    /// The helper agent, if one was created and not yet disposed.
+    fn helper(&self) -> Option<AgentHandle<R>> {
+        self.helper
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn check(&self, more: impl IntoIterator<Item = (bool, Violation)>) {
+        self.checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(more);
+    }
+
+    /// D10, from the disk's side: a prompt that answered without an error
+    /// and whose turn began on disk (its user message, text `text`, is
+    /// synced) has that turn closed on disk by the time of the answer; one
+    /// that answered `end_turn` began on disk. A storage failure that was
+    /// not reported leaves them out.
+    fn turn_on_disk(&self, id: &str, text: &str, stop: StopReason) {
+        let Some(disk) = &self.disk else { return };
+        let synced = disk.crash_image().synced(id);
+        let began = synced.iter().find_map(|r| match &r.entry {
+            Entry::UserMessage {
+                prompt, text: t, ..
+            } if t == text => Some((r.serial, *prompt)),
+            _ => None,
+        });
+        let closed = began.is_some_and(|(serial, p)| {
+            synced.iter().any(|r| {
+                r.serial == serial
+                    && matches!(r.entry, Entry::TurnEnd { prompt, .. } if prompt == p)
+            })
+        });
+        let ok = match began {
+            Some(_) => closed,
+            None => stop != StopReason::EndTurn,
+        };
+        self.check([(
+            ok,
+            Violation::new(
+                Rule::D10,
+                format!(
+                    "prompt {text} on {id} answered {stop:?} with no storage error, but {} synced on disk",
+                    if began.is_some() { "its turn/end is not" } else { "its turn is not" }
+                ),
+            ),
+        )]);
+    }
+
+    /// D9: the process crashes now. Every way the disk may be left is
+    /// restarted from, and what the client was sent must be there.
+    fn crash(&self) {
+        let Some(disk) = &self.disk else { return };
+        let seen: Vec<String> = self
+            .conn
+            .history()
+            .into_iter()
+            .filter_map(|o| match o {
+                Obs::Update {
+                    update: Update::Step(text),
+                    ..
+                } => Some(text),
+                _ => None,
+            })
+            .collect();
+        let image = disk.crash_image();
+        for tear in image.tears() {
+            self.check(restart_checks(self.faults, &image, tear, &seen));
+        }
+    }
 }
 
 /// Admit a request as the server does ([`crate::acp::admit`]), and run
@@ -315,11 +385,47 @@ async fn admit<R: Rt>(name: &str, fut: BoxFuture<()>) -> Option<JoinHandle<R, ()
     }
 }
 
+/// `session/prompt` of client `me`'s op `j` on `id`, admitted as the
+/// server admits it; what is left of it runs on a task of its own. The
+/// text is `c<me>o<j>`, then `variant` if given (see `script`).
+async fn prompt<R: Rt>(
+    env: &Arc<Env<R>>,
+    me: u8,
+    j: u8,
+    id: String,
+    steps: u8,
+    variant: Option<char>,
+) -> Option<JoinHandle<R, ()>> {
+    let mut text = format!("c{me}o{j}");
+    text.extend(variant);
+    let spec = PromptSpec {
+        text: text.clone(),
+        steps: u32::from(steps),
+        step_ms: 0,
+        origin: Origin::User,
+    };
+    let e = env.clone();
+    let fut = Box::pin(async move {
+        let r = e.bridge.prompt(&id, spec).await;
+        if let Ok(stop) = &r {
+            e.turn_on_disk(&id, &text, *stop);
+        }
+        e.answered(me, j, Answer::Prompt(r));
+    });
+    admit::<R>("session/prompt", fut).await
+}
+
+/// The wait of a client whose dispose it dropped, for the teardown to
+/// finish with no further call from it: never ending, it breaks D8.
+const FINISHES_ALONE: Wait = Wait::breaking(
+    "a dropped dispose's teardown finishes with no further call",
+    Rule::D8,
+);
+
 /// One client's program.
 async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
     let mut mine: Vec<String> = Vec::new();
     let mut owed: Vec<JoinHandle<R, ()>> = Vec::new();
-    let mut created: Option<AgentHandle<R>> = None;
     let conn = env.conn.clone();
     let sent = |op: u8, req: Req| {
         conn.push(Obs::Sent {
@@ -369,29 +475,67 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                 owed.extend(admit::<R>("session/load", fut).await);
                 admitted(j);
             }
-            Op::Prompt { on, steps } => {
+            Op::Prompt { .. } | Op::Job { .. } => {
+                let (on, steps, variant) = match op {
+                    Op::Prompt { on, steps } => (on, steps, None),
+                    Op::Job { on } => (on, 1, Some(JOB)),
+                    _ => unreachable!("matched above"),
+                };
                 let Some(id) = resolve(on) else { continue };
                 sent(
                     j,
                     Req::Prompt {
                         session: id.clone(),
                         steps,
+                        hung: false,
                     },
                 );
-                let spec = PromptSpec {
-                    text: format!("c{me}o{j}"),
-                    steps: u32::from(steps),
-                    step_ms: 0,
-                    origin: Origin::User,
-                };
-                let e = env.clone();
-                let fut = Box::pin(async move {
-                    let r = e.bridge.prompt(&id, spec).await;
-                    e.answered(me, j, Answer::Prompt(r));
-                });
-                owed.extend(admit::<R>("session/prompt", fut).await);
+                owed.extend(prompt(&env, me, j, id, steps, variant).await);
                 admitted(j);
             }
+            Op::Interrupt { on } => {
+                let Some(id) = resolve(on) else { continue };
+                sent(
+                    j,
+                    Req::Prompt {
+                        session: id.clone(),
+                        steps: 1,
+                        hung: true,
+                    },
+                );
+                owed.extend(prompt(&env, me, j, id.clone(), 1, Some(HUNG)).await);
+                admitted(j);
+                sent(
+                    j,
+                    Req::Cancel {
+                        session: id.clone(),
+                    },
+                );
+                env.bridge.cancel(&id);
+                admitted(j);
+            }
+            Op::Listen => {
+                for on_registry in [true, false] {
+                    let listener: Listener =
+                        Arc::new(|_: &str| std::panic::panic_any(LISTENER_PANIC));
+                    if on_registry {
+                        env.rig.registry.on_disposed(listener);
+                    } else {
+                        env.rig.store.on_disposed(listener);
+                    }
+                }
+            }
+            Op::DiskFault { sync } => {
+                let Some(disk) = &env.disk else { continue };
+                sent(j, Req::DiskFault { sync });
+                disk.fail_next(if sync {
+                    DiskFault::SyncEio
+                } else {
+                    DiskFault::WriteEnospc
+                });
+                admitted(j);
+            }
+            Op::Crash => env.crash(),
             Op::Cancel { on } => {
                 let Some(id) = resolve(on) else { continue };
                 sent(
@@ -414,19 +558,28 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                 env.answered(me, j, Answer::Disconnected);
             }
             Op::Create => {
-                if created.is_none() {
-                    if let Ok(h) = env.rig.provider.create("x", &env.owner).await {
+                if env.helper().is_none() {
+                    if let Ok(h) = env.rig.provider.create(HELPER, &env.owner).await {
                         env.rig.track(&h.agent, h.serial());
-                        created = Some(h);
+                        *env.helper.lock().unwrap_or_else(|p| p.into_inner()) = Some(h);
                     }
                 }
             }
             Op::Dispose { give_up: dropped } => {
-                if let Some(h) = created.take() {
-                    if dropped {
-                        give_up::<R, _>(h.dispose()).await;
-                    } else {
+                let taken = env.helper.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(h) = taken {
+                    if !dropped {
                         h.dispose().await;
+                    } else if give_up::<R, _>(h.dispose()).await.is_none() {
+                        // D8: a dropped dispose's teardown finishes with no
+                        // further call (another client may still make one).
+                        let serial = h.serial();
+                        env.rig
+                            .world
+                            .until_all(FINISHES_ALONE, &[HELPER], |e, id| {
+                                matches!(e, LifecycleEvent::TeardownDone { id: i, serial: s } if i == id && *s == serial)
+                            })
+                            .await;
                     }
                 }
             }
@@ -451,8 +604,26 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
         .clone()
         .and_then(|c| c.downcast::<Workload>().ok())
         .expect("a generated scenario carries its workload");
+    let disk = match ctx.durable {
+        Some(_) => None,
+        None => Some(Arc::new(MemoryDurable::<R>::default())),
+    };
+    let durable = ctx
+        .durable
+        .clone()
+        .or_else(|| disk.clone().map(|d| d as Arc<dyn Durable>));
     let mut builder = Rig::<R>::builder().faults(ctx.faults).bridge();
-    if let Some(d) = ctx.durable {
+    // tool-bash over a simulated shell, only for a workload that starts
+    // jobs (the shell's drain adds a step to every teardown).
+    let with_jobs = workload
+        .clients
+        .iter()
+        .any(|c| c.ops.iter().any(|op| matches!(op, Op::Job { .. })));
+    let shell = with_jobs.then(Jobs::<R>::shell);
+    if let Some(shell) = &shell {
+        builder = builder.shell(shell.clone()).tool_bash();
+    }
+    if let Some(d) = durable {
         builder = builder.durable(d);
     }
     let rig = Arc::new(builder.build());
@@ -465,15 +636,23 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
         return rig.finish("seed-failed".into(), vec![(false, v)]);
     }
     let conn = Arc::new(Connection::default());
+    let jobs = match (&rig.tool_bash, shell) {
+        (Some(tb), Some(shell)) => Some(Jobs::new(tb.clone(), shell)),
+        _ => None,
+    };
     rig.provider.set_runner(Arc::new(Scripted::<R> {
         conn: conn.clone(),
-        _rt: std::marker::PhantomData,
+        jobs: jobs.clone(),
     }));
     let env = Arc::new(Env {
         bridge: rig.bridge.clone().expect("the rig has a bridge"),
         owner: rig.owner("owner"),
         rig: rig.clone(),
         conn: conn.clone(),
+        disk,
+        faults: ctx.faults,
+        checks: std::sync::Mutex::new(Vec::new()),
+        helper: std::sync::Mutex::new(None),
     });
     let mut clients = workload.clients.iter().enumerate().map(|(i, c)| {
         let (env, ops) = (env.clone(), c.ops.clone());
@@ -498,6 +677,32 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
         Rule::A1,
         format!("after the bridge's unload these sessions remain: {left:?}"),
     );
+    // R3: the owner's unload leaves nothing of what was created under it,
+    // and no session of x is entered once it began (the store's
+    // `session-entered` never follows the owner's `scope-unloading`).
+    let x = rig.leftovers(|id| id == HELPER);
+    let r3 = Violation::new(
+        Rule::R3,
+        format!("after the owner's unload, its agent {HELPER} remains: {x:?}"),
+    );
+    let entered_after = entered_after_unloading(&rig.world.events(), "owner", HELPER);
+    let r3_entered = Violation::new(
+        Rule::R3,
+        "a session of the helper agent was entered after its owner began unloading",
+    );
+    // S6 (the rig's check of where notices ran) and S7: every job of a
+    // disposed agent was settled and forgotten by its drain.
+    let mut undrained = Vec::new();
+    if let Some(jobs) = &jobs {
+        for (job, owner) in jobs.started() {
+            rig.job_started(&job, Some(&owner));
+        }
+        undrained = jobs.undrained();
+    }
+    let s7 = Violation::new(
+        Rule::S7,
+        format!("after every agent was disposed, these jobs were not drained (the shell's account): {undrained:?}"),
+    );
     let history = conn.history();
     if std::env::var_os("GEN_HISTORY").is_some() {
         for (i, o) in history.iter().enumerate() {
@@ -506,7 +711,15 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
     }
     let verdict = super::judge::judge(&workload, &history);
     let label = super::judge::label(&history);
-    let mut own = vec![(left.is_empty(), a1)];
+    let mut own = vec![
+        (left.is_empty(), a1),
+        (x.is_empty(), r3),
+        (!entered_after, r3_entered),
+        (undrained.is_empty(), s7),
+    ];
+    own.extend(std::mem::take(
+        &mut *env.checks.lock().unwrap_or_else(|p| p.into_inner()),
+    ));
     own.push(match verdict {
         Ok(()) => (
             true,

@@ -3,7 +3,11 @@
 //! `session/new`, `session/load`, `session/prompt` with a script of steps,
 //! `session/cancel`, disconnect, and the lifecycle's own callers beside
 //! them (provider `create`, handle `dispose`, owner `unload`, an agent's
-//! `when_idle`), some of whose calls are dropped at an await.
+//! `when_idle`), some of whose calls are dropped at an await; and the
+//! world's: a prompt whose step ends only when signalled, disposal
+//! listeners that panic, a disk whose next write or fsync fails, a crash
+//! (the process restarted from the disk as it is at that instant), and a
+//! step that starts a background job.
 //!
 //! [`strategy`] generates workloads with proptest; its value trees shrink a
 //! failing one towards fewer clients and fewer operations. [`from_seed`]
@@ -53,9 +57,11 @@ pub enum Op {
     Await,
     /// The client disconnects: the server quiesces (A1, A6), awaited.
     Disconnect,
-    /// The provider creates agent `x` under the owner scope (R1, R3).
+    /// The provider creates agent `old-helper` under the owner scope (R1,
+    /// R3): an id that extends `old`'s (S6).
     Create,
-    /// The client disposes the agent `x` it created, if it did (D1);
+    /// The client disposes the agent `old-helper`, if a client created it
+    /// and none disposed it yet (D1);
     /// `give_up`: it drops the dispose at an await (D8: the teardown goes
     /// on by itself).
     Dispose {
@@ -70,6 +76,31 @@ pub enum Op {
     },
     /// The owner scope unloads (D2, R3).
     UnloadOwner,
+    /// `session/prompt` of one step that ends only when its turn's signal
+    /// fires, then `session/cancel` of the same session (C10, A2).
+    Interrupt {
+        /// The session.
+        on: Target,
+    },
+    /// `agent/disposed` and `session/disposed` listeners that panic are
+    /// registered (D4).
+    Listen,
+    /// The disk's next write fails with ENOSPC (`sync: false`) or its
+    /// next fsync with EIO (`sync: true`) (D10).
+    DiskFault {
+        /// The fsync fails, not the write.
+        sync: bool,
+    },
+    /// The process crashes here: every way the disk may be left (each
+    /// tear of its unsynced bytes) is restarted from and checked (D9).
+    Crash,
+    /// `session/prompt` of one step that starts a background job as the
+    /// session (tool-bash); the job's completion notice goes to its owner
+    /// alone (S6), and its disposal drains it (S7).
+    Job {
+        /// The session.
+        on: Target,
+    },
 }
 
 /// One client: its operations, in the order it sends them.
@@ -115,11 +146,25 @@ impl fmt::Display for Op {
             Op::Cancel { on } => write!(f, "session/cancel {on}"),
             Op::Await => f.write_str("await answers"),
             Op::Disconnect => f.write_str("disconnect"),
-            Op::Create => f.write_str("provider create x"),
-            Op::Dispose { give_up: false } => f.write_str("dispose x"),
-            Op::Dispose { give_up: true } => f.write_str("dispose x (dropped at an await)"),
+            Op::Create => f.write_str("provider create old-helper"),
+            Op::Dispose { give_up: false } => f.write_str("dispose old-helper"),
+            Op::Dispose { give_up: true } => {
+                f.write_str("dispose old-helper (dropped at an await)")
+            }
             Op::WhenIdle { on } => write!(f, "when_idle {on}"),
             Op::UnloadOwner => f.write_str("owner unload"),
+            Op::Interrupt { on } => write!(
+                f,
+                "session/prompt {on} (a step that ends only when signalled), then session/cancel {on}"
+            ),
+            Op::Listen => f.write_str("panicking disposal listeners"),
+            Op::DiskFault { sync: false } => f.write_str("the next write fails (ENOSPC)"),
+            Op::DiskFault { sync: true } => f.write_str("the next fsync fails (EIO)"),
+            Op::Crash => f.write_str("crash and restart"),
+            Op::Job { on } => write!(
+                f,
+                "session/prompt {on} (a step that starts a background job)"
+            ),
         }
     }
 }
@@ -154,11 +199,17 @@ fn op() -> impl Strategy<Value = Op> {
         4 => target().prop_map(|on| Op::Cancel { on }),
         1 => Just(Op::Await),
         1 => Just(Op::Disconnect),
-        2 => Just(Op::Create),
+        3 => Just(Op::Create),
         1 => Just(Op::Dispose { give_up: false }),
-        1 => Just(Op::Dispose { give_up: true }),
-        2 => target().prop_map(|on| Op::WhenIdle { on }),
+        2 => Just(Op::Dispose { give_up: true }),
+        4 => target().prop_map(|on| Op::WhenIdle { on }),
         1 => Just(Op::UnloadOwner),
+        2 => target().prop_map(|on| Op::Interrupt { on }),
+        1 => Just(Op::Listen),
+        1 => Just(Op::DiskFault { sync: false }),
+        1 => Just(Op::DiskFault { sync: true }),
+        2 => Just(Op::Crash),
+        3 => target().prop_map(|on| Op::Job { on }),
     ]
 }
 

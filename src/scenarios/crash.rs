@@ -245,7 +245,7 @@ fn memo(key: Key, run: impl FnOnce(&Key) -> Checks) -> Checks {
 
 /// Restart from `image` under `tear` with a bare store, and check D9 on
 /// what the disk then holds (see the module docs).
-pub(super) fn restart_checks(
+pub(crate) fn restart_checks(
     faults: Faults,
     image: &CrashImage,
     tear: Tear,
@@ -288,6 +288,10 @@ fn restart_checks_uncached(
             seen.len()
         ),
     );
+    // The step outputs every log kept: each output the client was sent
+    // must be among them (outputs name their prompt, so each belongs to
+    // one log).
+    let mut outputs: Vec<String> = Vec::new();
     for id in ids {
         let parsed = match store.recover(&id) {
             Ok(log) => log.records,
@@ -356,15 +360,12 @@ fn restart_checks_uncached(
                 synced.len()
             ),
         );
-        for out in seen {
-            let present = kept
-                .iter()
-                .any(|r| matches!(&r.entry, Entry::Step { output: Some(o), .. } if o == out));
-            check(
-                present,
-                format!("the client was sent {out:?}, but the load of {id:?} lacks it"),
-            );
-        }
+        outputs.extend(kept.iter().filter_map(|r| match &r.entry {
+            Entry::Step {
+                output: Some(o), ..
+            } => Some(o.clone()),
+            _ => None,
+        }));
         check(
             open_turns(&log).is_empty() && added == open_turns(kept).len(),
             format!("the load of {id:?} left a turn open, or closed one that was not"),
@@ -390,6 +391,12 @@ fn restart_checks_uncached(
                     Err(e) => e.to_string(),
                 }
             ),
+        );
+    }
+    for out in seen {
+        check(
+            outputs.contains(out),
+            format!("the client was sent {out:?}, but no log holds it after the restart"),
         );
     }
     own

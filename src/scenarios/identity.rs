@@ -146,18 +146,9 @@ pub async fn create_during_owner_unload<R: Rt>(ctx: Ctx) -> Outcome {
         rig.track(&h.agent, h.serial());
     }
     let left = rig.registry.entries().len() + rig.store.sessions().len();
-    // R3, observed: the store's `session-entered` (journaled under the
-    // store's lock) never follows the owner's `scope-unloading` (journaled
-    // under the scope's lock as it flips), whatever the creation reported.
-    let events = rig.world.events();
-    let unloading = events
-        .iter()
-        .position(|e| matches!(e, LifecycleEvent::ScopeUnloading { scope } if scope == "owner"));
-    let entered_after = unloading.is_some_and(|u| {
-        events[u..]
-            .iter()
-            .any(|e| matches!(e, LifecycleEvent::SessionEntered { id, .. } if id == "x"))
-    });
+    // R3, observed: no session of x is entered once the owner unloads.
+    let entered_after =
+        crate::oracle_world::entered_after_unloading(&rig.world.events(), "owner", "x");
     let other = rig.owner("owner-2");
     let again = rig.provider.create("x", &other).await;
     let reusable = again.is_ok();
