@@ -629,3 +629,17 @@ impl AgentCore {
         self.journal.push(now_ms, Event::LoopExited);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_from_text_is_one_user_step_of_that_text() {
+        let p = PromptSpec::from("hello");
+        assert_eq!(
+            (p.text.as_str(), p.steps, p.step_ms, p.origin),
+            ("hello", 1, 10, Origin::User)
+        );
+    }
+}
