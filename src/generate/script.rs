@@ -84,7 +84,7 @@ impl<R: Rt> Jobs<R> {
                 let history = self.shell.history(&job);
                 (job, history)
             })
-            .filter(|(_, h)| !matches!(h.as_slice(), [first, JobFate::Forgotten] if *first != JobFate::Forgotten))
+            .filter(|(_, h)| !JobFate::drained(h))
             .collect()
     }
 }

@@ -100,11 +100,6 @@ fn fate(history: &[JobFate]) -> &'static str {
     }
 }
 
-/// Settled, then forgotten: what a drain leaves of a job (S7).
-fn drained(history: &[JobFate]) -> bool {
-    matches!(history, [first, JobFate::Forgotten] if *first != JobFate::Forgotten)
-}
-
 /// A tool answer in one word.
 fn word<T>(r: &Result<T, String>, job: &str, ok: impl Fn(&T) -> &'static str) -> &'static str {
     match r {
@@ -205,7 +200,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
     );
     let mut own = vec![
         (
-            drained(&ja_at_return),
+            JobFate::drained(&ja_at_return),
             Violation::new(
                 Rule::S7,
                 format!(
@@ -259,7 +254,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
     owner.unload().await;
     let jb_after = shell.history(&jb);
     own.push((
-        drained(&jb_after),
+        JobFate::drained(&jb_after),
         Violation::new(
             Rule::S7,
             format!(

@@ -46,6 +46,14 @@ pub enum JobFate {
     Forgotten,
 }
 
+impl JobFate {
+    /// Settled (exited or killed), then forgotten: what a drain leaves of
+    /// a job's history (S7).
+    pub fn drained(history: &[JobFate]) -> bool {
+        matches!(history, [first, JobFate::Forgotten] if *first != JobFate::Forgotten)
+    }
+}
+
 #[derive(Default)]
 struct State {
     jobs: BTreeMap<u64, Job>,
