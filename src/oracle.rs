@@ -117,6 +117,12 @@ pub struct Violation {
     pub rule: RuleId,
     /// What happened.
     pub message: String,
+    /// For a generated workload's model mismatch: the number (from 1) of
+    /// the first observation of the history that no behaviour of the model
+    /// explains. A replay finds the poll that made it (its `observation`
+    /// trace event), which is where the rule broke.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observation: Option<usize>,
 }
 
 impl Violation {
@@ -125,7 +131,14 @@ impl Violation {
         Violation {
             rule: rule.into(),
             message: message.into(),
+            observation: None,
         }
+    }
+
+    /// The same, first seen at observation `n` of a generated history.
+    pub fn at_observation(mut self, n: usize) -> Self {
+        self.observation = Some(n);
+        self
     }
 }
 

@@ -256,6 +256,10 @@ impl ReferenceStateMachine for AcpRef {
                 if s.loads[k as usize] == Call::InFlight {
                     s = act(s, A::LoadResumed(k));
                 }
+                // The replay ends before the load answers (A9).
+                if s.loads[k as usize] == Call::Replaying {
+                    s = act(s, A::LoadReplayed(k));
+                }
                 let a = vec![call_answer(s.loads[k as usize])];
                 (s, a)
             }
@@ -276,7 +280,7 @@ impl ReferenceStateMachine for AcpRef {
                     _ => {}
                 }
                 let s = settle(s);
-                let mut a = vec![prompt_answer(s.prompts[at].1)];
+                let mut a = vec![prompt_answer(s.prompts[at].state)];
                 a.extend(extra);
                 (s, a)
             }
@@ -286,7 +290,7 @@ impl ReferenceStateMachine for AcpRef {
                 let s = settle(act(s, A::Prompt(x)));
                 let at = s.prompts.len();
                 let s = settle(act(s, A::Prompt(x)));
-                let a = vec![prompt_answer(s.prompts[at].1)];
+                let a = vec![prompt_answer(s.prompts[at].state)];
                 (s, a)
             }
             Op::CancelUnknown => (act(s, A::CancelUnknown), vec![]),

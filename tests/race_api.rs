@@ -8,6 +8,7 @@ use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::oracle::RuleId;
 use agent_lifecycle::rt::{self, LoomRt, Rt, ShuttleRt, SimRt};
 use agent_lifecycle::rules::Rule;
+use agent_lifecycle::shell::sim::Script;
 use std::sync::Arc;
 
 /// Two creates of one id race; exactly one may win (R1). Generic over the
@@ -378,6 +379,58 @@ fn a_race_test_over_tool_bash() {
         .dfs(job_dies_with_its_agent)
         .unwrap_err();
     assert!(failure.to_string().contains("S7"), "{failure}");
+}
+
+/// The rig's shell: agent `a` starts a job that runs until the test ends
+/// it, and a second task ends it while `a` is disposed. Whichever comes
+/// first, `a`'s drain must settle and forget it (S7). The body asserts
+/// nothing: the rig's end checks S7 on the shell's side.
+async fn a_job_ended_while_its_owner_goes<R: Rt>(rig: Arc<Rig<R>>) {
+    let shell = rig
+        .shell
+        .clone()
+        .expect("RaceTest::shell puts a shell in the rig");
+    shell.script("serve", Script::held("listening"));
+    let owner = rig.owner("owner");
+    let a = rig.provider.create("a", &owner).await.expect("create");
+    let job = rig.start_job("a", "serve").await.expect("a background job");
+    let (sh, j) = (shell.clone(), job.clone());
+    let ender = rt::spawn::<R, _>("exit", async move { sh.exit(&j, 0) });
+    a.dispose().await;
+    ender.join().await;
+    owner.unload().await;
+}
+
+#[test]
+fn a_race_test_scripts_the_shell_and_ends_a_job_at_a_chosen_moment() {
+    let name = "a_race_test_scripts_the_shell_and_ends_a_job_at_a_chosen_moment";
+    let t = RaceTest::new(name).shell().executions(2_000);
+    let report = t.dfs(a_job_ended_while_its_owner_goes::<SimRt>).unwrap();
+    assert!(report.exhausted && report.executions > 1, "{report:?}");
+    t.shuttle(a_job_ended_while_its_owner_goes::<ShuttleRt>)
+        .unwrap();
+    t.loom(a_job_ended_while_its_owner_goes::<LoomRt>).unwrap();
+    // M20: the dispose leaves the job running and readable; only the
+    // rig's check on the shell's side can see it.
+    let failure = t
+        .clone()
+        .faults(Faults::none().with(Fault::M20))
+        .dfs(a_job_ended_while_its_owner_goes::<SimRt>)
+        .unwrap_err();
+    let shown = failure.to_string();
+    assert!(
+        failure.rule == Broken::Rule(RuleId::Spec(Rule::S7)) && shown.contains("LIFECYCLE_REPLAY="),
+        "{shown}"
+    );
+    let again = t
+        .clone()
+        .faults(Faults::none().with(Fault::M20))
+        .replay(&failure.replay, a_job_ended_while_its_owner_goes::<SimRt>)
+        .unwrap_err();
+    assert_eq!(
+        (again.rule, &again.message),
+        (failure.rule, &failure.message)
+    );
 }
 
 /// Two lock sections in one poll, and a reader: at lock granularity the

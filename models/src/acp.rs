@@ -1,23 +1,31 @@
 //! The ACP bridge model: `session/new`, `session/load`, `session/prompt`,
 //! `session/cancel`, and the connection closing by client disconnect or by
-//! the bridge's own unload, racing in-flight creations (SPEC A1–A8).
+//! the bridge's own unload, racing in-flight creations (SPEC A1–A9).
 //!
 //! # States
 //! - connection: `open` → `closed` (final); quiesce `Idle` → `Running`
 //!   (records taken, each being disposed) → `Done`; the bridge scope
 //!   `active` until the bridge unloads (then creations fail).
-//! - `new_call`: `Idle` → `Creating` → `Done(result)`;
-//!   `loads`: each `Idle` → `Resuming` → `Done(result)` (two loads of the
-//!   durable session `old`, for A5).
-//! - `records`: sessions the bridge holds; each with its prompt, if one is
-//!   in flight (`Queued` → `Running` → answered).
+//! - `new_call`: `Idle` → `InFlight` → `Done(result)`;
+//!   `loads`: each `Idle` → `InFlight` (resuming) → `Replaying` (its record
+//!   kept, the history being sent) → `Done(result)`; two loads of the
+//!   durable session `old`, for A5.
+//! - `records`: sessions the bridge holds.
+//! - `prompts`: each `session/prompt`, by session:
+//!   - `AwaitLoad` (sent before its session's load answered, A9) →
+//!     `Queued` when the load answers, `Refused` when it fails;
+//!   - `Waiting` (sent while its session's prompt was being cancelled, A8)
+//!     → `Queued` when that prompt answers, `Cancelled` by a cancel;
+//!   - `Queued` → `Running` → `EndTurn`, or `Cancelling` (a cancel during
+//!     its turn) → `Cancelled` at the turn's end;
+//!   - `Refused`: a second prompt while one is in flight (A8).
 //! - `agents`: registered agents (`old`, `new`) and whether disposed.
 //!
 //! # Transitions
 //! | action | who |
 //! | --- | --- |
 //! | `NewBegin`, `NewCreated` | the client's `session/new`, then the provider |
-//! | `LoadBegin(k)`, `LoadResumed(k)` | the client's `session/load`, then the provider |
+//! | `LoadBegin(k)`, `LoadResumed(k)`, `LoadReplayed(k)` | the client's `session/load`, the provider, then the replay's end and answer |
 //! | `Prompt(s)`, `Cancel(s)`, `CancelUnknown` | the client |
 //! | `TurnStart(s)`, `TurnEnd(s)` | the session's agent loop |
 //! | `Disconnect`, `Unload` | the client / the plugin host |
@@ -58,6 +66,9 @@ pub enum Call {
     Idle,
     /// Awaiting its agent.
     InFlight,
+    /// A load's record is kept and its history is being replayed; the
+    /// call is not answered yet (A9).
+    Replaying,
     /// Answered: the session, or an error.
     Done(Result<u8, AcpError>),
 }
@@ -65,14 +76,55 @@ pub enum Call {
 /// A `session/prompt`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PromptState {
+    /// Sent before its session's load answered: waits for that answer (A9).
+    AwaitLoad,
+    /// Sent after a cancel, while the cancelled prompt has not answered:
+    /// waits for that answer (A8).
+    Waiting,
     /// Queued in the agent.
     Queued,
     /// Its turn runs.
     Running,
+    /// Its turn runs and was cancelled: it answers `cancelled` at the
+    /// turn's end.
+    Cancelling,
     /// Answered `end_turn`.
     EndTurn,
     /// Answered `cancelled`.
     Cancelled,
+    /// Refused: a prompt already in flight (A8), or its load failed (A9).
+    Refused,
+}
+
+impl PromptState {
+    /// Not answered yet.
+    pub fn pending(self) -> bool {
+        !matches!(
+            self,
+            PromptState::EndTurn | PromptState::Cancelled | PromptState::Refused
+        )
+    }
+
+    /// In flight in the agent: queued or in its turn (A8 allows one).
+    pub fn in_flight(self) -> bool {
+        matches!(
+            self,
+            PromptState::Queued | PromptState::Running | PromptState::Cancelling
+        )
+    }
+}
+
+/// One `session/prompt`: its session, its state, and (ghost) whether a
+/// cancel was sent while it had not started, after which it must never run
+/// (A2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Prompt {
+    /// The session.
+    pub session: u8,
+    /// Where it is.
+    pub state: PromptState,
+    /// Ghost: a cancel was sent before its turn started.
+    pub cancelled_early: bool,
 }
 
 /// The state of the ACP model.
@@ -98,10 +150,11 @@ pub struct AcpState {
     pub agents: Vec<(u8, bool)>,
     /// Records taken by quiesce, being disposed.
     pub disposing: Vec<u8>,
-    /// Prompts per session: `(session, state)`.
-    pub prompts: Vec<(u8, PromptState)>,
-    /// A cancel was sent for the session while its prompt was queued.
-    pub cancelled_queued: Vec<u8>,
+    /// The prompts, in the order they were sent.
+    pub prompts: Vec<Prompt>,
+    /// Ghost: a cancel arrived while a prompt waited behind a cancelled
+    /// one (A8's second cancel).
+    pub cancelled_waiting: bool,
     /// Calls made: prompts, cancels, disconnect, unload.
     pub calls: [u8; 4],
     /// Rules a transition broke (ghost).
@@ -117,8 +170,12 @@ pub enum AcpAction {
     NewCreated,
     /// `session/load old` number `k` is called.
     LoadBegin(u8),
-    /// Its agent is resumed; the bridge keeps it or disposes it.
+    /// Its agent is resumed; the bridge keeps it (and starts the replay)
+    /// or disposes it.
     LoadResumed(u8),
+    /// Its replay ends and the load answers; the prompts that waited for
+    /// it are admitted.
+    LoadReplayed(u8),
     /// `session/prompt` on session `s`.
     Prompt(u8),
     /// `session/cancel` on session `s`.
@@ -140,7 +197,9 @@ pub enum AcpAction {
 /// The ACP model.
 #[derive(Clone, Debug)]
 pub struct AcpModel {
-    /// The fault switched on (M7, M8 act here).
+    /// The fault switched on: M7 and M8 (a closed connection's creation
+    /// kept), M27 (a cancel misses a waiting prompt) and M28 (a prompt
+    /// served during its session's replay) act here.
     pub fault: Option<Fault>,
     /// Bounds of the client: prompts, cancels, disconnects, unloads.
     pub calls_max: [u8; 4],
@@ -156,7 +215,7 @@ impl AcpModel {
     pub fn new(fault: Option<Fault>) -> Self {
         AcpModel {
             fault,
-            calls_max: [2, 1, 1, 1],
+            calls_max: [2, 2, 1, 1],
         }
     }
 
@@ -174,7 +233,7 @@ impl AcpModel {
             agents: vec![],
             disposing: vec![],
             prompts: vec![],
-            cancelled_queued: vec![],
+            cancelled_waiting: false,
             calls: [0; 4],
             broken: vec![],
         }
@@ -184,17 +243,56 @@ impl AcpModel {
         s.agents.iter().any(|&(x, gone)| x == sess && !gone)
     }
 
-    /// Dispose session `sess`'s agent: its prompt, if any, answers
+    /// Dispose session `sess`'s agent: its prompts not yet answered answer
     /// `cancelled` (A4).
     fn dispose(s: &mut AcpState, sess: u8) {
         for a in s.agents.iter_mut().filter(|a| a.0 == sess) {
             a.1 = true;
         }
-        for p in s.prompts.iter_mut().filter(|p| p.0 == sess) {
-            if matches!(p.1, PromptState::Queued | PromptState::Running) {
-                p.1 = PromptState::Cancelled;
+        for p in s.prompts.iter_mut().filter(|p| p.session == sess) {
+            if p.state.pending() {
+                p.state = PromptState::Cancelled;
             }
         }
+    }
+
+    /// Session `sess`'s load is answered (`ok`) or failed: the prompts
+    /// that waited for it are admitted in the order they were sent, one in
+    /// flight and the rest refused (A8), or refused with the load (A9).
+    fn load_answered(s: &mut AcpState, sess: u8, ok: bool) {
+        for i in 0..s.prompts.len() {
+            let p = s.prompts[i];
+            if p.session != sess || p.state != PromptState::AwaitLoad {
+                continue;
+            }
+            let busy = s
+                .prompts
+                .iter()
+                .any(|q| q.session == sess && q.state.in_flight());
+            s.prompts[i].state = if ok && !busy {
+                PromptState::Queued
+            } else {
+                PromptState::Refused
+            };
+        }
+    }
+
+    /// Session `sess`'s prompt in flight answered: the prompt waiting for
+    /// it, if any, is admitted (A8).
+    fn admit_waiting(s: &mut AcpState, sess: u8) {
+        if let Some(p) = s
+            .prompts
+            .iter_mut()
+            .find(|p| p.session == sess && p.state == PromptState::Waiting)
+        {
+            p.state = PromptState::Queued;
+        }
+    }
+
+    /// Whether session `sess` is being loaded and its load has not
+    /// answered: resuming, or replaying.
+    fn load_pending(s: &AcpState, sess: u8) -> bool {
+        sess == 0 && (s.loading.contains(&0) || s.loads.contains(&Call::Replaying))
     }
 
     /// The agent is created or resumed; the bridge keeps it unless the
@@ -270,35 +368,86 @@ impl AcpModel {
                 }
                 n.loading.retain(|&x| x != 0);
                 let m8 = self.fault == Some(Fault::M8);
-                n.loads[k as usize] =
-                    Call::Done(Self::publish(&mut n, 0, m8, AcpError::ClosedDuringLoad));
+                n.loads[k as usize] = match Self::publish(&mut n, 0, m8, AcpError::ClosedDuringLoad)
+                {
+                    Ok(_) => Call::Replaying,
+                    Err(e) => {
+                        Self::load_answered(&mut n, 0, false);
+                        Call::Done(Err(e))
+                    }
+                };
+            }
+            AcpAction::LoadReplayed(k) => {
+                if s.loads.get(k as usize)? != &Call::Replaying {
+                    return None;
+                }
+                n.loads[k as usize] = Call::Done(Ok(0));
+                Self::load_answered(&mut n, 0, true);
             }
             AcpAction::Prompt(sess) => {
-                if s.calls[PROMPTS] >= self.calls_max[PROMPTS] || !s.records.contains(&sess) {
+                let pending_load = Self::load_pending(s, sess);
+                if s.closed
+                    || s.calls[PROMPTS] >= self.calls_max[PROMPTS]
+                    || !(s.records.contains(&sess) || pending_load)
+                {
                     return None;
                 }
                 n.calls[PROMPTS] += 1;
-                let in_flight = s.prompts.iter().any(|p| {
-                    p.0 == sess && matches!(p.1, PromptState::Queued | PromptState::Running)
+                let mine = |p: &&Prompt| p.session == sess && p.state.pending();
+                let state = if pending_load && self.fault != Some(Fault::M28) {
+                    // A9: it waits for the load's answer (under M28 it is
+                    // served during the replay).
+                    PromptState::AwaitLoad
+                } else if !s.prompts.iter().any(|p| mine(&p)) {
+                    PromptState::Queued
+                } else if s
+                    .prompts
+                    .iter()
+                    .filter(mine)
+                    .all(|p| p.state == PromptState::Cancelling)
+                {
+                    PromptState::Waiting
+                } else {
+                    PromptState::Refused
+                };
+                n.prompts.push(Prompt {
+                    session: sess,
+                    state,
+                    cancelled_early: false,
                 });
-                if !in_flight {
-                    n.prompts.push((sess, PromptState::Queued));
-                }
             }
             AcpAction::Cancel(sess) => {
-                if s.calls[CANCELS] >= self.calls_max[CANCELS] || !s.records.contains(&sess) {
+                if s.closed
+                    || s.calls[CANCELS] >= self.calls_max[CANCELS]
+                    || !s.records.contains(&sess)
+                {
                     return None;
                 }
                 n.calls[CANCELS] += 1;
-                for p in n.prompts.iter_mut().filter(|p| p.0 == sess) {
-                    match p.1 {
-                        PromptState::Queued => {
-                            p.1 = PromptState::Cancelled;
-                            n.cancelled_queued.push(sess);
+                let m27 = self.fault == Some(Fault::M27);
+                let mut ended = false;
+                for p in n.prompts.iter_mut().filter(|p| p.session == sess) {
+                    match p.state {
+                        PromptState::Queued | PromptState::AwaitLoad => {
+                            p.state = PromptState::Cancelled;
+                            p.cancelled_early = true;
+                            ended = true;
                         }
-                        PromptState::Running => p.1 = PromptState::Cancelled,
+                        // M27: the cancel marks only a prompt already
+                        // claimed; the waiting one is missed.
+                        PromptState::Waiting => {
+                            p.cancelled_early = true;
+                            n.cancelled_waiting = true;
+                            if !m27 {
+                                p.state = PromptState::Cancelled;
+                            }
+                        }
+                        PromptState::Running => p.state = PromptState::Cancelling,
                         _ => {}
                     }
+                }
+                if ended {
+                    Self::admit_waiting(&mut n, sess);
                 }
             }
             AcpAction::CancelUnknown => {
@@ -314,20 +463,26 @@ impl AcpModel {
                 let p = n
                     .prompts
                     .iter_mut()
-                    .find(|p| p.0 == sess && p.1 == PromptState::Queued)?;
-                p.1 = PromptState::Running;
-                if n.cancelled_queued.contains(&sess)
-                    && n.prompts.iter().filter(|p| p.0 == sess).count() == 1
-                {
+                    .find(|p| p.session == sess && p.state == PromptState::Queued)?;
+                p.state = PromptState::Running;
+                let early = p.cancelled_early;
+                if early {
                     broke(&mut n, Rule::A2);
+                }
+                if Self::load_pending(&n, sess) {
+                    broke(&mut n, Rule::A9);
                 }
             }
             AcpAction::TurnEnd(sess) => {
-                let p = n
-                    .prompts
-                    .iter_mut()
-                    .find(|p| p.0 == sess && p.1 == PromptState::Running)?;
-                p.1 = PromptState::EndTurn;
+                let p = n.prompts.iter_mut().find(|p| {
+                    p.session == sess
+                        && matches!(p.state, PromptState::Running | PromptState::Cancelling)
+                })?;
+                p.state = match p.state {
+                    PromptState::Cancelling => PromptState::Cancelled,
+                    _ => PromptState::EndTurn,
+                };
+                Self::admit_waiting(&mut n, sess);
             }
             AcpAction::Disconnect => {
                 if s.calls[DISCONNECT] >= self.calls_max[DISCONNECT] {
@@ -360,6 +515,14 @@ impl AcpModel {
 
     fn settled(s: &AcpState) -> bool {
         s.new_call != Call::InFlight && !s.loads.contains(&Call::InFlight)
+    }
+
+    /// Session `sess`'s prompts not yet answered, in sending order.
+    fn pending(s: &AcpState, sess: u8) -> impl Iterator<Item = PromptState> + '_ {
+        s.prompts
+            .iter()
+            .filter(move |p| p.session == sess && p.state.pending())
+            .map(|p| p.state)
     }
 }
 
@@ -404,6 +567,8 @@ impl Model for AcpModel {
             AcpAction::LoadBegin(1),
             AcpAction::LoadResumed(0),
             AcpAction::LoadResumed(1),
+            AcpAction::LoadReplayed(0),
+            AcpAction::LoadReplayed(1),
             AcpAction::Prompt(0),
             AcpAction::Prompt(1),
             AcpAction::Cancel(0),
@@ -433,15 +598,17 @@ impl Model for AcpModel {
                     !(s.quiesced && AcpModel::settled(s)) || s.agents.iter().all(|&(_, gone)| gone)
                 },
             ),
-            Property::<Self>::always("A2 a prompt cancelled while queued never runs", |_, s| {
-                !s.broken.contains(&Rule::A2)
-            }),
+            Property::<Self>::always(
+                "A2 a prompt cancelled before its turn (queued or waiting) never runs",
+                |_, s| !s.broken.contains(&Rule::A2),
+            ),
             Property::<Self>::always(
                 "A4 a prompt of a disposed session answers cancelled",
                 |_, s| {
-                    s.prompts.iter().all(|&(x, p)| {
-                        AcpModel::live(s, x)
-                            || !matches!(p, PromptState::Queued | PromptState::Running)
+                    s.prompts.iter().all(|p| {
+                        AcpModel::live(s, p.session)
+                            || !p.state.pending()
+                            || p.state == PromptState::AwaitLoad
                     })
                 },
             ),
@@ -455,16 +622,21 @@ impl Model for AcpModel {
                 !matches!(s.new_call, Call::Done(Ok(_))) || !s.closed || s.quiesces == 1
             }),
             Property::<Self>::always("A8 one prompt in flight per session", |_, s| {
-                (0..2u8).all(|x| {
-                    s.prompts
-                        .iter()
-                        .filter(|p| {
-                            p.0 == x && matches!(p.1, PromptState::Queued | PromptState::Running)
-                        })
-                        .count()
-                        <= 1
-                })
+                (0..2u8).all(|x| AcpModel::pending(s, x).filter(|p| p.in_flight()).count() <= 1)
             }),
+            Property::<Self>::always(
+                "A8 a prompt waits only behind a cancelled one still in its turn",
+                |_, s| {
+                    (0..2u8).all(|x| {
+                        !AcpModel::pending(s, x).any(|p| p == PromptState::Waiting)
+                            || AcpModel::pending(s, x).any(|p| p == PromptState::Cancelling)
+                    })
+                },
+            ),
+            Property::<Self>::always(
+                "A9 no turn of a session runs before its load has answered",
+                |_, s| !s.broken.contains(&Rule::A9),
+            ),
             Property::<Self>::sometimes(
                 "A1 window: the connection closes while session/new awaits creation",
                 |_, s| s.closed && s.new_call == Call::InFlight,
@@ -475,11 +647,24 @@ impl Model for AcpModel {
             ),
             Property::<Self>::sometimes(
                 "A4 window: a disconnect lands during a running prompt",
-                |_, s| s.closed && s.prompts.iter().any(|p| p.1 == PromptState::Running),
+                |_, s| s.closed && s.prompts.iter().any(|p| p.state == PromptState::Running),
             ),
             Property::<Self>::sometimes("A5 window: a second load is refused", |_, s| {
                 s.loads.contains(&Call::Done(Err(AcpError::AlreadyLoaded)))
             }),
+            Property::<Self>::sometimes(
+                "A8 window: a cancel arrives while a prompt waits behind a cancelled one",
+                |_, s| s.cancelled_waiting,
+            ),
+            Property::<Self>::sometimes(
+                "A9 window: a prompt arrives while its session's load replays",
+                |_, s| {
+                    s.loads.contains(&Call::Replaying)
+                        && s.prompts
+                            .iter()
+                            .any(|p| p.session == 0 && p.state.pending())
+                },
+            ),
             crate::at_every_end!(
                 Self,
                 "A1 after close every bridge-owned agent is disposed",

@@ -16,7 +16,7 @@
 //! | [`dispose`] | creation admitted in the scopes' locks after its setup await, scopes, composite and sibling effects, dispose callers that drop their future, registry with a repeated detach, session store with a durable log | D1–D5, D7, D8, R1–R3 |
 //! | [`durability`] | one session's log file (written, synced, torn), write-ahead flushes, crashes, loads, storage failures | D9, D10 |
 //! | [`shell`] | jobs with owners (`a`, `b`, `""`, and `ab`, which `""` and `a` prefix), tool-bash and its reload, completion notices, the owner drain | S1–S7 |
-//! | [`acp`] | ACP bridge sessions, prompts, cancel, disconnect and unload | A1–A8 |
+//! | [`acp`] | ACP bridge sessions, loads and their replay, prompts (the A8 wait), cancel, disconnect and unload | A1–A9 |
 //!
 //! Every fault of SPEC §3 ([`Fault`]) is a variant of one model, and the
 //! checker finds a counterexample for the rule the fault must violate.

@@ -28,10 +28,7 @@ pub struct ModelReport {
 }
 
 /// The model a fault belongs to; `None` for M13 and M14 (see
-/// [`modelled`](crate::fault::modelled)), and for M27 and M28, races of
-/// the server's request handling that the generated workloads find
-/// (`lifecycle generate`): the ACP model has no waiting prompt or replay
-/// phase yet.
+/// [`modelled`](crate::fault::modelled)).
 pub fn model_of(fault: Fault) -> Option<&'static str> {
     Some(match fault {
         Fault::M3 | Fault::M4 | Fault::M5 | Fault::M11 | Fault::M12 | Fault::M19 | Fault::M23 => {
@@ -47,8 +44,8 @@ pub fn model_of(fault: Fault) -> Option<&'static str> {
         | Fault::M25 => "dispose",
         Fault::M16 | Fault::M17 | Fault::M18 | Fault::M26 => "durability",
         Fault::M2 | Fault::M20 | Fault::M21 => "shell",
-        Fault::M7 | Fault::M8 => "acp",
-        Fault::M13 | Fault::M14 | Fault::M27 | Fault::M28 => return None,
+        Fault::M7 | Fault::M8 | Fault::M27 | Fault::M28 => "acp",
+        Fault::M13 | Fault::M14 => return None,
     })
 }
 

@@ -53,6 +53,7 @@ pub use crate::scenarios::held::{HeldDurable, HeldSteps};
 pub use crate::scenarios::rig::Rig;
 pub use crate::scenarios::{Goal, Granularity, Match, Outcome};
 
+pub mod lincheck;
 mod loom;
 
 pub use loom::LOOM_MAX_THREADS;
@@ -85,6 +86,7 @@ struct Entry<R: Rt> {
 #[derive(Clone, Copy, Debug, Default)]
 struct RigParts {
     bridge: bool,
+    shell: bool,
     tool_bash: bool,
     held_steps: bool,
     held_flushes: bool,
@@ -104,6 +106,9 @@ async fn run_closure<R: Rt>(ctx: Ctx) -> Outcome {
     }
     if parts.bridge {
         rig = rig.bridge();
+    }
+    if parts.shell {
+        rig = rig.sim_shell();
     }
     if parts.tool_bash {
         rig = rig.tool_bash();
@@ -231,8 +236,23 @@ impl RaceTest {
         self
     }
 
+    /// With a simulated shell in the rig ([`Rig::shell`]): the body scripts
+    /// a command ([`SimShell::script`](crate::shell::sim::SimShell::script),
+    /// [`Script::held`](crate::shell::sim::Script::held) for one that runs
+    /// until ended), starts it as an agent ([`Rig::start_job`]) and ends it
+    /// at a chosen moment ([`SimShell::exit`](crate::shell::sim::SimShell::exit)).
+    /// Every agent's teardown drains its jobs, and each execution's end
+    /// checks S7 on the shell's side: a job of a torn-down owner was
+    /// settled and then forgotten. With [`tool_bash`](Self::tool_bash)
+    /// too, jobs start through tool-bash and their completion notices are
+    /// checked (S6).
+    pub fn shell(mut self) -> RaceTest {
+        self.rig.shell = true;
+        self
+    }
+
     /// With tool-bash in the rig ([`Rig::tool_bash`]), over a simulated
-    /// shell whose jobs every agent's teardown drains (S7).
+    /// shell ([`Rig::shell`]) whose jobs every agent's teardown drains (S7).
     pub fn tool_bash(mut self) -> RaceTest {
         self.rig.tool_bash = true;
         self

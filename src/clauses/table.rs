@@ -377,15 +377,15 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(A2, 1, "session/cancel maps to cancel(user)", &[
         sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_DURING_TURN),
-        op(Acp, "PromptThenCancel", "A2 a prompt cancelled while queued never runs"),
+        op(Acp, "PromptThenCancel", "A2 a prompt cancelled before its turn (queued or waiting) never runs"),
     ]),
     clause(A2, 2, "sent before a queued prompt starts, that prompt never runs and its session/prompt answers cancelled", &[
         sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_BEFORE_START),
-        op(Acp, "PromptThenCancel", "A2 a prompt cancelled while queued never runs"),
+        op(Acp, "PromptThenCancel", "A2 a prompt cancelled before its turn (queued or waiting) never runs"),
     ]),
     clause(A2, 3, "a later prompt runs", &[
         sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_BEFORE_START),
-        op(Acp, "Prompt", "A2 a prompt cancelled while queued never runs"),
+        op(Acp, "Prompt", "A2 a prompt cancelled before its turn (queued or waiting) never runs"),
     ]),
     clause(A3, 1, "session/cancel for an unknown session is a no-op", &[
         sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_DURING_TURN),
@@ -420,6 +420,10 @@ pub static CLAUSES: &[Clause] = &[
         sc(&acp::DISCONNECT_MID_PROMPT, &acp::DISCONNECT_DURING_PROMPT),
         op(Acp, "PromptTwice", "A8 one prompt in flight per session"),
     ]),
+    clause(A8, 2, "a prompt sent after session/cancel waits for the cancelled prompt's answer, then runs; a cancel that arrives while it waits cancels it too: it never runs and answers cancelled", &[
+        test("acp_races", "a8_a_cancel_reaches_a_prompt_waiting_behind_a_cancelled_one"),
+        test("generated", "m27_is_found_with_no_scenario_written_for_it"),
+    ]),
     clause(A9, 1, "session/load replays the stored history to the client as session/update notifications before it answers", &[
         test("acp_server", "load_replays_the_history_before_answering"),
     ]),
@@ -431,6 +435,10 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(A9, 4, "only one process at a time writes a session's log; a second process gets a clear error", &[
         test("acp_sessions", "a9_one_process_at_a_time_writes_a_session_log"),
+    ]),
+    clause(A9, 5, "a prompt for a session whose load has not been answered waits for that answer; its updates never appear inside the replay", &[
+        test("acp_races", "a9_a_prompt_sent_during_a_load_waits_for_its_answer"),
+        test("generated", "m28_is_found_with_no_scenario_written_for_it"),
     ]),
     clause(A10, 1, "invalid UTF-8, a line longer than the documented limit, or any malformed message gets a JSON-RPC error, and the connection keeps serving", &[
         test("acp_hostile", "hostile_lines_are_answered_and_the_server_keeps_serving"),

@@ -62,8 +62,16 @@ pub(super) struct Selection {
     pub(super) budget: Budget,
 }
 
+/// A named scenario, or a generated workload by its name (`gen-` and its
+/// code, as a `generate` failure prints it).
 pub(super) fn parse_scenario(s: &str) -> Result<&'static Scenario, String> {
-    Scenario::parse(s).ok_or_else(|| format!("unknown scenario {s:?} (see `lifecycle list`)"))
+    Scenario::parse(s)
+        .or_else(|| crate::generate::scenario_named(s))
+        .ok_or_else(|| {
+            format!(
+                "unknown scenario {s:?} (see `lifecycle list`; a generated workload is gen-<code>)"
+            )
+        })
 }
 
 pub(super) fn parse_checker(c: &str) -> Result<Checker, String> {

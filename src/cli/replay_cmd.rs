@@ -48,6 +48,8 @@ struct Seen {
     at_ms: Option<u64>,
     /// `check`: the rule of a scenario check that failed at this poll.
     rule: Option<String>,
+    /// `observation`: its number in a generated workload's history.
+    n: Option<u64>,
     message: String,
 }
 
@@ -64,6 +66,7 @@ struct Fields {
     seq: Option<u64>,
     at_ms: Option<u64>,
     rule: Option<String>,
+    n: Option<u64>,
 }
 
 impl tracing::field::Visit for Fields {
@@ -71,6 +74,7 @@ impl tracing::field::Visit for Fields {
         match field.name() {
             "seq" => self.seq = Some(value),
             "at_ms" => self.at_ms = Some(value),
+            "n" => self.n = Some(value),
             _ => {}
         }
     }
@@ -108,6 +112,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StepRecorder {
                 seq: f.seq,
                 at_ms: f.at_ms,
                 rule: f.rule,
+                n: f.n,
                 message: f.message,
             });
         }
@@ -142,6 +147,7 @@ fn replay_traced(line: &ReplayLine) -> (Result<Replayed, String>, Vec<Seen>) {
         .with_target("journal", tracing::Level::DEBUG)
         .with_target("world", tracing::Level::DEBUG)
         .with_target("check", tracing::Level::DEBUG)
+        .with_target("observation", tracing::Level::INFO)
         .with_target("sim", tracing::Level::INFO)
         // The spans: `step{n, t_ms, task}` per poll, `task{name}` per task.
         .with_target("lifecycle_sim", tracing::Level::INFO)
@@ -201,6 +207,8 @@ struct Anchor {
 }
 
 /// The poll where the oracle first failed, over every violation: the
+/// poll that made a generated history's first observation the model does
+/// not explain (an `observation` event), the
 /// scenario check that failed there (a `check` event), or the first
 /// journal record (of the outcome's agent) or world event after which the
 /// oracle reports the violation. Else the last poll, said as such.
@@ -238,6 +246,16 @@ fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<Anchor> {
     };
     for v in &replayed.outcome.violations {
         let same = |w: &crate::oracle::Violation| w.rule == v.rule && w.message == v.message;
+        if let Some(n) = v.observation {
+            let made = seen
+                .iter()
+                .find(|s| s.target == "observation" && s.n == Some(n as u64));
+            consider(
+                made.and_then(|s| index_of(s.step)),
+                v.rule,
+                format!("observation #{n}, the first that no behaviour of the model explains, was made in this poll"),
+            );
+        }
         if let Some(s) = seen.iter().find(|s| {
             s.target == "check"
                 && s.rule.as_deref() == Some(v.rule.name())

@@ -338,6 +338,7 @@ fn mismatch(i: usize, obs: &Obs, history: &[Obs], before: &BTreeSet<St>) -> Viol
             context.join("; ")
         ),
     )
+    .at_observation(i + 1)
 }
 
 /// The outcome label of a history: each prompt's and load's answer, in

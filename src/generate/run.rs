@@ -231,9 +231,13 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Record `obs`.
+    /// Record `obs`, and trace it (target `observation`, its number from
+    /// 1 as `n`): a replay places a model mismatch at the poll that made
+    /// the observation.
     pub fn push(&self, obs: Obs) {
-        self.log.lock().unwrap_or_else(|p| p.into_inner()).push(obs);
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        tracing::info!(target: "observation", n = log.len() as u64 + 1, "{obs}");
+        log.push(obs);
     }
 
     /// The history so far.
@@ -658,10 +662,13 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
         let (env, ops) = (env.clone(), c.ops.clone());
         (i as u8, ops, env)
     });
-    // The first client runs on the body's own task, the others on theirs.
+    // The first client runs on the body's own task, the others on theirs
+    // (`client 2`, ...: a replay's swimlane shows each client as a lane).
     let first = clients.next();
     let others: Vec<_> = clients
-        .map(|(i, ops, env)| rt::spawn::<R, ()>("client", client::<R>(i, ops, env)))
+        .map(|(i, ops, env)| {
+            rt::spawn::<R, ()>(&format!("client {}", i + 1), client::<R>(i, ops, env))
+        })
         .collect();
     if let Some((i, ops, env)) = first {
         client::<R>(i, ops, env).await;

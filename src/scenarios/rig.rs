@@ -77,6 +77,13 @@ pub struct Rig<R: Rt> {
     pub bridge: Option<Arc<Bridge<R>>>,
     /// tool-bash over the rig's shell, if the builder asked for it.
     pub tool_bash: Option<Arc<ToolBash<R>>>,
+    /// The simulated shell, if the builder asked for one (or for tool-bash
+    /// without a shell of its own): scripts its commands
+    /// ([`SimShell::script`]; [`Script::held`](crate::shell::sim::Script::held)
+    /// for a job that runs until ended) and ends a job at a chosen moment
+    /// ([`SimShell::exit`]). Its jobs' histories are the receiving side
+    /// of S7 at [`finish`](Rig::finish).
+    pub shell: Option<Arc<SimShell<R>>>,
     /// The provider's step runner, if the builder asked for held steps:
     /// every agent's steps announce themselves and wait to be let go.
     pub steps: Option<Arc<HeldSteps<R>>>,
@@ -95,6 +102,7 @@ pub struct RigBuilder<R: Rt> {
     faults: Faults,
     durable: Option<Arc<dyn Durable>>,
     shell: Option<Arc<dyn ShellExecutor>>,
+    sim_shell: bool,
     bridge: bool,
     tool_bash: bool,
     held_steps: bool,
@@ -119,6 +127,14 @@ impl<R: Rt> RigBuilder<R> {
     /// background jobs on it in its teardown (S7), and tool-bash runs on it.
     pub fn shell(mut self, shell: Arc<dyn ShellExecutor>) -> Self {
         self.shell = Some(shell);
+        self
+    }
+
+    /// With a simulated shell beside the provider ([`Rig::shell`]), unless
+    /// a shell was given: every agent drains its background jobs on it in
+    /// its teardown (S7), and tool-bash runs on it.
+    pub fn sim_shell(mut self) -> Self {
+        self.sim_shell = true;
         self
     }
 
@@ -164,11 +180,11 @@ impl<R: Rt> RigBuilder<R> {
         let registry = Registry::with_hooks(hooks.clone());
         let provider =
             Provider::with_hooks("provider", registry.clone(), store.clone(), hooks.clone());
-        let shell = match (self.shell, self.tool_bash) {
-            (Some(shell), _) => Some(shell),
-            (None, true) => Some(Arc::new(SimShell::<R>::default()) as Arc<dyn ShellExecutor>),
-            (None, false) => None,
-        };
+        let sim = (self.shell.is_none() && (self.sim_shell || self.tool_bash))
+            .then(|| Arc::new(SimShell::<R>::default()));
+        let shell = self
+            .shell
+            .or_else(|| sim.clone().map(|s| s as Arc<dyn ShellExecutor>));
         let mut rig = Rig {
             world,
             store,
@@ -178,6 +194,7 @@ impl<R: Rt> RigBuilder<R> {
             faults,
             bridge: None,
             tool_bash: None,
+            shell: sim,
             steps: None,
             flushes,
             tracked: Mutex::new(Vec::new()),
@@ -217,6 +234,7 @@ impl<R: Rt> Rig<R> {
             faults: Faults::none(),
             durable: None,
             shell: None,
+            sim_shell: false,
             bridge: false,
             tool_bash: false,
             held_steps: false,
@@ -247,6 +265,7 @@ impl<R: Rt> Rig<R> {
             faults: self.faults,
             bridge: self.bridge.clone(),
             tool_bash: self.tool_bash.clone(),
+            shell: self.shell.clone(),
             steps: self.steps.clone(),
             flushes: self.flushes.clone(),
             tracked: Mutex::new(Vec::new()),
@@ -284,6 +303,37 @@ impl<R: Rt> Rig<R> {
     /// drains its background jobs on `shell` in its teardown (S7).
     pub fn set_shell(&self, shell: Arc<dyn ShellExecutor>) {
         self.provider.set_drain(crate::shell::drain_hook(shell));
+    }
+
+    /// Start `command` in the background as agent `caller` (S1: the job's
+    /// owner), through tool-bash if the rig has it (its completion notice
+    /// then goes to the owner, S6), else on the rig's shell; and record it
+    /// for the end's S6 and S7 checks. The job's id, or the shell's error.
+    /// Panics when the rig has no shell.
+    pub async fn start_job(&self, caller: &str, command: &str) -> Result<String, String> {
+        let started = match &self.tool_bash {
+            Some(tb) => tb.bash(Some(caller), command, true).await?,
+            None => {
+                let shell = self
+                    .shell
+                    .clone()
+                    .expect("start_job: the rig has no shell (RigBuilder::sim_shell)");
+                let request = crate::shell::ShellExecRequest {
+                    command: command.to_string(),
+                    background: true,
+                    owner: Some(caller.to_string()),
+                    cwd: None,
+                };
+                shell.exec(request.into()).await?
+            }
+        };
+        match started {
+            crate::shell::ExecResult::Started { job } => {
+                self.job_started(&job, Some(caller));
+                Ok(job)
+            }
+            other => Err(format!("{command} did not start a job: {other:?}")),
+        }
     }
 
     /// Record that the scenario started `job` as `caller` (S6's oracle).
@@ -328,9 +378,14 @@ impl<R: Rt> Rig<R> {
         }
         let jobs = self.jobs.with(|j| j.clone());
         violations.extend(check_notices(&jobs, &tracked));
+        let drains = self.shell.as_ref().filter(|_| !jobs.is_empty());
+        if let Some(shell) = drains {
+            violations.extend(check_drained(shell, &jobs, &events, &entries));
+        }
         let invariants = WORLD_RULES.len()
             + 1
             + usize::from(!jobs.is_empty())
+            + usize::from(drains.is_some())
             + tracked.len() * ORACLE_RULES.len()
             + own.len();
         violations.extend(own.into_iter().filter(|(ok, _)| !ok).map(|(_, v)| v));
@@ -345,6 +400,40 @@ impl<R: Rt> Rig<R> {
             world: events,
         }
     }
+}
+
+/// S7, observed on the receiving side (the simulated shell's history of
+/// each job): a job whose owner id was torn down and has no registered
+/// agent now was settled and then forgotten by a drain. A job whose owner
+/// id is registered again is left alone (a drain of that id is still to
+/// come), so the check is conservative.
+fn check_drained<R: Rt>(
+    shell: &SimShell<R>,
+    jobs: &[(String, Option<String>)],
+    events: &[LifecycleEvent],
+    entries: &[(String, u64)],
+) -> Vec<Violation> {
+    let torn_down = |owner: &str| {
+        events
+            .iter()
+            .any(|e| matches!(e, LifecycleEvent::TeardownDone { id, .. } if id == owner))
+            && !entries.iter().any(|(id, _)| id == owner)
+    };
+    jobs.iter()
+        .filter_map(|(job, owner)| Some((job, owner.as_deref()?)))
+        .filter(|(_, owner)| torn_down(owner))
+        .filter_map(|(job, owner)| {
+            let history = shell.history(job);
+            (!crate::shell::sim::JobFate::drained(&history)).then(|| {
+                Violation::new(
+                    Rule::S7,
+                    format!(
+                        "{job} of {owner} after its owner's teardown: the shell saw {history:?}, not settled then forgotten"
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// S6, observed on the receiving side: every completion notice a tracked

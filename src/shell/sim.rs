@@ -18,12 +18,29 @@ use std::sync::Arc;
 /// How a simulated command behaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Script {
-    /// How long it runs, in (virtual) milliseconds.
+    /// How long it runs, in (virtual) milliseconds; [`Script::HELD`]: in
+    /// the background, until [`SimShell::exit`], a kill or a drain ends it.
     pub duration_ms: u64,
     /// What it prints.
     pub output: String,
     /// Its exit code.
     pub exit: i32,
+}
+
+impl Script {
+    /// The duration of a held command: no timer ends it.
+    pub const HELD: u64 = u64::MAX;
+
+    /// A command that runs in the background until the test ends it
+    /// ([`SimShell::exit`], which prints `output`), or a kill or a drain
+    /// does. Run in the foreground it fails: nothing could end it.
+    pub fn held(output: &str) -> Script {
+        Script {
+            duration_ms: Script::HELD,
+            output: output.to_string(),
+            exit: 0,
+        }
+    }
 }
 
 struct Job {
@@ -167,6 +184,12 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
                     exit: 0,
                 });
             if !spec.background {
+                if script.duration_ms == Script::HELD {
+                    return Err(format!(
+                        "{}: a held command runs only in the background",
+                        spec.command
+                    ));
+                }
                 R::sleep(script.duration_ms).await;
                 return Ok(ExecResult::Finished {
                     exit: script.exit,
@@ -190,11 +213,13 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
                 );
                 id
             });
-            let st = state.clone();
-            drop(rt::spawn::<R, ()>(&format!("job-{id}"), async move {
-                R::sleep(script.duration_ms).await;
-                Self::finish(&st, id, JobFate::Exited(script.exit));
-            }));
+            if script.duration_ms != Script::HELD {
+                let st = state.clone();
+                drop(rt::spawn::<R, ()>(&format!("job-{id}"), async move {
+                    R::sleep(script.duration_ms).await;
+                    Self::finish(&st, id, JobFate::Exited(script.exit));
+                }));
+            }
             Ok(ExecResult::Started {
                 job: format!("job-{id}"),
             })

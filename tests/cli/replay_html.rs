@@ -184,3 +184,49 @@ fn c7_replay_page_steps_through_the_failure_in_a_browser() {
     let fetched = page.eval("performance.getEntriesByType('resource').length");
     assert_eq!(fetched, Value::from(0), "the page fetched resources");
 }
+
+/// A generated workload's failure (M27, found by `explore gen-…`): its
+/// page shows each client's task as a lane, and its violating step is
+/// the poll that made the first observation the model does not explain,
+/// not the last poll.
+#[test]
+fn a_generated_failures_page_marks_the_observation_that_broke_the_rule() {
+    let line = found_line("gen-l+po1+co", "sim", "M27");
+    let (_, html) = page_of(&line, "html-generated");
+    let json = html
+        .split_once("id=\"steps\">")
+        .and_then(|(_, rest)| rest.split_once("</script>"))
+        .map(|(json, _)| json)
+        .expect("the page's steps document");
+    let data: Value = serde_json::from_str(json).expect("the steps document is JSON");
+    let steps = data["steps"].as_array().expect("steps");
+    let anchor = &data["anchor"];
+    let index = anchor["index"].as_u64().expect("a violating step") as usize;
+    assert_eq!(anchor["rule"], "A2", "{anchor}");
+    assert!(
+        anchor["why"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("observation #") && w.ends_with("was made in this poll")),
+        "{anchor}"
+    );
+    assert!(
+        index + 1 < steps.len(),
+        "the anchor is the last poll: {anchor}"
+    );
+    // The poll that made it is the agent loop's delivery of the step.
+    assert!(
+        steps[index]["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("agent-loop")),
+        "{}",
+        steps[index]
+    );
+    // Each client is a lane: the first runs on the body's task, the
+    // others on tasks named after them.
+    for client in ["client 2", "client 3"] {
+        assert!(
+            steps.iter().any(|s| s["name"] == client),
+            "no lane of {client}"
+        );
+    }
+}
