@@ -17,11 +17,12 @@
 //! step; `! job-N` on a job with children; a disconnect while a job is
 //! blocked writing to a pipe nobody reads.
 //!
-//! NOT covered (known limits): a grandchild that leaves its job's process
-//! group (`setsid`, or `setpgid` to a group of its own) escapes `killpg`
-//! and the orphan reaper, which only know the groups they started; it
-//! survives both a disconnect and a SIGKILL of the server
-//! (`known_gap_setsid_grandchild_escapes`, ignored). A job whose output
+//! Descendants that leave their job's group (`setsid`, `set -m`) or
+//! outlive their job (`cmd &` with its output redirected, `nohup`) are
+//! found by their process tags, on every exit path
+//! ([`no_descendant_survives`], inside a PID namespace). NOT covered: a
+//! process that starts with a fresh environment (`env -i`) carries no
+//! tag. A job whose output
 //! pipe to the server fills is not tested: the server always reads its
 //! jobs' output (keeping a capped tail), so that pipe never stays full.
 //! Processes are found by command line: one that rewrites its `argv`
@@ -286,25 +287,145 @@ fn a10_disconnect_with_a_job_blocked_on_a_full_pipe() {
     assert_all_gone(&markers, GONE_AFTER_EXIT, "the server's exit");
 }
 
-/// Known limit: a grandchild that calls `setsid` leaves its job's process
-/// group, so neither the disposal's `killpg` nor the orphan reaper reaches
-/// it. Run with `--ignored` to see it fail; the guard kills the escapee.
-#[test]
-#[ignore = "known limit (A10): a grandchild that leaves the job's process group with setsid escapes killpg"]
-fn known_gap_setsid_grandchild_escapes() {
-    let escapee = marker(6, 1);
-    let _leftovers = Leftovers(vec![escapee.clone()]);
-    let sessions = tempfile::tempdir().expect("tempdir");
-    let mut server = AcpServer::start(sessions.path());
-    let session = server.new_session();
-    run(
-        &mut server,
-        &session,
-        &format!("$& setsid sleep {escapee} >/dev/null 2>&1 & wait"),
+/// The descendants that leave or outlive their job, one job each: a
+/// command backgrounded with its output redirected (the job's own process
+/// exits at once), `nohup`, a `set -m` child in a group of its own (its
+/// job alive, waiting for it), and a `setsid` grandchild (its job alive).
+/// `(kind, marker, the job's line)`.
+fn escapers(test: u32) -> Vec<(&'static str, String, String)> {
+    type Line = fn(&str) -> String;
+    let kinds: [(&str, Line); 4] = [
+        ("redirected &", |m| {
+            format!("$& sleep {m} >/dev/null 2>&1 &")
+        }),
+        ("nohup", |m| format!("$& nohup sleep {m} >/dev/null 2>&1 &")),
+        ("set -m", |m| format!("$& set -m; sleep {m} & wait")),
+        ("setsid", |m| {
+            format!("$& setsid sleep {m} >/dev/null 2>&1 & wait")
+        }),
+    ];
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(n, (kind, line))| {
+            let m = marker(test, n as u32 + 1);
+            let line = line(&m);
+            (*kind, m, line)
+        })
+        .collect()
+}
+
+/// How a server lets go of its sessions in [`no_descendant_survives`].
+#[derive(Clone, Copy, Debug)]
+enum ExitPath {
+    StdinClose,
+    Sigterm,
+    Sigkill,
+    SessionClose,
+}
+
+/// Run `name` (a test of this binary) again inside a PID namespace of its
+/// own with its own `/proc` (`unshare -pf --mount-proc`), where every
+/// signal it and its server send stays. `true` in that copy (run the
+/// body); `false` in the caller, once the copy passed.
+fn inside_a_pid_namespace(name: &str) -> bool {
+    const INSIDE: &str = "LIFECYCLE_TEST_IN_PID_NAMESPACE";
+    if std::env::var_os(INSIDE).is_some() {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("this test's executable");
+    let out = std::process::Command::new("unshare")
+        .args(["-pf", "--mount-proc"])
+        .arg(exe)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(INSIDE, "1")
+        .output()
+        .expect("unshare (util-linux) runs this test in a PID namespace; it must be installed");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
     );
-    await_processes(&[(escapee.clone(), 1)]);
-    let limit = Duration::from_millis(DISCONNECT_GRACE_MS) + EXIT_SLACK;
-    let (status, _) = server.close_within(limit);
-    assert!(status.success(), "the server exited with {status}");
-    assert_all_gone(&[escapee], GONE_AFTER_EXIT, "the server's exit");
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{name} inside `unshare -pf --mount-proc` ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    eprint!("{stderr}");
+    false
+}
+
+/// A10, S7: every kind of descendant that leaves or outlives its job
+/// ([`escapers`]) is gone 2 s after each exit path: stdin closed, SIGTERM
+/// and SIGKILL of the server, and the session's own `session/close`
+/// (after which the server keeps serving). Found by their process tags
+/// (`agent_lifecycle::shell::tag`). Runs inside a PID namespace.
+#[test]
+fn no_descendant_survives() {
+    if !inside_a_pid_namespace("no_descendant_survives") {
+        return;
+    }
+    let paths = [
+        ExitPath::StdinClose,
+        ExitPath::Sigterm,
+        ExitPath::Sigkill,
+        ExitPath::SessionClose,
+    ];
+    for (t, path) in paths.into_iter().enumerate() {
+        let started = Instant::now();
+        let kinds = escapers(10 + t as u32);
+        let markers: Vec<String> = kinds.iter().map(|(_, m, _)| m.clone()).collect();
+        let _leftovers = Leftovers(markers.clone());
+        let sessions = tempfile::tempdir().expect("tempdir");
+        let mut server = AcpServer::start(sessions.path());
+        let session = server.new_session();
+        let text: Vec<&str> = kinds.iter().map(|(_, _, line)| line.as_str()).collect();
+        let replies = run(&mut server, &session, &text.join("\n"));
+        assert_eq!(replies.len(), kinds.len(), "{replies:?}");
+        let expected: Vec<(String, usize)> = markers.iter().map(|m| (m.clone(), 1)).collect();
+        await_processes(&expected);
+        let limit = Duration::from_millis(DISCONNECT_GRACE_MS) + EXIT_SLACK;
+        match path {
+            ExitPath::StdinClose => {
+                server.close_stdin();
+                let (status, took) = server.wait_exit(limit);
+                assert!(
+                    status.success(),
+                    "{path:?}: the server exited with {status}"
+                );
+                eprintln!("  {path:?}: the server exited {took:?} after stdin closed");
+            }
+            ExitPath::Sigterm => {
+                // SAFETY: kill only sends a signal, to our unreaped child.
+                let sent = unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGTERM) };
+                assert_eq!(sent, 0);
+                let (status, took) = server.wait_exit(limit);
+                eprintln!("  {path:?}: the server exited {status} {took:?} after SIGTERM");
+            }
+            ExitPath::Sigkill => server.kill_server(),
+            ExitPath::SessionClose => {
+                let answer =
+                    server.ask("session/close", serde_json::json!({ "sessionId": session }));
+                assert!(answer.get("result").is_some(), "{answer}");
+            }
+        }
+        for (kind, m, _) in &kinds {
+            assert_all_gone(
+                std::slice::from_ref(m),
+                GONE_AFTER_EXIT,
+                &format!("{path:?} ({kind})"),
+            );
+        }
+        if let ExitPath::SessionClose = path {
+            // The session is gone, the server is not.
+            let again = server.ask("session/close", serde_json::json!({ "sessionId": session }));
+            assert!(again.get("error").is_some(), "closed twice: {again}");
+            let other = server.new_session();
+            assert_eq!(
+                run(&mut server, &other, "still-serving"),
+                ["echo: still-serving"]
+            );
+            server.close();
+        }
+        eprintln!("  {path:?}: {:?}", started.elapsed());
+    }
 }

@@ -261,3 +261,46 @@ fn a9_a_failed_load_lets_go_of_the_log() {
     a.close();
     b.close();
 }
+
+/// `session/close` (advertised as `sessionCapabilities.close`): a prompt
+/// in flight answers `cancelled`, the session is unknown afterwards (a
+/// second close and a prompt are errors), its log's lock is let go (a
+/// second server loads it) and this server keeps serving.
+#[test]
+fn a_closed_session_ends_its_prompt_and_lets_go_of_its_log() {
+    let sessions = tempfile::tempdir().unwrap();
+    let mut server = AcpServer::spawn(sessions.path());
+    let init = server.initialize();
+    assert!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["close"].is_object(),
+        "{init}"
+    );
+    let id = server.new_session();
+    let prompt = server.send_prompt(&id, "first\nsleep 60000\nnever");
+    server.read_until_text("echo: first");
+    let close = server.request("session/close", json!({ "sessionId": id }));
+    let (answers, _) = server.answers(&[prompt, close]);
+    assert_eq!(
+        answers[0]["result"]["stopReason"], "cancelled",
+        "{}",
+        answers[0]
+    );
+    assert!(answers[1].get("result").is_some(), "{}", answers[1]);
+    let again = server.ask("session/close", json!({ "sessionId": id }));
+    assert!(error_code(&again).is_some(), "closed twice: {again}");
+    let (after, _) = server.prompt(&id, "hello");
+    assert!(
+        error_code(&after).is_some(),
+        "a prompt of a closed session: {after}"
+    );
+    // Another process may now write the log.
+    let mut other = AcpServer::start(sessions.path());
+    let loaded = other.ask("session/load", load_params(&id, "/"));
+    assert!(loaded.get("result").is_some(), "{loaded}");
+    other.close();
+    let fresh = server.new_session();
+    let (answer, updates) = server.prompt(&fresh, "still-serving");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(agent_texts(&updates), ["echo: still-serving"]);
+    server.close();
+}

@@ -198,19 +198,20 @@ fn a_missing_operation_property_or_test_breaks_the_clause() {
         );
     }
     // A test that does not exist, and one that is ignored.
-    for (name, why) in [
-        ("a10_no_such_test", "does not exist"),
-        ("known_gap_setsid_grandchild_escapes", "is ignored"),
+    for (target, name, why) in [
+        ("acp_processes", "a10_no_such_test", "does not exist"),
+        (
+            "harness_gate",
+            "every_scenario_passes_the_gate",
+            "is ignored",
+        ),
     ] {
         let table = with("A10.4", |c| {
-            c.exercises = leak(vec![Exercise::Test {
-                target: "acp_processes",
-                name,
-            }])
+            c.exercises = leak(vec![Exercise::Test { target, name }])
         });
         assert_eq!(
             validate(&table)[0].what,
-            Broken::UnknownTest("acp_processes", name, why)
+            Broken::UnknownTest(target, name, why)
         );
     }
     let table = with("A10.4", |c| {

@@ -433,6 +433,49 @@ fn a_race_test_scripts_the_shell_and_ends_a_job_at_a_chosen_moment() {
     );
 }
 
+/// `session/close` racing the session's prompt: whichever wins, the prompt
+/// answers (never hangs), no agent of the session is left once the close
+/// returns (A1-style, from the registry's side), and a prompt after the
+/// close is refused.
+async fn close_vs_prompt(rig: Arc<Rig<SimRt>>) {
+    use agent_lifecycle::acp::StopReason;
+    let bridge = rig.bridge.clone().expect("RaceTest::bridge");
+    let id = bridge.new_session().await.expect("session/new");
+    let (b, i) = (bridge.clone(), id.clone());
+    let prompting = rt::spawn::<SimRt, _>("session/prompt", async move { b.prompt(&i, "p").await });
+    bridge
+        .close(&id)
+        .await
+        .expect("session/close of a live session");
+    assert!(
+        rig.registry.get(&id).is_none(),
+        "the session's agent is still registered after session/close"
+    );
+    let answered = prompting.join().await;
+    assert!(
+        matches!(
+            answered,
+            Ok(StopReason::EndTurn | StopReason::Cancelled) | Err(_)
+        ),
+        "{answered:?}"
+    );
+    assert!(
+        bridge.prompt(&id, "late").await.is_err(),
+        "a prompt of a closed session ran"
+    );
+    assert!(bridge.close(&id).await.is_err(), "closed twice");
+    bridge.unload().await;
+}
+
+#[test]
+fn session_close_races_its_prompt() {
+    let report = RaceTest::new("session_close_races_its_prompt")
+        .bridge()
+        .dfs(close_vs_prompt)
+        .unwrap();
+    assert!(report.exhausted && report.executions > 1, "{report:?}");
+}
+
 /// Two lock sections in one poll, and a reader: at lock granularity the
 /// reader may run between them and see the odd value; at await granularity
 /// nothing runs between two awaits of one task.

@@ -645,6 +645,26 @@ impl<R: Rt> Bridge<R> {
         }
     }
 
+    /// `session/close`: the session's record is dropped, a prompt of it
+    /// still waiting is cancelled (as by `session/cancel`), and its agent
+    /// is disposed: a prompt in flight answers `cancelled` (as A4 has it
+    /// for a disconnect), its background jobs are drained (S7). Resolves
+    /// when the teardown is done; a caller that gives up leaves it to
+    /// finish (the dispose is memoized, D8). An unknown session (never
+    /// opened, closed already, or still loading) is an error.
+    pub async fn close(&self, id: &str) -> Result<(), AcpError> {
+        let record = self.state.update(|s| {
+            let record = s.sessions.remove(id)?;
+            for w in s.waiting.values_mut().filter(|w| w.0 == id) {
+                w.1 = true;
+            }
+            Some(record)
+        });
+        let record = record.ok_or_else(|| AcpError::UnknownSession(id.to_string()))?;
+        record.handle.dispose_as("session/close").await;
+        Ok(())
+    }
+
     /// Client disconnect: quiesce.
     pub async fn disconnect(&self) {
         self.quiesce().await

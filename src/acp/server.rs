@@ -25,6 +25,9 @@
 //! a completion never lands inside another prompt's message stream. A load
 //! replays the log in the same form (never a notice as user text), and
 //! continues job numbers after the log's typed job-start records only.
+//! `session/close` disposes one session as a disconnect disposes them
+//! all (its prompt answers `cancelled`, its jobs and what they started are
+//! killed), then lets go of its log's lock and its working directory.
 //! Cancellation is cooperative: a `session/cancel` stops the turn at its
 //! next step boundary. When the client disconnects (stdin reaches EOF) the
 //! bridge quiesces: every session is disposed, every background job killed,
@@ -52,12 +55,13 @@ use crate::store::durable::{Durable, FileDurable, MemoryDurable};
 use crate::store::SessionStore;
 use crate::tool_bash::ToolBash;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, Content,
-    ContentBlock, ContentChunk, EmbeddedResourceResource, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionId,
-    SessionUpdate, StopReason, ToolCall, ToolCallContent, ToolCallId, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification,
+    CloseSessionRequest, CloseSessionResponse, Content, ContentBlock, ContentChunk,
+    EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionId, SessionUpdate, StopReason, ToolCall, ToolCallContent,
+    ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Lines};
@@ -141,6 +145,12 @@ impl Responder {
     fn set_cwd(&self, session: &str, cwd: PathBuf) {
         let mut cwds = self.cwds.lock().unwrap_or_else(|p| p.into_inner());
         cwds.insert(session.to_string(), cwd);
+    }
+
+    /// A closed session's working directory is forgotten.
+    fn forget(&self, session: &str) {
+        let mut cwds = self.cwds.lock().unwrap_or_else(|p| p.into_inner());
+        cwds.remove(session);
     }
 
     fn cwd(&self, session: &str) -> Option<PathBuf> {
@@ -522,6 +532,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         bridge.clone(),
     );
     let (d_load, d_new) = (logs.clone(), logs.clone());
+    let (b_close, d_close, r_close) = (bridge.clone(), logs.clone(), responder.clone());
     let o_load = outbound.clone();
     let (r_new, r_load, s_load) = (responder.clone(), responder.clone(), shell.clone());
     let r_init = responder.clone();
@@ -599,6 +610,10 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                         .agent_capabilities(
                             AgentCapabilities::new()
                                 .load_session(true)
+                                .session_capabilities(
+                                    SessionCapabilities::new()
+                                        .close(SessionCloseCapabilities::new()),
+                                )
                                 .prompt_capabilities(
                                     // Embedded text resources are read; a binary
                                     // one gets -32602 (see `prompt_text`).
@@ -742,6 +757,26 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                         sent
                     }),
                 }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: CloseSessionRequest, responder, cx: ConnectionTo<Client>| {
+                // The session's agent is disposed (its prompt answers
+                // cancelled, its jobs and what they left are killed, S7,
+                // A10), then its log's lock and its cwd are let go.
+                let (bridge, logs, state) = (b_close.clone(), d_close.clone(), r_close.clone());
+                let id = req.session_id.0.to_string();
+                cx.spawn(async move {
+                    match bridge.close(&id).await {
+                        Ok(()) => {
+                            logs.release(&id);
+                            state.forget(&id);
+                            responder.respond(CloseSessionResponse::new())
+                        }
+                        Err(e) => responder.respond_with_error(acp_error(e)),
+                    }
+                })
             },
             agent_client_protocol::on_receive_request!(),
         )

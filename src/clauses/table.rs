@@ -471,6 +471,9 @@ pub static CLAUSES: &[Clause] = &[
     clause(A10, 8, "every error answers with the request's id whenever the id can be read", &[
         test("acp_hostile", "hostile_lines_are_answered_and_the_server_keeps_serving"),
     ]),
+    clause(A10, 9, "no process a session's command started outlives the session's disposal or the server: not one left in the job's group after the job's own process exited (cmd &, nohup), nor one that made its own group (set -m) or session (setsid)", &[
+        test("acp_processes", "no_descendant_survives"),
+    ]),
     clause(A11, 1, "a background job's start and completion reach the client as tool_call / tool_call_update notifications of its session, inside a turn or between turns, never inside another prompt's message stream, and a load replays them in the same form, never as user text", &[
         test("acp_jobs", "a11_jobs_are_tool_calls_between_turns_across_a_turn_and_after_a_load"),
     ]),

@@ -30,6 +30,7 @@
 pub mod real;
 pub mod reaper;
 pub mod sim;
+pub mod tag;
 
 use crate::rt::BoxFuture;
 use std::path::PathBuf;

@@ -13,6 +13,13 @@
 //! ([`super::reaper`]) while it may be alive, so a server killed with
 //! SIGKILL still takes its commands with it (A10).
 //!
+//! A descendant that leaves its command's group (`setsid`, a `set -m`
+//! child), or lives on in it after the command exited (`cmd &` inside a
+//! job), is found by its process tag ([`super::tag`]): every command
+//! carries one in its environment, and a drain of its owner, a `kill` of
+//! its job, the shell's shutdown or drop, and the orphan reaper each
+//! sweep theirs.
+//!
 //! A job is settled when its watcher task is done: output read to the end,
 //! exit reaped, job-done signal delivered. [`ShellExecutor::drain`] awaits
 //! that (at most [`DRAIN_SETTLE_MS`] for all of the owner's jobs) before it
@@ -216,25 +223,30 @@ struct State {
     next_job: u64,
     listeners: Vec<(u64, DoneListener)>,
     next_listener: u64,
+    /// Owners that started a command since their last drain: only their
+    /// drain sweeps for tags.
+    swept_at_drain: std::collections::BTreeSet<String>,
 }
 
 /// The tokio shell executor. Must be used inside a tokio runtime.
 #[derive(Default)]
 pub struct RealShell {
     state: Arc<Mutex<State>>,
+    tags: super::tag::Tags,
 }
 
 fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn command(line: &str, cwd: Option<&Path>) -> Command {
+fn command(line: &str, cwd: Option<&Path>, tag: &str) -> Command {
     let mut c = Command::new("bash");
     if let Some(dir) = cwd {
         c.current_dir(dir);
     }
     c.arg("-c")
         .arg(line)
+        .env(super::tag::TAG_VAR, tag)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -253,9 +265,9 @@ fn command(line: &str, cwd: Option<&Path>) -> Command {
     c
 }
 
-/// Start `spec`'s command (in its cwd, if it has one).
-fn spawn(spec: &ShellExecSpec) -> Result<Child, String> {
-    command(&spec.command, spec.cwd.as_deref())
+/// Start `spec`'s command (in its cwd, if it has one), tagged `tag`.
+fn spawn(spec: &ShellExecSpec, tag: &str) -> Result<Child, String> {
+    command(&spec.command, spec.cwd.as_deref(), tag)
         .spawn()
         .map_err(|e| match &spec.cwd {
             Some(dir) => format!("cannot run bash in {}: {e}", dir.display()),
@@ -291,12 +303,15 @@ impl RealShell {
             .collect()
     }
 
-    /// Kill every running job (its whole process group) and wait (up to
-    /// 5 s) until they are reaped.
+    /// Kill every running job (its whole process group) and every process
+    /// carrying one of this shell's tags, and wait (up to 5 s) until the
+    /// jobs are reaped.
     pub async fn shutdown(&self) {
         for job in lock(&self.state).jobs.values() {
             job.kill_group();
         }
+        let shell = self.tags.shell_prefix().to_string();
+        super::tag::sweep(|t| t.starts_with(&shell));
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
         while !self.running_pids().is_empty() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -364,10 +379,13 @@ impl RealShell {
 
 impl ShellExecutor for RealShell {
     fn exec(&self, spec: ShellExecSpec) -> BoxFuture<Result<ExecResult, String>> {
-        let state = self.state.clone();
+        let (state, tags) = (self.state.clone(), self.tags.clone());
+        if let Some(owner) = &spec.owner {
+            lock(&state).swept_at_drain.insert(owner.clone());
+        }
         Box::pin(async move {
             if !spec.background {
-                let mut child = spawn(&spec)?;
+                let mut child = spawn(&spec, &tags.tag(spec.owner.as_deref(), "fg"))?;
                 // Dropping this future (a cancelled step, C10) kills the
                 // command's whole process group: the leader is not reaped
                 // until the wait below completes, so its pid still names
@@ -400,7 +418,10 @@ impl ShellExecutor for RealShell {
                     .ok_or("no job number left (continued past the largest)")?;
                 st.next_job
             };
-            let child = spawn(&spec)?;
+            let child = spawn(
+                &spec,
+                &tags.tag(spec.owner.as_deref(), &format!("job-{id}")),
+            )?;
             let tail = Arc::new(Mutex::new(OutputTail::new(OUTPUT_CAP_BYTES)));
             {
                 let mut st = lock(&state);
@@ -456,10 +477,14 @@ impl ShellExecutor for RealShell {
         let Some(id) = super::job_number(job) else {
             return false;
         };
-        lock(&self.state)
-            .jobs
-            .get(&id)
-            .is_some_and(|j| j.kill_group())
+        let (killed, owner) = match lock(&self.state).jobs.get(&id) {
+            Some(j) => (j.kill_group(), j.owner.clone()),
+            None => return false,
+        };
+        // What the job started and left its group, or outlived its leader.
+        let tag = self.tags.tag(owner.as_deref(), &format!("job-{id}"));
+        super::tag::sweep(|t| t == tag);
+        killed
     }
 
     fn on_done(&self, f: DoneListener) -> u64 {
@@ -477,19 +502,28 @@ impl ShellExecutor for RealShell {
     fn drain(&self, owner: &str) -> BoxFuture<Vec<super::JobId>> {
         let state = self.state.clone();
         let owner = owner.to_string();
+        let prefix = self.tags.owner_prefix(Some(&owner));
         Box::pin(async move {
             // Kill every live group of the owner and take the watchers.
-            let (ids, watchers): (Vec<u64>, Vec<_>) = {
+            let (ids, watchers, ran): (Vec<u64>, Vec<_>, bool) = {
                 let mut st = lock(&state);
-                st.jobs
+                let (ids, watchers) = st
+                    .jobs
                     .iter_mut()
                     .filter(|(_, j)| j.owner.as_deref() == Some(owner.as_str()))
                     .map(|(id, j)| {
                         j.kill_group();
                         (*id, j.watcher.take())
                     })
-                    .unzip()
+                    .unzip();
+                (ids, watchers, st.swept_at_drain.remove(&owner))
             };
+            // Then every process the owner's commands left behind, in or
+            // out of their groups (S7, A10): before the settlement, which
+            // an escaped child holding a job's output pipe would delay.
+            if ran {
+                super::tag::sweep(|t| t.starts_with(&prefix));
+            }
             // Settlement: each watcher read the output, reaped the exit and
             // delivered the job-done signal. One deadline for all of them.
             let limit = std::time::Duration::from_millis(DRAIN_SETTLE_MS);
@@ -516,6 +550,8 @@ impl Drop for RealShell {
         for job in lock(&self.state).jobs.values() {
             job.kill_group();
         }
+        let shell = self.tags.shell_prefix().to_string();
+        super::tag::sweep(|t| t.starts_with(&shell));
     }
 }
 

@@ -15,6 +15,9 @@
 //! States of the reaper: `listening` (a set of live groups) → stdin closed
 //! → `killing` (each listed group, once) → exited.
 //!
+//! Then it sweeps every process tagged by the server's shells
+//! ([`super::tag`]), which finds the descendants that left their group.
+//!
 //! Limit: a group reaped in the instant between the server's `waitpid` and
 //! its `-<pgid>` line, whose id is then reused before the server dies,
 //! would be signalled; the window is one pipe write.
@@ -116,8 +119,13 @@ pub fn reaped(pgid: u32) {
 }
 
 /// The reaper itself: read `+pgid` / `-pgid` lines until stdin closes,
-/// then SIGKILL every group still listed. Returns the groups it signalled.
+/// then SIGKILL every group still listed, and every process carrying a tag
+/// of the server's process ([`super::tag`]: a descendant that left its
+/// group or outlived its command). The server is this process's parent,
+/// named as it was at the start (its pid may be reused once it is gone).
+/// Returns the groups it signalled.
 pub fn run(input: impl BufRead) -> Vec<u32> {
+    let server = super::tag::instance_of(std::os::unix::process::parent_id());
     let live = listed(input);
     for &pgid in &live {
         // Group 1 is init's and group 0 is the caller's own: `listed`
@@ -128,6 +136,9 @@ pub fn run(input: impl BufRead) -> Vec<u32> {
                 libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
             }
         }
+    }
+    if let Some(server) = server {
+        super::tag::sweep(|t| super::tag::of_process(t, &server));
     }
     live
 }
