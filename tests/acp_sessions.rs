@@ -304,3 +304,37 @@ fn a_closed_session_ends_its_prompt_and_lets_go_of_its_log() {
     assert_eq!(agent_texts(&updates), ["echo: still-serving"]);
     server.close();
 }
+
+/// A10: a log path that is not a regular file (a FIFO, a link to a
+/// device, a link to `/dev/zero`) gets a clear JSON-RPC error at once,
+/// reads nothing from it, and blocks nothing: a prompt of another session
+/// answers meanwhile, and stdin's close still ends the server within the
+/// grace period.
+#[test]
+fn a10_a_log_that_is_not_a_regular_file_is_refused_without_blocking() {
+    use agent_lifecycle::acp::server::DISCONNECT_GRACE_MS;
+    use std::time::{Duration, Instant};
+    let sessions = tempfile::tempdir().unwrap();
+    let files = FileDurable::new(sessions.path()).unwrap();
+    let fifo = files.path("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid path string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    std::os::unix::fs::symlink("/dev/null", files.path("device")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", files.path("zero")).unwrap();
+    let mut server = AcpServer::start(sessions.path());
+    let live = server.new_session();
+    for (id, what) in [("fifo", "a FIFO"), ("device", "a device"), ("zero", "a device")] {
+        let started = Instant::now();
+        let answer = server.ask("session/load", load_params(id, "/"));
+        assert!(started.elapsed() < Duration::from_secs(2), "{id}: {answer}");
+        assert!(error_code(&answer).is_some(), "{id}: {answer}");
+        assert!(answer.to_string().contains(what), "{id}: {answer}");
+        let (ok, updates) = server.prompt(&live, &format!("after {id}"));
+        assert_eq!(ok["result"]["stopReason"], "end_turn", "{ok}");
+        assert_eq!(agent_texts(&updates), [format!("echo: after {id}")]);
+    }
+    let limit = Duration::from_millis(DISCONNECT_GRACE_MS) + Duration::from_secs(3);
+    let (status, took) = server.close_within(limit);
+    assert!(status.success(), "exited {status} after {took:?}");
+}

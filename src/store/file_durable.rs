@@ -31,6 +31,13 @@
 //! (one descriptor per held log, none per write). `exists` looks at the
 //! file name only.
 //!
+//! Only regular files are logs (A10). Every open is non-blocking
+//! (`O_NONBLOCK`, so a FIFO's open returns at once instead of waiting for
+//! a writer) and is checked on the open descriptor (`fstat`, so nothing
+//! can be swapped in between): a FIFO, a device, a directory, a socket, or
+//! a link to one, is an `InvalidInput` error naming what it is, and no
+//! byte of it is read. The flag is cleared again on a regular file.
+//!
 //! [`TornTail::offset`]: crate::store::durable::TornTail::offset
 
 use crate::store::durable::{encode, scan_log, Durable, DurableRecord, Loaded, TornTail};
@@ -39,6 +46,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -164,6 +172,43 @@ fn check_header(found: &str, id: &str, path: &Path) -> io::Result<()> {
     )))
 }
 
+/// Open `path` with `options` if it is a regular file (see the module
+/// docs): without blocking on a FIFO, checked on the open descriptor.
+fn open_regular(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    let f = options
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let kind = f.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_dir() {
+            "a directory"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is {what}, not a session log", path.display()),
+        ));
+    }
+    // SAFETY: fcntl on a descriptor this function owns; F_GETFL/F_SETFL
+    // only read and set its status flags.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        let fd = f.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(f)
+}
+
 /// Read the header of the open log `f` and check that it names `id`;
 /// returns its length.
 fn read_header(f: &File, id: &str, path: &Path) -> io::Result<u64> {
@@ -261,7 +306,7 @@ impl FileDurable {
             return Ok(());
         }
         let (path, hashed) = self.create_if_missing(id)?;
-        let f = OpenOptions::new().read(true).append(true).open(&path)?;
+        let f = open_regular(&path, OpenOptions::new().read(true).append(true))?;
         if hashed {
             read_header(&f, id, &path)?;
         }
@@ -307,7 +352,7 @@ impl Durable for FileDurable {
             return (&*f).write_all(&buf);
         }
         let (path, hashed) = self.create_if_missing(id)?;
-        let mut f = OpenOptions::new().read(hashed).append(true).open(&path)?;
+        let mut f = open_regular(&path, OpenOptions::new().read(hashed).append(true))?;
         if hashed {
             read_header(&f, id, &path)?;
         }
@@ -318,7 +363,7 @@ impl Durable for FileDurable {
         if let Some(f) = self.held(id) {
             return f.sync_data();
         }
-        match OpenOptions::new().append(true).open(self.path(id)) {
+        match open_regular(&self.path(id), OpenOptions::new().append(true)) {
             Ok(f) => f.sync_data(),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e),
@@ -343,7 +388,7 @@ impl Durable for FileDurable {
     ) -> io::Result<Option<TornTail>> {
         let (name, hashed) = file_name(id);
         let path = self.dir.join(name);
-        let file = match File::open(&path) {
+        let file = match open_regular(&path, OpenOptions::new().read(true)) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
@@ -365,7 +410,7 @@ impl Durable for FileDurable {
     fn truncate(&self, id: &str, len: u64) -> io::Result<()> {
         let (name, hashed) = file_name(id);
         let path = self.dir.join(name);
-        let f = OpenOptions::new().read(hashed).write(true).open(&path)?;
+        let f = open_regular(&path, OpenOptions::new().read(hashed).write(true))?;
         let header = if hashed {
             read_header(&f, id, &path)?
         } else {
