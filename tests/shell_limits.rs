@@ -330,3 +330,50 @@ async fn a11_continue_after_cannot_use_up_the_job_numbers() {
     assert_eq!(run(&shell, "echo fg", None).await, (0, "fg\n".into()));
     shell.shutdown().await;
 }
+
+/// A10: the finished jobs of one owner keep at most `FINISHED_JOBS_CAP`
+/// records, the oldest forgotten first (`unknown`), while another owner's
+/// and a running job's records stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a10_finished_job_records_are_bounded_per_owner() {
+    use agent_lifecycle::shell::real::FINISHED_JOBS_CAP;
+    let shell = RealShell::new();
+    let owned = |command: &str, owner: &str| ShellExecRequest {
+        command: command.into(),
+        background: true,
+        owner: Some(owner.into()),
+        ..Default::default()
+    };
+    let start = |r: ShellExecRequest| {
+        let shell = &shell;
+        async move {
+            match shell.exec(r.into()).await {
+                Ok(ExecResult::Started { job }) => job,
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let running = start(owned("sleep 30", "a")).await;
+    let other = start(owned("true", "b")).await;
+    finished(&shell, &other).await;
+    let mut jobs = Vec::new();
+    for _ in 0..FINISHED_JOBS_CAP + 20 {
+        jobs.push(start(owned("true", "a")).await);
+    }
+    for job in jobs.iter().rev().take(FINISHED_JOBS_CAP) {
+        finished(&shell, job).await;
+    }
+    // Every job has finished (the last ones were waited for; the first
+    // ones are either finished or forgotten already).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let known = || jobs.iter().filter(|j| shell.job(j).is_some()).count();
+    while known() > FINISHED_JOBS_CAP && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(known(), FINISHED_JOBS_CAP, "finished records of one owner");
+    assert!(shell.job(&jobs[0]).is_none(), "the oldest is forgotten first");
+    assert!(shell.job(jobs.last().unwrap()).is_some());
+    assert!(shell.job(&running).is_some_and(|s| s.running), "a running job stays");
+    assert!(shell.job(&other).is_some(), "another owner's record stays");
+    shell.shutdown().await;
+}

@@ -65,13 +65,31 @@ pub const OUTPUT_CAP_BYTES: usize = 1 << 20;
 /// [`DISCARDED`]. Their status and exit code stay readable.
 pub const FINISHED_OUTPUT_CAP_BYTES: usize = 4 << 20;
 
+/// The most finished jobs of one owner whose records are kept (A10):
+/// past it, the oldest finished ones are forgotten (`unknown bash task`
+/// from then on), so a session that runs jobs forever keeps a bounded
+/// number of records. Running jobs are never forgotten; a drain still
+/// sweeps what forgotten jobs left running (their process tags).
+pub const FINISHED_JOBS_CAP: usize = 256;
+
 /// What a finished job's output reads as once the owner's cap took it.
 pub const DISCARDED: &str =
     "[output discarded: this session's finished jobs are over their output cap]\n";
 
-/// Keep the finished jobs of `owner` within [`FINISHED_OUTPUT_CAP_BYTES`],
+/// Keep the finished jobs of `owner` within [`FINISHED_JOBS_CAP`] records
+/// and [`FINISHED_OUTPUT_CAP_BYTES`] of output, forgetting and then
 /// discarding the oldest first (job numbers rise with age).
 fn trim_finished(st: &mut State, owner: Option<&str>) {
+    let finished: Vec<u64> = st
+        .jobs
+        .iter()
+        .filter(|(_, j)| !j.status.running && j.owner.as_deref() == owner)
+        .map(|(id, _)| *id)
+        .collect();
+    let over = finished.len().saturating_sub(FINISHED_JOBS_CAP);
+    for id in &finished[..over] {
+        st.jobs.remove(id);
+    }
     let mut finished: Vec<&mut Job> = st
         .jobs
         .values_mut()
