@@ -324,7 +324,11 @@ fn a10_a_log_that_is_not_a_regular_file_is_refused_without_blocking() {
     std::os::unix::fs::symlink("/dev/zero", files.path("zero")).unwrap();
     let mut server = AcpServer::start(sessions.path());
     let live = server.new_session();
-    for (id, what) in [("fifo", "a FIFO"), ("device", "a device"), ("zero", "a device")] {
+    for (id, what) in [
+        ("fifo", "a FIFO"),
+        ("device", "a device"),
+        ("zero", "a device"),
+    ] {
         let started = Instant::now();
         let answer = server.ask("session/load", load_params(id, "/"));
         assert!(started.elapsed() < Duration::from_secs(2), "{id}: {answer}");

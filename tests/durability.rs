@@ -99,6 +99,49 @@ fn file_backend_corruption_before_the_tail_is_an_error() {
     assert!(err.to_string().contains("corrupt record"), "{err}");
 }
 
+/// A10: a line longer than the longest record is damage read as a stream:
+/// the last line a torn tail (its length counted, its bytes never held),
+/// one before the last corruption; the records before it load.
+#[test]
+fn file_backend_an_overlong_line_is_streamed_as_damage() {
+    use agent_lifecycle::store::durable::MAX_RECORD_BYTES;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = FileDurable::new(dir.path()).expect("dir");
+    d.write("s", &[rec(1, 0)]).expect("write");
+    let before = std::fs::metadata(d.path("s")).expect("meta").len();
+    let huge = vec![0u8; MAX_RECORD_BYTES + 4096];
+    let append = |bytes: &[u8]| {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(d.path("s"))
+            .expect("open");
+        f.write_all(bytes).expect("append");
+    };
+    // Last, without a newline and with one.
+    append(&huge);
+    let loaded = d.load("s").expect("a torn tail, not an error");
+    assert_eq!(loaded.records, vec![rec(1, 0)]);
+    let torn = loaded.torn.expect("torn");
+    assert_eq!((torn.offset, torn.bytes), (before, huge.len() as u64));
+    assert!(
+        torn.reason.contains("longer than the longest record"),
+        "{}",
+        torn.reason
+    );
+    append(b"\n");
+    assert_eq!(
+        d.load("s").expect("torn").torn.expect("torn").bytes,
+        huge.len() as u64 + 1
+    );
+    // Before another record: corruption.
+    d.write("s", &[rec(1, 1)]).expect("write");
+    let err = d.load("s").expect_err("corrupt");
+    assert!(
+        err.to_string().contains("longer than the longest record"),
+        "{err}"
+    );
+}
+
 /// Session "s" entered in `store` and its `turn/start` of prompt 0
 /// appended (not flushed); its serial.
 fn entered_turn_start(store: &SessionStore<SimRt>) -> u64 {

@@ -371,9 +371,15 @@ async fn a10_finished_job_records_are_bounded_per_owner() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(known(), FINISHED_JOBS_CAP, "finished records of one owner");
-    assert!(shell.job(&jobs[0]).is_none(), "the oldest is forgotten first");
+    assert!(
+        shell.job(&jobs[0]).is_none(),
+        "the oldest is forgotten first"
+    );
     assert!(shell.job(jobs.last().unwrap()).is_some());
-    assert!(shell.job(&running).is_some_and(|s| s.running), "a running job stays");
+    assert!(
+        shell.job(&running).is_some_and(|s| s.running),
+        "a running job stays"
+    );
     assert!(shell.job(&other).is_some(), "another owner's record stays");
     shell.shutdown().await;
 }

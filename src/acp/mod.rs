@@ -28,6 +28,7 @@ pub mod framing;
 pub mod init_gate;
 pub(crate) mod logs;
 pub mod outbound;
+mod prompt_text;
 pub mod server;
 
 use crate::events::Hooks;

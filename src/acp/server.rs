@@ -41,6 +41,7 @@ use super::framing::{self, LineOut};
 use super::init_gate::InitGate;
 use super::logs::Logs;
 use super::outbound::{self, Outbound};
+use super::prompt_text::prompt_text;
 use super::{AcpError, Admitted, Bridge, StopReason as BridgeStop};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
@@ -56,12 +57,11 @@ use crate::store::SessionStore;
 use crate::tool_bash::ToolBash;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification,
-    CloseSessionRequest, CloseSessionResponse, Content, ContentBlock, ContentChunk,
-    EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionId, SessionUpdate, StopReason, ToolCall, ToolCallContent,
-    ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    CloseSessionRequest, CloseSessionResponse, Content, ContentBlock, ContentChunk, Implementation,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SessionCapabilities, SessionCloseCapabilities, SessionId, SessionUpdate, StopReason, ToolCall,
+    ToolCallContent, ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Lines};
@@ -383,36 +383,6 @@ fn check_cwd(cwd: &std::path::Path) -> Result<(), Error> {
         ))));
     }
     Ok(())
-}
-
-/// The prompt's script: its text blocks and the text of its embedded text
-/// resources, in order; a resource link becomes a line naming it (ACP: every
-/// agent takes links). Images, audio and binary resources are refused with
-/// -32602: the capabilities advertise none of them.
-fn prompt_text(req: &PromptRequest) -> Result<String, Error> {
-    let refuse = |i: usize, what: &str| {
-        Error::invalid_params().data(serde_json::json!(format!(
-            "prompt block {i} is {what}, which this agent does not take (its promptCapabilities say so: no image, no audio; embedded resources as text only); send text or an embedded text resource"
-        )))
-    };
-    let mut parts = Vec::with_capacity(req.prompt.len());
-    for (i, block) in req.prompt.iter().enumerate() {
-        match block {
-            ContentBlock::Text(t) => parts.push(t.text.clone()),
-            ContentBlock::Resource(r) => match &r.resource {
-                EmbeddedResourceResource::TextResourceContents(t) => parts.push(t.text.clone()),
-                _ => return Err(refuse(i, "a binary embedded resource")),
-            },
-            ContentBlock::ResourceLink(l) => {
-                let line = format!("resource link: {} {}", l.name, l.uri);
-                parts.push(line.replace(['\n', '\r'], " "));
-            }
-            ContentBlock::Image(_) => return Err(refuse(i, "an image")),
-            ContentBlock::Audio(_) => return Err(refuse(i, "audio")),
-            _ => return Err(refuse(i, "a kind of content block")),
-        }
-    }
-    Ok(parts.join("\n"))
 }
 
 /// The `session/prompt` requests not yet answered: the end of input waits

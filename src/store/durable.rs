@@ -554,10 +554,65 @@ pub fn parse_log(bytes: &[u8], what: &str) -> io::Result<Loaded> {
     Ok(Loaded { records, torn })
 }
 
+/// The longest record line a log holds, newline excluded (A10). The server
+/// writes none longer (a prompt whose record would be is refused,
+/// `acp::server`), so a longer line is damage: read as a stream, never
+/// held, it is a torn tail when it is the last line and corruption before.
+pub const MAX_RECORD_BYTES: usize = 16 << 20;
+
+/// One line read by [`read_line_bounded`].
+struct LineRead {
+    /// Bytes consumed, newline included.
+    n: usize,
+    /// It ended with a newline.
+    complete: bool,
+    /// It was longer than the bound: not kept (the buffer is empty).
+    over: bool,
+}
+
+/// Read one line into `line` (cleared first), keeping at most `max` bytes
+/// of it and its newline: a longer one is consumed to its end and
+/// reported `over`, its bytes dropped as they stream.
+fn read_line_bounded(
+    input: &mut impl io::BufRead,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<LineRead> {
+    line.clear();
+    let (mut n, mut over) = (0, false);
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(LineRead {
+                n,
+                complete: false,
+                over,
+            });
+        }
+        let (take, complete) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        if !over && line.len() + take > max + 1 {
+            over = true;
+            line.clear();
+            line.shrink_to_fit();
+        }
+        if !over {
+            line.extend_from_slice(&buf[..take]);
+        }
+        input.consume(take);
+        n += take;
+        if complete {
+            return Ok(LineRead { n, complete, over });
+        }
+    }
+}
+
 /// Read JSON-lines log records from `input` one line at a time, keeping
 /// none: `visit` sees each complete record in order and returns whether
 /// to go on. The torn tail, as [`parse_log`] defines it (none if `visit`
-/// stopped the scan). Memory: one line.
+/// stopped the scan). Memory: one line of at most [`MAX_RECORD_BYTES`].
 pub fn scan_log(
     mut input: impl io::BufRead,
     what: &str,
@@ -566,14 +621,23 @@ pub fn scan_log(
     let mut offset = 0u64;
     let mut line = Vec::new();
     loop {
-        line.clear();
-        let n = input.read_until(b'\n', &mut line)?;
+        let LineRead { n, complete, over } =
+            read_line_bounded(&mut input, &mut line, MAX_RECORD_BYTES)?;
         if n == 0 {
             return Ok(None);
         }
-        let complete = line.last() == Some(&b'\n');
-        let body = if complete { &line[..n - 1] } else { &line[..] };
-        let parsed = serde_json::from_slice::<DurableRecord>(body);
+        let parsed = if over {
+            Err(format!(
+                "a line of {n} bytes, longer than the longest record ({MAX_RECORD_BYTES} bytes)"
+            ))
+        } else {
+            let body = if complete {
+                &line[..line.len() - 1]
+            } else {
+                &line[..]
+            };
+            serde_json::from_slice::<DurableRecord>(body).map_err(|e| e.to_string())
+        };
         let is_last = !complete || input.fill_buf()?.is_empty();
         match (parsed, complete) {
             (Ok(r), true) => {
