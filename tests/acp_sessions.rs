@@ -342,3 +342,34 @@ fn a10_a_log_that_is_not_a_regular_file_is_refused_without_blocking() {
     let (status, took) = server.close_within(limit);
     assert!(status.success(), "exited {status} after {took:?}");
 }
+
+/// A10: one connection holds at most `MAX_SESSIONS` sessions: past them
+/// `session/new` is refused (-32602) until one is closed.
+#[test]
+fn a10_sessions_per_connection_are_capped_until_one_closes() {
+    use agent_lifecycle::acp::server::MAX_SESSIONS;
+    let sessions = tempfile::tempdir().unwrap();
+    let mut server = AcpServer::start(sessions.path());
+    let params = json!({"cwd": "/", "mcpServers": []});
+    let ids: Vec<i64> = (0..MAX_SESSIONS)
+        .map(|_| server.request("session/new", params.clone()))
+        .collect();
+    let (answers, _) = server.answers(&ids);
+    let opened: Vec<String> = answers
+        .iter()
+        .map(|a| {
+            a["result"]["sessionId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{a}"))
+                .to_string()
+        })
+        .collect();
+    let refused = server.ask("session/new", params.clone());
+    assert_eq!(error_code(&refused), Some(-32602), "{refused}");
+    assert!(refused.to_string().contains("session/close"), "{refused}");
+    let closed = server.ask("session/close", json!({"sessionId": opened[0]}));
+    assert!(closed.get("result").is_some(), "{closed}");
+    let again = server.ask("session/new", params);
+    assert!(again["result"]["sessionId"].is_string(), "{again}");
+    server.close();
+}

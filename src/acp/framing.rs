@@ -11,6 +11,7 @@
 //! | not UTF-8 | -32700 Parse error, id null |
 //! | longer than [`MAX_LINE`] (discarded as it streams) | -32600 Invalid Request, the id if a top-level one is found |
 //! | nested deeper than [`MAX_DEPTH`] | -32600 Invalid Request, the id if a top-level one is found |
+//! | more than [`MAX_CONTAINERS`] arrays and objects (a prompt of a quarter million empty blocks) | -32600 Invalid Request, the id if a top-level one is found |
 //! | not JSON (an empty line too) | -32700 Parse error, with the top-level id if it and a `method` were read before the fault, else null |
 //! | a request whose `id` is not a string or an integer (`null`, `{}`, `[1]`, `true`, `1.5`) | -32600 Invalid Request, id null; not served |
 //! | an object with a usable `id` and no `method` (not a response) | -32600 Invalid Request, that id |
@@ -36,6 +37,13 @@ pub const MAX_LINE: usize = 8 << 20;
 /// The deepest nesting of arrays and objects served (the top-level object
 /// counts 1). `serde_json`, which the crate parses with, stops at 128.
 pub const MAX_DEPTH: usize = 64;
+
+/// The most arrays and objects one line may hold (A10). Each becomes a
+/// parsed value, here and in the crate, hundreds of bytes apiece, so a line
+/// of many tiny ones (`[{"type":"text","text":""}, ...]`) would cost far
+/// more memory than its length; past this count it is refused before any
+/// parse.
+pub const MAX_CONTAINERS: usize = 10_000;
 
 /// How many bytes of a rejected line an error's `data.line` carries.
 pub const DATA_PREFIX: usize = 200;
@@ -79,6 +87,7 @@ const ID_CAP: usize = 128;
 pub struct Scan {
     depth: usize,
     max_depth: usize,
+    containers: usize,
     started: bool,
     top_object: bool,
     in_str: bool,
@@ -102,6 +111,11 @@ impl Scan {
     /// The deepest nesting seen so far.
     pub fn max_depth(&self) -> usize {
         self.max_depth
+    }
+
+    /// How many arrays and objects were opened so far.
+    pub fn containers(&self) -> usize {
+        self.containers
     }
 
     fn push(&mut self, b: u8) {
@@ -176,6 +190,7 @@ impl Scan {
                     }
                     self.push(b);
                     self.depth += 1;
+                    self.containers += 1;
                     self.max_depth = self.max_depth.max(self.depth);
                 }
                 b'}' | b']' => {
@@ -287,6 +302,13 @@ pub fn classify(mut line: Vec<u8>) -> Verdict {
     scan.feed(line.as_bytes());
     if scan.max_depth() > MAX_DEPTH {
         let why = format!("nested deeper than {MAX_DEPTH}");
+        return scan.reject(&why, line.as_bytes());
+    }
+    if scan.containers() > MAX_CONTAINERS {
+        let why = format!(
+            "{} arrays and objects, more than the limit of {MAX_CONTAINERS}",
+            scan.containers()
+        );
         return scan.reject(&why, line.as_bytes());
     }
     let value = match serde_json::from_str::<Value>(&line) {
@@ -802,6 +824,26 @@ mod tests {
         assert_eq!(answers[1]["id"], 77);
         let data = answers[1]["error"]["data"]["line"].as_str().unwrap();
         assert_eq!(data.len(), DATA_PREFIX);
+    }
+
+    #[test]
+    fn a10_a_line_of_too_many_arrays_and_objects_is_refused_with_its_id() {
+        let prompt = |n: usize| {
+            let blocks = vec![r#"{"type":"text","text":""}"#; n].join(",");
+            format!(
+                r#"{{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{{"sessionId":"s","prompt":[{blocks}]}}}}"#
+            )
+        };
+        // The request, its params and their prompt array: 3 more.
+        assert!(matches!(
+            classify(prompt(MAX_CONTAINERS - 3).into_bytes()),
+            Verdict::Pass(_)
+        ));
+        let refused = answer(classify(prompt(MAX_CONTAINERS - 2).into_bytes()));
+        assert_eq!(refused["id"], 7, "{refused}");
+        assert_eq!(refused["error"]["code"], INVALID_REQUEST, "{refused}");
+        let data = refused["error"]["data"].to_string();
+        assert!(data.contains("more than the limit of 10000"), "{data}");
     }
 
     #[test]

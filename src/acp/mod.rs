@@ -297,6 +297,11 @@ impl<R: Rt> Bridge<R> {
         })
     }
 
+    /// How many sessions the bridge holds or is loading.
+    pub fn session_count(&self) -> usize {
+        self.state.read(|s| s.sessions.len() + s.loading.len())
+    }
+
     /// Ids of the sessions the bridge holds.
     pub fn sessions(&self) -> Vec<String> {
         self.state.read(|s| s.sessions.keys().cloned().collect())

@@ -71,6 +71,19 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+/// The most sessions one connection holds at once (A10): each costs a
+/// log's open, locked descriptor and a few KiB, so past this `session/new`
+/// and `session/load` are refused (-32602) until one is closed
+/// (`session/close`).
+pub const MAX_SESSIONS: usize = 4_096;
+
+/// The refusal of a session past [`MAX_SESSIONS`].
+fn too_many_sessions() -> Error {
+    Error::invalid_params().data(serde_json::json!(format!(
+        "this connection holds {MAX_SESSIONS} sessions, the most it may; close one (session/close) first"
+    )))
+}
+
 /// After stdin closes (the client is gone), how long the server waits for
 /// every session's teardown before it gives up on what is still hung, kills
 /// every command's process group and exits anyway (A10).
@@ -610,6 +623,9 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 if let Err(e) = check_cwd(&req.cwd) {
                     return responder.respond_with_error(e);
                 }
+                if bridge.session_count() >= MAX_SESSIONS {
+                    return responder.respond_with_error(too_many_sessions());
+                }
                 let (logs, responder_state) = (d_new.clone(), r_new.clone());
                 cx.spawn(async move {
                     match bridge.new_session().await {
@@ -631,6 +647,9 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 let bridge = b_load.clone();
                 if let Err(e) = check_cwd(&req.cwd) {
                     return responder.respond_with_error(e);
+                }
+                if bridge.session_count() >= MAX_SESSIONS {
+                    return responder.respond_with_error(too_many_sessions());
                 }
                 let (logs, responder_state, shell) =
                     (d_load.clone(), r_load.clone(), s_load.clone());

@@ -448,6 +448,8 @@ pub static CLAUSES: &[Clause] = &[
         test("shell_limits", "a10_output_cap_bounds_memory"),
         test("acp_soak", "a10_soak_memory_stays_bounded_over_3000_prompts"),
         test("acp_sessions", "a10_a_log_that_is_not_a_regular_file_is_refused_without_blocking"),
+        test("acp_sessions", "a10_sessions_per_connection_are_capped_until_one_closes"),
+        test("shell_limits", "a10_finished_job_records_are_bounded_per_owner"),
     ]),
     clause(A10, 3, "after stdin closes, the server exits within a documented grace period and leaves no process behind, even with a hung step or a background job that has children", &[
         test("acp_processes", "a10_disconnect_leaves_no_process_of_any_session"),
