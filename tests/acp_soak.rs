@@ -15,8 +15,12 @@
 //! The A10 cases each print their peak RSS (VmHWM) and fail past
 //! [`PEAK_RSS_MAX_KIB`]: 1,000 sessions under a soft descriptor limit of
 //! 256; a hard limit too low for all of them; 100 finished 1 MB jobs; a
-//! client that stops reading while a turn writes 150 MB; and the load of
-//! a 400 MB log.
+//! client that stops reading while a turn writes 150 MB; the load of
+//! a 400 MB log; a prompt of a quarter million empty blocks (refused) and
+//! one just under the container cap (served); a log damaged by 200 MB of
+//! NULs after its last record, and one linked to `/dev/zero`; 20,000
+//! `session/new` requests on one connection (`MAX_SESSIONS` served); and
+//! 2,000 finished jobs of one session.
 //!
 //! Run: `cargo test --test acp_soak -- --nocapture` (prints a table of
 //! RSS by prompt count and the mean time per prompt).
@@ -417,6 +421,114 @@ fn a10_soak_a_400_mb_log_loads() {
         "soak: load of a {} MB log ({turns} turns of {BIG_STEP_BYTES} B): {took:?}, peak VmHWM {peak} KiB",
         size >> 20
     );
+    server.close();
+    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+}
+
+/// A10: a prompt of 260,000 empty text blocks (7.8 MB) is refused before
+/// any parse; one of 9,990 is served.
+#[test]
+fn a10_soak_a_prompt_of_a_quarter_million_blocks() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start(sessions.path());
+    server.patience = PATIENCE;
+    let sid = server.new_session();
+    let prompt = |n: usize| {
+        let blocks = vec![serde_json::json!({"type": "text", "text": ""}); n];
+        serde_json::json!({"sessionId": sid, "prompt": blocks})
+    };
+    let refused = server.ask("session/prompt", prompt(260_000));
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let (answer, _) = server.ask_with_updates("session/prompt", prompt(9_990));
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let peak = server.peak_rss_kib();
+    eprintln!("soak: 260,000 blocks refused, 9,990 served: peak VmHWM {peak} KiB");
+    server.close();
+    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+}
+
+/// A10: a log whose last record is followed by 200 MB of NULs loads (the
+/// damage is a torn tail, repaired as a stream), and a log that is a link
+/// to `/dev/zero` is refused at once.
+#[test]
+fn a10_soak_a_damaged_log_and_a_device_log() {
+    use std::io::Write;
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let sid = {
+        let mut server = AcpServer::start(sessions.path());
+        let sid = server.new_session();
+        let (answer, _) = server.prompt(&sid, "hello");
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        server.close();
+        sid
+    };
+    let files = agent_lifecycle::store::durable::FileDurable::new(sessions.path()).expect("dir");
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(files.path(&sid))
+        .expect("the log");
+    let nuls = vec![0u8; 1 << 20];
+    for _ in 0..200 {
+        log.write_all(&nuls).expect("damage");
+    }
+    drop(log);
+    std::os::unix::fs::symlink("/dev/zero", files.path("zero")).expect("symlink");
+    let mut server = AcpServer::start(sessions.path());
+    server.patience = PATIENCE;
+    let (loaded, updates) =
+        server.ask_with_updates("session/load", common::acp::load_params(&sid, "/"));
+    assert!(loaded.get("result").is_some(), "{loaded}");
+    assert!(
+        !updates.is_empty(),
+        "the history before the damage is replayed"
+    );
+    let zero = server.ask("session/load", common::acp::load_params("zero", "/"));
+    assert!(zero.get("error").is_some(), "{zero}");
+    let peak = server.peak_rss_kib();
+    eprintln!("soak: a 200 MB damaged line and a /dev/zero log: peak VmHWM {peak} KiB");
+    server.close();
+    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+}
+
+/// A10: 20,000 `session/new` requests on one connection, sent before any
+/// answer is read: `MAX_SESSIONS` are served, the rest refused.
+#[test]
+fn a10_soak_20000_session_requests() {
+    use agent_lifecycle::acp::server::MAX_SESSIONS;
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start(sessions.path());
+    server.patience = PATIENCE;
+    let params = serde_json::json!({"cwd": "/", "mcpServers": []});
+    let ids: Vec<i64> = (0..20_000)
+        .map(|_| server.request("session/new", params.clone()))
+        .collect();
+    let (answers, _) = server.answers(&ids);
+    let served = answers.iter().filter(|a| a.get("result").is_some()).count();
+    assert!(
+        served <= MAX_SESSIONS && served + 64 >= MAX_SESSIONS,
+        "{served} served"
+    );
+    let peak = server.peak_rss_kib();
+    eprintln!("soak: 20,000 session/new, {served} served: peak VmHWM {peak} KiB");
+    server.close();
+    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+}
+
+/// A10: 2,000 jobs of one session, finished: their records are bounded
+/// (`FINISHED_JOBS_CAP`), so memory is flat.
+#[test]
+fn a10_soak_2000_finished_jobs() {
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start(sessions.path());
+    server.patience = PATIENCE;
+    let sid = server.new_session();
+    let script = vec!["$& true"; 100].join("\n");
+    for _ in 0..20 {
+        let (answer, _) = server.prompt(&sid, &script);
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    }
+    let peak = server.peak_rss_kib();
+    eprintln!("soak: 2,000 finished jobs in one session: peak VmHWM {peak} KiB");
     server.close();
     assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
 }

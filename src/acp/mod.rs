@@ -30,6 +30,7 @@ pub(crate) mod logs;
 pub mod outbound;
 mod prompt_text;
 pub mod server;
+mod session_cap;
 
 use crate::events::Hooks;
 use crate::journal::{Cause, EndReason};

@@ -71,18 +71,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-/// The most sessions one connection holds at once (A10): each costs a
-/// log's open, locked descriptor and a few KiB, so past this `session/new`
-/// and `session/load` are refused (-32602) until one is closed
-/// (`session/close`).
-pub const MAX_SESSIONS: usize = 4_096;
-
-/// The refusal of a session past [`MAX_SESSIONS`].
-fn too_many_sessions() -> Error {
-    Error::invalid_params().data(serde_json::json!(format!(
-        "this connection holds {MAX_SESSIONS} sessions, the most it may; close one (session/close) first"
-    )))
-}
+pub use super::session_cap::MAX_SESSIONS;
 
 /// After stdin closes (the client is gone), how long the server waits for
 /// every session's teardown before it gives up on what is still hung, kills
@@ -516,6 +505,8 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     );
     let (d_load, d_new) = (logs.clone(), logs.clone());
     let (b_close, d_close, r_close) = (bridge.clone(), logs.clone(), responder.clone());
+    let n_slots = super::session_cap::Slots::default();
+    let l_slots = n_slots.clone();
     let o_load = outbound.clone();
     let (r_new, r_load, s_load) = (responder.clone(), responder.clone(), shell.clone());
     let r_init = responder.clone();
@@ -623,11 +614,13 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 if let Err(e) = check_cwd(&req.cwd) {
                     return responder.respond_with_error(e);
                 }
-                if bridge.session_count() >= MAX_SESSIONS {
-                    return responder.respond_with_error(too_many_sessions());
-                }
+                let slot = match n_slots.take(bridge.session_count()) {
+                    Ok(slot) => slot,
+                    Err(e) => return responder.respond_with_error(e),
+                };
                 let (logs, responder_state) = (d_new.clone(), r_new.clone());
                 cx.spawn(async move {
+                    let _slot = slot;
                     match bridge.new_session().await {
                         Ok(id) => match logs.create(&id) {
                             Ok(()) => {
@@ -648,13 +641,15 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                 if let Err(e) = check_cwd(&req.cwd) {
                     return responder.respond_with_error(e);
                 }
-                if bridge.session_count() >= MAX_SESSIONS {
-                    return responder.respond_with_error(too_many_sessions());
-                }
+                let slot = match l_slots.take(bridge.session_count()) {
+                    Ok(slot) => slot,
+                    Err(e) => return responder.respond_with_error(e),
+                };
                 let (logs, responder_state, shell) =
                     (d_load.clone(), r_load.clone(), s_load.clone());
                 let (conn, outbound) = (cx.clone(), o_load.clone());
                 let answer: BoxFuture<Result<LoadSessionResponse, Error>> = Box::pin(async move {
+                    let _slot = slot;
                     let id = req.session_id.0.to_string();
                     let claimed = !bridge.sessions().contains(&id);
                     let found = if claimed {
