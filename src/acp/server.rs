@@ -73,6 +73,11 @@ use std::sync::{Arc, Mutex};
 
 pub use super::session_cap::MAX_SESSIONS;
 
+/// The most memory (VmHWM) the server may reach on one connection for any
+/// input (A10): `tests/acp_soak.rs` sends each flood and damaged input it
+/// knows and fails past this.
+pub const MEMORY_CAP_BYTES: usize = 64 << 20;
+
 /// After stdin closes (the client is gone), how long the server waits for
 /// every session's teardown before it gives up on what is still hung, kills
 /// every command's process group and exits anyway (A10).

@@ -21,6 +21,7 @@
 //! stale file named); 2 an input cannot be read or parsed, or an output
 //! cannot be written (one line).
 
+mod limits;
 mod mutation;
 mod perf;
 
@@ -138,6 +139,7 @@ pub fn render(pins: &file::Pins) -> String {
         );
     }
     budgets(w);
+    limits::render(w);
     let _ = writeln!(w, "\n## Faults (SPEC §3)\n");
     let _ = writeln!(w, "| fault | must violate | model | what it does |");
     let _ = writeln!(w, "| --- | --- | --- | --- |");
