@@ -476,6 +476,46 @@ fn session_close_races_its_prompt() {
     assert!(report.exhausted && report.executions > 1, "{report:?}");
 }
 
+/// The ACP server's outbound budget (A10) under the checkers: with a
+/// budget of one byte, each of three one-byte updates waits for the
+/// writer to write the one before it. A send never passes with the budget
+/// full, and no wait is lost (a lost wake-up stalls the execution).
+async fn outbound_budget<R: Rt>(_rig: Arc<Rig<R>>) {
+    use agent_lifecycle::acp::outbound::Outbound;
+    use agent_lifecycle::rt::Monitor;
+    let out = Arc::new(Outbound::<R>::with_budget(1));
+    let sent = Arc::new(Monitor::<R, usize>::new(0));
+    let (o, s) = (out.clone(), sent.clone());
+    let writer = rt::spawn::<R, _>("writer", async move {
+        for k in 1..=3 {
+            s.wait_until("an update to write", |n| (*n >= k).then_some(()))
+                .await;
+            o.wrote_update();
+        }
+    });
+    for _ in 0..3 {
+        out.room().await;
+        let queued = out.bytes();
+        assert!(
+            queued < 1,
+            "A10: an update passed with {queued} bytes queued"
+        );
+        out.count(1, || true);
+        sent.update(|n| *n += 1);
+    }
+    writer.join().await;
+    assert_eq!(out.bytes(), 0, "every update written");
+}
+
+#[test]
+fn the_outbound_budget_waits_and_wakes_under_every_checker() {
+    let t = RaceTest::new("the_outbound_budget_waits_and_wakes_under_every_checker");
+    let dfs = t.dfs(outbound_budget::<SimRt>).unwrap();
+    assert!(dfs.exhausted && dfs.executions > 1, "{dfs:?}");
+    t.shuttle(outbound_budget::<ShuttleRt>).unwrap();
+    t.loom(outbound_budget::<LoomRt>).unwrap();
+}
+
 /// Two lock sections in one poll, and a reader: at lock granularity the
 /// reader may run between them and see the odd value; at await granularity
 /// nothing runs between two awaits of one task.

@@ -21,12 +21,17 @@
 //! (queued ≥ budget; senders and the reader wait) → `room` (the writer
 //! wrote enough). One update larger than the budget passes when nothing
 //! is queued, so it never waits forever.
+//!
+//! The accounting is written against `Rt` (a [`Monitor`]), so the
+//! checkers explore its waits and wakes (`tests/race_api.rs`); the server
+//! runs it on tokio, and [`room_or`](Outbound::room_or), which also
+//! watches stdin's hangup, is tokio's alone.
 
+use crate::rt::{Monitor, Rt, TokioRt};
 use agent_client_protocol::v1::schema::{SessionId, SessionNotification, SessionUpdate};
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 use std::collections::VecDeque;
-use std::sync::Mutex;
 
 /// The most `session/update` bytes queued for stdout before senders wait.
 pub const OUTBOUND_BUDGET_BYTES: usize = 4 << 20;
@@ -39,10 +44,15 @@ struct Queued {
 }
 
 /// The outbound budget of one connection.
-#[derive(Default)]
-pub struct Outbound {
-    queued: Mutex<Queued>,
-    freed: tokio::sync::Notify,
+pub struct Outbound<R: Rt = TokioRt> {
+    queued: Monitor<R, Queued>,
+    budget: usize,
+}
+
+impl<R: Rt> Default for Outbound<R> {
+    fn default() -> Self {
+        Self::with_budget(OUTBOUND_BUDGET_BYTES)
+    }
 }
 
 /// Counts the bytes written into it.
@@ -59,28 +69,37 @@ impl std::io::Write for Count {
     }
 }
 
-impl Outbound {
-    fn queued(&self) -> std::sync::MutexGuard<'_, Queued> {
-        self.queued.lock().unwrap_or_else(|p| p.into_inner())
+impl<R: Rt> Outbound<R> {
+    /// A budget of `bytes` (the server's is [`OUTBOUND_BUDGET_BYTES`]).
+    pub fn with_budget(bytes: usize) -> Self {
+        Outbound {
+            queued: Monitor::new(Queued::default()),
+            budget: bytes,
+        }
     }
 
     /// Bytes of updates handed to the connection and not yet written.
     pub fn bytes(&self) -> usize {
-        self.queued().bytes
+        self.queued.read(|q| q.bytes)
     }
 
-    /// Wait until fewer than [`OUTBOUND_BUDGET_BYTES`] are queued.
+    /// Wait until fewer than the budget's bytes are queued.
     pub async fn room(&self) {
-        loop {
-            let freed = self.freed.notified();
-            let mut freed = std::pin::pin!(freed);
-            // Registered before the check: a wake between them is kept.
-            freed.as_mut().enable();
-            if self.bytes() < OUTBOUND_BUDGET_BYTES {
-                return;
+        let budget = self.budget;
+        self.queued
+            .wait_until("outbound room", |q| (q.bytes < budget).then_some(()))
+            .await
+    }
+
+    /// Count an update of `size` bytes as queued, if `queue` (which hands
+    /// it to the connection, in the same section) says it was.
+    pub fn count(&self, size: usize, queue: impl FnOnce() -> bool) {
+        self.queued.update(|q| {
+            if queue() {
+                q.bytes += size;
+                q.sizes.push_back(size);
             }
-            freed.await;
-        }
+        });
     }
 
     /// Send `update` of `session` on `conn`, counted. Callers that may
@@ -93,13 +112,21 @@ impl Outbound {
             return;
         }
         let note = SessionNotification::new(SessionId::new(session.to_string()), update);
-        let mut q = self.queued();
-        if conn.send_notification(note).is_ok() {
-            q.bytes += size.0;
-            q.sizes.push_back(size.0);
-        }
+        self.count(size.0, || conn.send_notification(note).is_ok());
     }
 
+    /// The writer wrote a `session/update` line ([`is_update`]): the
+    /// oldest size is freed, and the senders waiting for room re-check.
+    pub fn wrote_update(&self) {
+        self.queued.update(|q| {
+            if let Some(size) = q.sizes.pop_front() {
+                q.bytes -= size;
+            }
+        });
+    }
+}
+
+impl Outbound<TokioRt> {
     /// Wait for room, or until `hangup` says stdin's writer is gone.
     pub async fn room_or(&self, hangup: &mut tokio::sync::watch::Receiver<bool>) {
         tokio::select! {
@@ -110,17 +137,6 @@ impl Outbound {
                     std::future::pending::<()>().await;
                 }
             } => {}
-        }
-    }
-
-    /// The writer wrote a `session/update` line ([`is_update`]): the
-    /// oldest size is freed.
-    pub fn wrote_update(&self) {
-        let mut q = self.queued();
-        if let Some(size) = q.sizes.pop_front() {
-            q.bytes -= size;
-            drop(q);
-            self.freed.notify_waiters();
         }
     }
 }
@@ -197,12 +213,8 @@ mod tests {
             .build()
             .expect("runtime");
         rt.block_on(async {
-            let out = std::sync::Arc::new(Outbound::default());
-            {
-                let mut q = out.queued();
-                q.bytes = OUTBOUND_BUDGET_BYTES;
-                q.sizes.push_back(OUTBOUND_BUDGET_BYTES);
-            }
+            let out = std::sync::Arc::new(Outbound::<TokioRt>::default());
+            out.count(OUTBOUND_BUDGET_BYTES, || true);
             let waiter = tokio::spawn({
                 let out = out.clone();
                 async move { out.room().await }
