@@ -426,13 +426,29 @@ fn a10_soak_a_400_mb_log_loads() {
     assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
 }
 
+/// A fresh server on `sessions` with the soak's patience.
+fn soak_server(sessions: &std::path::Path) -> AcpServer {
+    let mut server = AcpServer::start(sessions);
+    server.patience = PATIENCE;
+    server
+}
+
+/// Print the server's peak (VmHWM) for `what`, close it, and hold the peak
+/// to the documented cap.
+#[track_caller]
+fn peak_under_cap(server: AcpServer, what: &str) {
+    let peak = server.peak_rss_kib();
+    eprintln!("soak: {what}: peak VmHWM {peak} KiB");
+    server.close();
+    assert!(peak < PEAK_RSS_MAX_KIB, "A10: {what}: peak {peak} KiB");
+}
+
 /// A10: a prompt of 260,000 empty text blocks (7.8 MB) is refused before
 /// any parse; one of 9,990 is served.
 #[test]
 fn a10_soak_a_prompt_of_a_quarter_million_blocks() {
     let sessions = tempfile::tempdir().expect("tempdir");
-    let mut server = AcpServer::start(sessions.path());
-    server.patience = PATIENCE;
+    let mut server = soak_server(sessions.path());
     let sid = server.new_session();
     let prompt = |n: usize| {
         let blocks = vec![serde_json::json!({"type": "text", "text": ""}); n];
@@ -442,10 +458,7 @@ fn a10_soak_a_prompt_of_a_quarter_million_blocks() {
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let (answer, _) = server.ask_with_updates("session/prompt", prompt(9_990));
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    let peak = server.peak_rss_kib();
-    eprintln!("soak: 260,000 blocks refused, 9,990 served: peak VmHWM {peak} KiB");
-    server.close();
-    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+    peak_under_cap(server, "260,000 blocks refused, 9,990 served");
 }
 
 /// A10: a log whose last record is followed by 200 MB of NULs loads (the
@@ -474,8 +487,7 @@ fn a10_soak_a_damaged_log_and_a_device_log() {
     }
     drop(log);
     std::os::unix::fs::symlink("/dev/zero", files.path("zero")).expect("symlink");
-    let mut server = AcpServer::start(sessions.path());
-    server.patience = PATIENCE;
+    let mut server = soak_server(sessions.path());
     let (loaded, updates) =
         server.ask_with_updates("session/load", common::acp::load_params(&sid, "/"));
     assert!(loaded.get("result").is_some(), "{loaded}");
@@ -485,10 +497,7 @@ fn a10_soak_a_damaged_log_and_a_device_log() {
     );
     let zero = server.ask("session/load", common::acp::load_params("zero", "/"));
     assert!(zero.get("error").is_some(), "{zero}");
-    let peak = server.peak_rss_kib();
-    eprintln!("soak: a 200 MB damaged line and a /dev/zero log: peak VmHWM {peak} KiB");
-    server.close();
-    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+    peak_under_cap(server, "a 200 MB damaged line and a /dev/zero log");
 }
 
 /// A10: 20,000 `session/new` requests on one connection, sent before any
@@ -497,22 +506,30 @@ fn a10_soak_a_damaged_log_and_a_device_log() {
 fn a10_soak_20000_session_requests() {
     use agent_lifecycle::acp::server::MAX_SESSIONS;
     let sessions = tempfile::tempdir().expect("tempdir");
-    let mut server = AcpServer::start(sessions.path());
-    server.patience = PATIENCE;
+    let mut server = soak_server(sessions.path());
     let params = serde_json::json!({"cwd": "/", "mcpServers": []});
     let ids: Vec<i64> = (0..20_000)
         .map(|_| server.request("session/new", params.clone()))
         .collect();
     let (answers, _) = server.answers(&ids);
     let served = answers.iter().filter(|a| a.get("result").is_some()).count();
+    // Every other answer is the cap's refusal, or a creation that found
+    // no descriptor left (a machine whose hard limit is under the cap).
+    let no_descriptor = answers
+        .iter()
+        .filter(|a| a.to_string().contains("Too many open files"))
+        .count();
+    let capped = answers
+        .iter()
+        .filter(|a| a["error"]["code"] == -32602 && a.to_string().contains("session/close"))
+        .count();
+    assert_eq!(served + no_descriptor + capped, answers.len());
+    assert!(served <= MAX_SESSIONS, "{served} served");
     assert!(
-        served <= MAX_SESSIONS && served + 64 >= MAX_SESSIONS,
+        no_descriptor > 0 || served == MAX_SESSIONS,
         "{served} served"
     );
-    let peak = server.peak_rss_kib();
-    eprintln!("soak: 20,000 session/new, {served} served: peak VmHWM {peak} KiB");
-    server.close();
-    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+    peak_under_cap(server, &format!("20,000 session/new, {served} served"));
 }
 
 /// A10: 2,000 jobs of one session, finished: their records are bounded
@@ -520,16 +537,12 @@ fn a10_soak_20000_session_requests() {
 #[test]
 fn a10_soak_2000_finished_jobs() {
     let sessions = tempfile::tempdir().expect("tempdir");
-    let mut server = AcpServer::start(sessions.path());
-    server.patience = PATIENCE;
+    let mut server = soak_server(sessions.path());
     let sid = server.new_session();
     let script = vec!["$& true"; 100].join("\n");
     for _ in 0..20 {
         let (answer, _) = server.prompt(&sid, &script);
         assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     }
-    let peak = server.peak_rss_kib();
-    eprintln!("soak: 2,000 finished jobs in one session: peak VmHWM {peak} KiB");
-    server.close();
-    assert!(peak < PEAK_RSS_MAX_KIB, "A10: peak {peak} KiB");
+    peak_under_cap(server, "2,000 finished jobs in one session");
 }

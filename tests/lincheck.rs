@@ -33,8 +33,7 @@ enum Ret {
 /// registry, which never shows an agent that is not live. A create claims
 /// its id before it publishes its agent, so a create's refusal is
 /// linearized at the other's claim, while the registry shows that agent
-/// only once published: `Live` of a live id may answer either way (the
-/// generator found this on the first workloads with a strict `Live`).
+/// only once published: `Live` of a live id may answer either way.
 struct Provider;
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
