@@ -122,6 +122,7 @@ fn the_providers_histories_are_linearizable_on_every_checker() {
     let name = "the_providers_histories_are_linearizable_on_every_checker";
     let l = lincheck(name, Faults::none());
     let dfs = l.dfs(setup::<SimRt>, run::<SimRt>).unwrap();
+    eprintln!("lincheck: {dfs:?}");
     assert_eq!(dfs.workloads, 12, "{dfs:?}");
     assert!(dfs.executions > dfs.workloads, "{dfs:?}");
     l.sim(setup::<SimRt>, run::<SimRt>).unwrap();

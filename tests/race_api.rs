@@ -406,6 +406,10 @@ fn a_race_test_scripts_the_shell_and_ends_a_job_at_a_chosen_moment() {
     let name = "a_race_test_scripts_the_shell_and_ends_a_job_at_a_chosen_moment";
     let t = RaceTest::new(name).shell().executions(2_000);
     let report = t.dfs(a_job_ended_while_its_owner_goes::<SimRt>).unwrap();
+    eprintln!(
+        "shell: sim-dfs {} executions, exhausted {}",
+        report.executions, report.exhausted
+    );
     assert!(report.exhausted && report.executions > 1, "{report:?}");
     t.shuttle(a_job_ended_while_its_owner_goes::<ShuttleRt>)
         .unwrap();
@@ -473,6 +477,10 @@ fn session_close_races_its_prompt() {
         .bridge()
         .dfs(close_vs_prompt)
         .unwrap();
+    eprintln!(
+        "close: sim-dfs {} executions, exhausted {}",
+        report.executions, report.exhausted
+    );
     assert!(report.exhausted && report.executions > 1, "{report:?}");
 }
 
@@ -511,6 +519,10 @@ async fn outbound_budget<R: Rt>(_rig: Arc<Rig<R>>) {
 fn the_outbound_budget_waits_and_wakes_under_every_checker() {
     let t = RaceTest::new("the_outbound_budget_waits_and_wakes_under_every_checker");
     let dfs = t.dfs(outbound_budget::<SimRt>).unwrap();
+    eprintln!(
+        "outbound: sim-dfs {} executions, exhausted {}",
+        dfs.executions, dfs.exhausted
+    );
     assert!(dfs.exhausted && dfs.executions > 1, "{dfs:?}");
     t.shuttle(outbound_budget::<ShuttleRt>).unwrap();
     t.loom(outbound_budget::<LoomRt>).unwrap();
