@@ -79,6 +79,19 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool: Option<ToolEvent>,
     },
+    /// A job's completion notice that reached the client while the log
+    /// could not store it (A11, D10), recorded by the session's next turn
+    /// once storage works again; replayed as its step was delivered.
+    LateNotice {
+        /// The notice's turn, which ended `{failed}`.
+        prompt: PromptId,
+        /// What its step delivered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+        /// Its tool event (the job's end).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<ToolEvent>,
+    },
     /// `turn/end {reason}`.
     TurnEnd {
         /// The turn's prompt.
@@ -167,6 +180,7 @@ impl Entry {
             | Entry::UserMessage { prompt, .. }
             | Entry::Steering { prompt, .. }
             | Entry::Step { prompt, .. }
+            | Entry::LateNotice { prompt, .. }
             | Entry::TurnEnd { prompt, .. } => *prompt,
         }
     }

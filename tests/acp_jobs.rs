@@ -3,12 +3,13 @@
 //! `tool_call_update` (`completed`, exit code, output tail), between turns
 //! and across a turn boundary alike; no `agent_message_chunk` arrives that
 //! a prompt of the client does not own; a load replays the same tool calls
-//! and never a notice as user text; and no text in a log changes how later
-//! jobs are numbered.
+//! and never a notice as user text; a job that ends while the log cannot
+//! be written still reaches the client, and the log records it once it
+//! can; and no text in a log changes how later jobs are numbered.
 
 use lifecycle_testkit as common;
 
-use common::acp::{agent_texts, chunks, load_params, AcpServer};
+use common::acp::{agent_texts, chunks, load_params, log_of, log_size, AcpServer};
 use serde_json::Value;
 
 fn kind(v: &Value) -> &str {
@@ -162,5 +163,61 @@ fn a11_a_job_number_in_output_does_not_poison_numbering() {
         let n: u64 = job.trim_start_matches("job-").parse().expect("job-N");
         assert!(n < 1_000, "{job}: numbered from the log's text");
     }
+    second.close();
+}
+
+/// A11, D10: a job that ends while the log cannot be written (the server's
+/// file-size limit lowered to the log's size: every write fails, EFBIG)
+/// still reaches the client as its `tool_call_update`. A prompt meanwhile
+/// fails; once writes work again, the next prompt recovers the session and
+/// the log records the notice, once: a load in another process replays it.
+#[test]
+fn a11_a_job_that_ends_while_the_disk_is_full_reaches_the_client_and_the_log_later() {
+    use agent_lifecycle::session_log::{Entry, ToolEvent};
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let mut server = AcpServer::start(sessions.path());
+    let session = server.new_session();
+    let command = "sleep 0.4; echo full-out; exit 5";
+    let (answer, updates) = server.prompt(&session, &format!("$& {command}"));
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let job = started(&updates, command);
+    let full = log_size(sessions.path());
+    server.set_limit(libc::RLIMIT_FSIZE, full, libc::RLIM_INFINITY);
+
+    let (done, _) = until_completed(&mut server, &job);
+    assert_completed(&done, 5, "full-out");
+    assert_eq!(log_size(sessions.path()), full, "nothing was written");
+    let (answer, _) = server.prompt(&session, "still full");
+    assert_eq!(answer["error"]["code"], -32603, "D10: {answer}");
+
+    server.set_limit(libc::RLIMIT_FSIZE, libc::RLIM_INFINITY, libc::RLIM_INFINITY);
+    let (answer, updates) = server.prompt(&session, "after");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "D10: {answer}");
+    assert_eq!(agent_texts(&updates), ["echo: after"]);
+    assert!(
+        tool_updates(&updates, "tool_call_update", &job).is_empty(),
+        "A11: the notice is not delivered twice: {updates:?}"
+    );
+    server.close();
+
+    let recorded: Vec<_> = log_of(sessions.path(), &session)
+        .records
+        .into_iter()
+        .filter(|r| {
+            matches!(
+                &r.entry,
+                Entry::LateNotice { tool: Some(ToolEvent::JobFinished { job: j, exit: 5, .. }), .. }
+                    | Entry::Step { tool: Some(ToolEvent::JobFinished { job: j, exit: 5, .. }), .. }
+                    if *j == job
+            )
+        })
+        .collect();
+    assert_eq!(recorded.len(), 1, "A11: recorded once: {recorded:?}");
+    let mut second = AcpServer::start(sessions.path());
+    let (answer, replay) = second.ask_with_updates("session/load", load_params(&session, "/"));
+    assert!(answer.get("result").is_some(), "{answer}");
+    let replayed = tool_updates(&replay, "tool_call_update", &job);
+    assert_eq!(replayed.len(), 1, "A11: {replay:?}");
+    assert_completed(replayed[0], 5, "full-out");
     second.close();
 }

@@ -9,17 +9,7 @@
 use lifecycle_testkit as common;
 
 use agent_lifecycle::journal::EndReason;
-use common::acp::{agent_texts, chunks, load_params, turn_ends, AcpServer};
-
-fn log_size(dir: &std::path::Path) -> u64 {
-    let logs: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    assert_eq!(logs.len(), 1, "{logs:?}");
-    std::fs::metadata(&logs[0]).unwrap().len()
-}
+use common::acp::{agent_texts, chunks, load_params, log_size, turn_ends, AcpServer};
 
 /// A server with one session whose second prompt failed: its write was
 /// cut 7 bytes in by the file-size limit, which stays in force.

@@ -161,7 +161,7 @@ pub(crate) fn replay_snapshot(
             return false;
         }
         left -= 1;
-        history(&r).into_iter().all(&mut *send)
+        history(r).into_iter().all(&mut *send)
     })
 }
 
@@ -169,13 +169,18 @@ pub(crate) fn replay_snapshot(
 /// live: a user prompt (`user/message`) as a user message chunk, a step as
 /// [`step_updates`] made it (A9: a load replays the history; A11: a job's
 /// notice turn replays as its `tool_call_update`, never as user text).
-fn history(r: &DurableRecord) -> Vec<SessionUpdate> {
-    match &r.entry {
+fn history(r: DurableRecord) -> Vec<SessionUpdate> {
+    match r.entry {
         Entry::UserMessage { text, origin, .. } if origin.is_user() => {
-            let chunk = ContentChunk::new(ContentBlock::from(text.clone()));
+            let chunk = ContentChunk::new(ContentBlock::from(text));
             vec![SessionUpdate::UserMessageChunk(chunk)]
         }
         Entry::Step {
+            output: Some(out),
+            tool,
+            ..
+        }
+        | Entry::LateNotice {
             output: Some(out),
             tool,
             ..

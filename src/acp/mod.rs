@@ -26,6 +26,7 @@
 
 pub mod framing;
 pub mod init_gate;
+pub mod large_buffers;
 pub(crate) mod logs;
 pub mod outbound;
 mod prompt_text;

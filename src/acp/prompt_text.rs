@@ -1,32 +1,38 @@
 //! A `session/prompt`'s content blocks as the scripted agent's text (one
-//! string, built in place), refused when a block is of a kind this agent
+//! string, built in place from the request's own: the first text is
+//! moved, not copied), refused when a block is of a kind this agent
 //! does not take, or when the prompt's log record would not fit a log
 //! line (A10: [`MAX_RECORD_BYTES`]).
 
 use crate::store::durable::MAX_RECORD_BYTES;
-use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource, PromptRequest};
+use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
 use agent_client_protocol::Error;
 
 /// The prompt's script: its text blocks and the text of its embedded text
 /// resources, in order; a resource link becomes a line naming it (ACP: every
 /// agent takes links). Images, audio and binary resources are refused with
 /// -32602: the capabilities advertise none of them.
-pub(super) fn prompt_text(req: &PromptRequest) -> Result<String, Error> {
+pub(super) fn prompt_text(blocks: Vec<ContentBlock>) -> Result<String, Error> {
     let refuse = |i: usize, what: &str| {
         Error::invalid_params().data(serde_json::json!(format!(
             "prompt block {i} is {what}, which this agent does not take (its promptCapabilities say so: no image, no audio; embedded resources as text only); send text or an embedded text resource"
         )))
     };
-    // One string, built in place (no copy per block, A10).
+    // One string, built in place (no copy per block, A10): the first
+    // block's own text becomes it.
     let mut text = String::new();
-    for (i, block) in req.prompt.iter().enumerate() {
+    let add = |text: &mut String, t: String| match text.is_empty() {
+        true => *text = t,
+        false => text.push_str(&t),
+    };
+    for (i, block) in blocks.into_iter().enumerate() {
         if i > 0 {
             text.push('\n');
         }
         match block {
-            ContentBlock::Text(t) => text.push_str(&t.text),
-            ContentBlock::Resource(r) => match &r.resource {
-                EmbeddedResourceResource::TextResourceContents(t) => text.push_str(&t.text),
+            ContentBlock::Text(t) => add(&mut text, t.text),
+            ContentBlock::Resource(r) => match r.resource {
+                EmbeddedResourceResource::TextResourceContents(t) => add(&mut text, t.text),
                 _ => return Err(refuse(i, "a binary embedded resource")),
             },
             ContentBlock::ResourceLink(l) => {

@@ -100,31 +100,42 @@ pub enum ScriptStep {
     Kill(String),
     /// `sleep N`.
     Sleep(u64),
-    /// Anything else.
+    /// Anything else: its reply, `echo: LINE`.
     Echo(String),
 }
 
+/// A prompt's script: its non-empty lines, trimmed, one step each.
+pub fn script_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(str::trim).filter(|l| !l.is_empty())
+}
+
+/// The step of one script line.
+pub fn step_of(l: &str) -> ScriptStep {
+    if let Some(c) = l.strip_prefix("$& ") {
+        ScriptStep::BashBackground(c.to_string())
+    } else if let Some(c) = l.strip_prefix("$ ") {
+        ScriptStep::Bash(c.to_string())
+    } else if let Some(j) = l.strip_prefix("? ") {
+        ScriptStep::Output(j.to_string())
+    } else if let Some(j) = l.strip_prefix("! ") {
+        ScriptStep::Kill(j.to_string())
+    } else if let Some(n) = l.strip_prefix("sleep ").and_then(|n| n.parse().ok()) {
+        ScriptStep::Sleep(n)
+    } else {
+        // The reply, built once at its size (A10: an 8 MiB line is not
+        // copied twice on its way out).
+        let mut reply = String::with_capacity(ECHO.len() + l.len());
+        reply.push_str(ECHO);
+        reply.push_str(l);
+        ScriptStep::Echo(reply)
+    }
+}
+
+const ECHO: &str = "echo: ";
+
 /// Parse a prompt into its steps (one per non-empty line).
 pub fn script(text: &str) -> Vec<ScriptStep> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            if let Some(c) = l.strip_prefix("$& ") {
-                ScriptStep::BashBackground(c.to_string())
-            } else if let Some(c) = l.strip_prefix("$ ") {
-                ScriptStep::Bash(c.to_string())
-            } else if let Some(j) = l.strip_prefix("? ") {
-                ScriptStep::Output(j.to_string())
-            } else if let Some(j) = l.strip_prefix("! ") {
-                ScriptStep::Kill(j.to_string())
-            } else if let Some(n) = l.strip_prefix("sleep ").and_then(|n| n.parse().ok()) {
-                ScriptStep::Sleep(n)
-            } else {
-                ScriptStep::Echo(l.to_string())
-            }
-        })
-        .collect()
+    script_lines(text).map(step_of).collect()
 }
 
 /// The scripted responder: performs steps with tool-bash and reports each
@@ -135,8 +146,9 @@ struct Responder {
     /// The updates queued for stdout: each step waits for room (A10).
     outbound: Arc<Outbound>,
     /// Each session's running turn, parsed once (at its step 0): the
-    /// address and length of the turn's text, and its steps. A step of the
-    /// same text reuses them, so a turn of n lines costs O(n), not O(n²).
+    /// address and length of the turn's text, and where its lines are. A
+    /// step of the same text reuses them, so a turn of n lines costs O(n),
+    /// not O(n²), and holds no copy of its text (A10).
     scripts: Mutex<BTreeMap<String, ParsedTurn>>,
     /// Each session's `cwd` (from `session/new` or `session/load`): where
     /// its commands run.
@@ -145,7 +157,8 @@ struct Responder {
 
 struct ParsedTurn {
     text: (usize, usize),
-    steps: Arc<Vec<ScriptStep>>,
+    /// The byte range of each step's line in the text.
+    lines: Vec<std::ops::Range<usize>>,
 }
 
 impl Responder {
@@ -165,24 +178,30 @@ impl Responder {
         cwds.get(session).cloned()
     }
 
-    /// The steps of `prompt`, parsed at step 0 and kept for its later steps.
-    fn steps(&self, agent_id: &str, prompt: &PromptSpec, step: u32) -> Arc<Vec<ScriptStep>> {
-        let key = (prompt.text.as_ptr() as usize, prompt.text.len());
+    /// Step `step` of `prompt`, its lines found at step 0 and kept for
+    /// its later steps.
+    fn step(&self, agent_id: &str, prompt: &PromptSpec, step: u32) -> Option<ScriptStep> {
+        let text = &prompt.text;
+        let key = (text.as_ptr() as usize, text.len());
         let mut scripts = self.scripts.lock().unwrap_or_else(|p| p.into_inner());
-        match scripts.get(agent_id) {
+        let turn = match scripts.get(agent_id) {
             // Step 0 always parses: a new turn's text may sit where the
             // last one's did.
-            Some(t) if step > 0 && t.text == key => t.steps.clone(),
+            Some(t) if step > 0 && t.text == key => t,
             _ => {
-                let steps = Arc::new(script(&prompt.text));
-                let turn = ParsedTurn {
-                    text: key,
-                    steps: steps.clone(),
-                };
-                scripts.insert(agent_id.to_string(), turn);
-                steps
+                let lines = script_lines(text)
+                    .map(|l| {
+                        let at = l.as_ptr() as usize - text.as_ptr() as usize;
+                        at..at + l.len()
+                    })
+                    .collect();
+                let parsed = ParsedTurn { text: key, lines };
+                scripts.insert(agent_id.to_string(), parsed);
+                scripts.get(agent_id).expect("just inserted")
             }
-        }
+        };
+        let line = turn.lines.get(step as usize)?.clone();
+        Some(step_of(&text[line]))
     }
 }
 
@@ -233,10 +252,7 @@ impl StepRunner for Responder {
                 })
             });
         }
-        let this_step = self
-            .steps(agent_id, prompt, step)
-            .get(step as usize)
-            .cloned();
+        let this_step = self.step(agent_id, prompt, step);
         let cwd = self.cwd(agent_id);
         Box::pin(async move {
             let this_step = this_step?;
@@ -281,7 +297,7 @@ impl StepRunner for Responder {
                         Either::Right(_) => "cancelled: the sleep was cut short".to_string(),
                     }
                 }
-                ScriptStep::Echo(l) => format!("echo: {l}"),
+                ScriptStep::Echo(reply) => reply,
             };
             Some(StepOutput::from(reply))
         })
@@ -292,7 +308,7 @@ impl StepRunner for Responder {
     fn deliver_output(&self, agent_id: &str, _prompt: &PromptSpec, _step: u32, out: &StepOutput) {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(conn) = conn {
-            for update in step_updates(&out.text, out.tool.as_ref()) {
+            for update in step_updates(out.text.clone(), out.tool.as_ref()) {
                 self.outbound.send(&conn, agent_id, update);
             }
         }
@@ -315,9 +331,10 @@ fn tail_of(text: &str, max: usize) -> &str {
 /// background job's start is a `tool_call` (in progress) and the step's
 /// reply; its completion is a `tool_call_update` (completed, with its exit
 /// code and output tail) and no message text; any other step is its reply.
-pub(super) fn step_updates(text: &str, tool: Option<&ToolEvent>) -> Vec<SessionUpdate> {
-    let chunk = |text: &str| {
-        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text.to_string())))
+/// The text is taken by value: a replayed record's is moved, not copied.
+pub(super) fn step_updates(text: String, tool: Option<&ToolEvent>) -> Vec<SessionUpdate> {
+    let chunk = |text: String| {
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)))
     };
     match tool {
         Some(ToolEvent::JobStarted { job, command }) => vec![
@@ -705,18 +722,18 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
         .on_receive_request(
             async move |req: PromptRequest, responder, cx: ConnectionTo<Client>| {
                 let bridge = b_prompt.clone();
-                let text = match prompt_text(&req) {
+                let sid = req.session_id.0.to_string();
+                let text = match prompt_text(req.prompt) {
                     Ok(text) => text,
                     Err(e) => return responder.respond_with_error(e),
                 };
                 let spec = PromptSpec {
-                    steps: script(&text).len().max(1) as u32,
+                    steps: script_lines(&text).count().max(1) as u32,
                     text,
                     step_ms: 0,
                     origin: Origin::User,
                 };
                 let counted = p_prompts.enter();
-                let sid = req.session_id.0.to_string();
                 let answer: BoxFuture<Result<PromptResponse, Error>> = Box::pin(async move {
                     match bridge.prompt(&sid, spec).await {
                         Ok(BridgeStop::EndTurn) => Ok(PromptResponse::new(StopReason::EndTurn)),

@@ -15,6 +15,9 @@
 //!   just before `turn/end`).
 //! - `cancels_in_progress`: cancel calls between entry and clearing; the loop
 //!   does not claim, absorb steering or report idle while it is non-zero.
+//! - `late`: completion notices that reached the client while the session's
+//!   log could not store them (A11, D10), as the records the next turn
+//!   appends first (at most [`LATE_NOTICES_CAP`], the oldest dropped).
 //!
 //! # Transitions and who calls them
 //! | method | caller | effect |
@@ -27,9 +30,11 @@
 //! | `end_turn` → `close_turn` | the loop | `turn/end`, then `idle` after flush |
 //! | `idle_ready` | `when_idle` | quiescence (C7) |
 //! | `begin_dispose` | `AgentHandle::dispose` | D2 step 1 |
+//! | `defer_late` → `take_late` | the loop | an unstored notice, recorded by the next turn (A11) |
 
 use crate::events::Faults;
 use crate::journal::{CallId, Cause, EndReason, Event, Journal, PromptId, SteerId};
+use crate::session_log::Entry;
 pub use crate::session_log::Origin;
 use lifecycle_spec::faults::Fault;
 use std::collections::VecDeque;
@@ -128,7 +133,9 @@ impl TurnToken {
 
 #[derive(Debug)]
 struct ActiveTurn {
-    prompt: Prompt,
+    /// Its prompt (the loop holds the prompt itself: its text is not
+    /// copied per turn, A10).
+    prompt: PromptId,
     /// `None` once cleared, just before `turn/end`.
     token: Option<TurnToken>,
     /// The cause that stopped the turn, kept for `turn/end` after the token
@@ -208,8 +215,14 @@ pub struct AgentCore {
     next_waiter: u64,
     faults: Faults,
     loop_exited: bool,
+    late: VecDeque<Entry>,
     journal: Journal,
 }
+
+/// How many delivered but unstored completion notices (A11) an agent keeps
+/// for its log while storage fails; past it, the oldest is dropped from
+/// the record (the client already had it).
+pub const LATE_NOTICES_CAP: usize = 256;
 
 impl Default for AgentCore {
     fn default() -> Self {
@@ -244,6 +257,7 @@ impl AgentCore {
             next_waiter: 0,
             faults,
             loop_exited: false,
+            late: VecDeque::new(),
             journal: Journal::default(),
         }
     }
@@ -440,7 +454,7 @@ impl AgentCore {
         }
         // Token installed BEFORE the status becomes running.
         self.turn = Some(ActiveTurn {
-            prompt: prompt.clone(),
+            prompt: prompt.id,
             token: Some(TurnToken::default()),
             stopped_by: None,
             failed: false,
@@ -457,7 +471,7 @@ impl AgentCore {
         let turn = self.turn.as_ref()?;
         turn.token
             .and_then(|t| t.stop_reason())
-            .map(|_| turn.prompt.id)
+            .map(|_| turn.prompt)
     }
 
     /// A step boundary: stop if the token was requested, else absorb the
@@ -469,7 +483,7 @@ impl AgentCore {
         if turn.token.and_then(|t| t.stop_reason()).is_some() {
             return Boundary::Stop;
         }
-        let prompt = turn.prompt.id;
+        let prompt = turn.prompt;
         let absorbed: Vec<Steer> = self.steering.drain(..).collect();
         for s in &absorbed {
             self.journal.push(
@@ -486,7 +500,7 @@ impl AgentCore {
     /// Record a finished step.
     pub fn step_done(&mut self, now_ms: u64, step: u32) {
         if let Some(turn) = &self.turn {
-            let prompt = turn.prompt.id;
+            let prompt = turn.prompt;
             self.journal.push(now_ms, Event::Step { prompt, step });
         }
     }
@@ -505,7 +519,7 @@ impl AgentCore {
             }
             reason => reason.unwrap_or(EndReason::Completed),
         };
-        let prompt = turn.prompt.id;
+        let prompt = turn.prompt;
         let cause = if reason == EndReason::Aborted {
             turn.stopped_by
         } else {
@@ -550,9 +564,37 @@ impl AgentCore {
     pub fn storage_failed(&mut self, now_ms: u64, error: String) {
         if let Some(turn) = self.turn.as_mut() {
             turn.failed = true;
-            let prompt = turn.prompt.id;
+            let prompt = turn.prompt;
             self.journal
                 .push(now_ms, Event::StorageFailed { prompt, error });
+        }
+    }
+
+    /// A11: a completion notice reached the client while the session's log
+    /// could not store it; `record` is what the log owes (an
+    /// [`Entry::LateNotice`]), appended ahead of the next turn.
+    pub fn defer_late(&mut self, record: Entry) {
+        if self.late.len() == LATE_NOTICES_CAP {
+            self.late.pop_front();
+        }
+        self.late.push_back(record);
+    }
+
+    /// The records the log owes (A11), oldest first, for the next turn to
+    /// append; it gives back with [`restore_late`](Self::restore_late)
+    /// those it could not make durable.
+    pub fn take_late(&mut self) -> Vec<Entry> {
+        self.late.drain(..).collect()
+    }
+
+    /// Records taken by [`take_late`](Self::take_late) that did not become
+    /// durable, put back ahead of any deferred since.
+    pub fn restore_late(&mut self, records: Vec<Entry>) {
+        for r in records.into_iter().rev() {
+            self.late.push_front(r);
+        }
+        while self.late.len() > LATE_NOTICES_CAP {
+            self.late.pop_front();
         }
     }
 
@@ -562,7 +604,7 @@ impl AgentCore {
             self.journal.push(
                 now_ms,
                 Event::TurnClosed {
-                    prompt: turn.prompt.id,
+                    prompt: turn.prompt,
                 },
             );
         }
@@ -641,5 +683,37 @@ mod tests {
             (p.text.as_str(), p.steps, p.step_ms, p.origin),
             ("hello", 1, 10, Origin::User)
         );
+    }
+
+    fn late(prompt: PromptId) -> Entry {
+        Entry::LateNotice {
+            prompt,
+            output: None,
+            tool: None,
+        }
+    }
+
+    /// A11: unstored notices come back oldest first; those a turn could
+    /// not store go back ahead of newer ones; past the cap the oldest go.
+    #[test]
+    fn late_notices_keep_their_order_and_their_cap() {
+        let mut core = AgentCore::new();
+        core.defer_late(late(1));
+        core.defer_late(late(2));
+        let taken = core.take_late();
+        assert_eq!(taken, [late(1), late(2)]);
+        assert!(core.take_late().is_empty());
+        core.defer_late(late(3));
+        core.restore_late(taken);
+        assert_eq!(core.take_late(), [late(1), late(2), late(3)]);
+        for p in 0..LATE_NOTICES_CAP as u64 + 2 {
+            core.defer_late(late(p));
+        }
+        let kept = core.take_late();
+        assert_eq!(kept.len(), LATE_NOTICES_CAP);
+        assert_eq!(kept[0], late(2));
+        core.restore_late(vec![late(0), late(1)]);
+        core.restore_late(kept);
+        assert_eq!(core.take_late().len(), LATE_NOTICES_CAP);
     }
 }

@@ -27,7 +27,7 @@ use crate::bus::{Bus, Observer, PublicEvent};
 use crate::events::Faults;
 use crate::journal::{Cause, Event, Record};
 use crate::rt::{self, JoinHandle, Monitor, Rt, Wait};
-use crate::session_log::{Entry, SessionLog, SessionSink, StepOutput, StorageError};
+use crate::session_log::{Entry, Origin, SessionLog, SessionSink, StepOutput, StorageError};
 use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
 
@@ -431,24 +431,34 @@ impl<R: Rt> Agent<R> {
             }
             // The race window between wake and claim (C4).
             R::yield_now().await;
-            let claim = core
+            // A claimed turn takes the notices its log still owes (A11).
+            let (claim, late) = core
                 .wait_until("cancel in progress (claim)", |c| {
-                    (!c.cancel_in_progress()).then(|| c.claim(R::now_ms()))
+                    (!c.cancel_in_progress()).then(|| match c.claim(R::now_ms()) {
+                        Claim::Run(p) => (Claim::Run(p), c.take_late()),
+                        other => (other, Vec::new()),
+                    })
                 })
                 .await;
             match claim {
                 Claim::Exit => break,
                 Claim::Skip(_) => continue,
-                Claim::Run(prompt) => self.run_turn(prompt).await,
+                Claim::Run(prompt) => self.run_turn(prompt, late).await,
             }
         }
         core.update(|c| c.loop_exited(R::now_ms()));
     }
 
-    async fn run_turn(&self, prompt: Prompt) {
+    /// One turn; `late` are the notices the log owes (A11), recorded first.
+    async fn run_turn(&self, prompt: Prompt, late: Vec<Entry>) {
         let core = &self.shared.core;
         let write_ahead = !self.shared.faults.has(Fault::M16);
         let mut storage = Ok(());
+        // A11: a notice delivered while the log failed is recorded first;
+        // like `turn/start`, its append recovers a failed log (D10).
+        for record in &late {
+            self.append(&mut storage, record.clone());
+        }
         self.append(&mut storage, Entry::TurnStart { prompt: prompt.id });
         self.append(
             &mut storage,
@@ -462,8 +472,15 @@ impl<R: Rt> Agent<R> {
         if write_ahead {
             self.flush(&mut storage).await;
         }
+        if storage.is_err() && !late.is_empty() {
+            core.update(|c| c.restore_late(late));
+        }
+        // A11: a job's completion notice reaches the client even when its
+        // log cannot store it; the log records it once storage works again.
+        let notice = matches!(prompt.spec.origin, Origin::JobDone { .. });
+        let mut unstored = Vec::new();
         for step in 0..prompt.spec.steps {
-            if storage.is_err() {
+            if storage.is_err() && !notice {
                 break;
             }
             let boundary = core
@@ -513,6 +530,13 @@ impl<R: Rt> Agent<R> {
                 }
                 if storage.is_ok() {
                     runner.deliver_output(&self.shared.id, &prompt.spec, step, &out);
+                } else if notice {
+                    runner.deliver_output(&self.shared.id, &prompt.spec, step, &out);
+                    unstored.push(Entry::LateNotice {
+                        prompt: prompt.id,
+                        output: Some(out.text),
+                        tool: out.tool,
+                    });
                 }
             }
             core.update(|c| c.step_done(R::now_ms(), step));
@@ -526,7 +550,10 @@ impl<R: Rt> Agent<R> {
             .await;
         self.append(&mut storage, Entry::TurnEnd { prompt: id, reason });
         self.flush(&mut storage).await;
-        core.update(|c| c.close_turn(R::now_ms()));
+        core.update(|c| {
+            unstored.into_iter().for_each(|r| c.defer_late(r));
+            c.close_turn(R::now_ms())
+        });
     }
 
     /// The running turn's signal (C10). Fault M19: a signal that never

@@ -10,7 +10,8 @@
 //!   `.cargo/mutants-equivalent.md` ([`mutation`]); its performance section
 //!   is rendered from the JSON that `lifecycle bench` writes, when `--bench
 //!   FILE` names one ([`perf`]), and is otherwise kept as it is on disk,
-//!   byte for byte.
+//!   byte for byte; so is its server-memory section, rendered from a soak
+//!   run's lines with `--soak FILE` ([`soak`]).
 //!
 //! Nothing in either file is written by hand. `--check` compares the
 //! deterministic parts (the whole reference; the record up to its
@@ -24,8 +25,10 @@
 mod limits;
 mod mutation;
 mod perf;
+mod soak;
 
 pub use perf::Run;
+pub use soak::{SoakLine, SOAK_OUT_ENV};
 
 use crate::bench::pins::{file, FILE};
 use crate::check::{Budget, Checker};
@@ -62,6 +65,11 @@ pub struct DocsArgs {
     /// the section on disk is kept as it is.
     #[arg(long, value_name = "FILE")]
     pub bench: Option<PathBuf>,
+    /// Render docs/record.md's server-memory section from the lines that
+    /// `tests/acp_soak.rs` wrote to this file (`LIFECYCLE_SOAK_OUT`).
+    /// Without it the section on disk is kept as it is.
+    #[arg(long, value_name = "FILE")]
+    pub soak: Option<PathBuf>,
 }
 
 /// Where `docs` reads and writes.
@@ -316,14 +324,25 @@ fn no_performance() -> String {
 /// `text` cut at the performance marker: (deterministic part, the marker
 /// line and everything after it). `None` when the marker is missing.
 fn split_record(text: &str) -> Option<(&str, &str)> {
+    split_at_line(text, PERFORMANCE_MARKER)
+}
+
+/// `text` cut where the line `marker` starts, if it has one.
+fn split_at_line<'a>(text: &'a str, marker: &str) -> Option<(&'a str, &'a str)> {
     let mut at = 0;
     for line in text.split_inclusive('\n') {
-        if line.trim_end_matches('\n') == PERFORMANCE_MARKER {
+        if line.trim_end_matches('\n') == marker {
             return Some(text.split_at(at));
         }
         at += line.len();
     }
     None
+}
+
+/// What follows a marker line: `from` starts with it.
+fn after_marker(from: &str) -> String {
+    from.split_once('\n')
+        .map_or(String::new(), |(_, rest)| rest.to_string())
 }
 
 /// A generated file's text against the file on disk.
@@ -362,9 +381,10 @@ fn read_if_any(path: &Path) -> Result<Option<String>, String> {
 }
 
 fn generate(paths: &Paths, args: &DocsArgs) -> Result<ExitCode, String> {
-    if args.check && args.bench.is_some() {
+    if args.check && (args.bench.is_some() || args.soak.is_some()) {
         return Err(
-            "--bench does not apply to --check (the performance section is not compared)".into(),
+            "--bench and --soak do not apply to --check (the measured sections are not compared)"
+                .into(),
         );
     }
     let pins = file::read(&paths.pins)?;
@@ -409,16 +429,30 @@ fn generate(paths: &Paths, args: &DocsArgs) -> Result<ExitCode, String> {
             ExitCode::SUCCESS
         });
     }
+    // Kept from disk: the performance section, up to the soak marker, and
+    // the server-memory section after it.
+    let kept = on_disk.as_deref().and_then(split_record).map(|(_, kept)| {
+        match split_at_line(kept, soak::SOAK_MARKER) {
+            Some((performance, soak)) => (after_marker(performance), Some(after_marker(soak))),
+            None => (after_marker(kept), None),
+        }
+    });
+    let (kept_performance, kept_soak) = match kept {
+        Some((performance, soak)) => (Some(performance), soak),
+        None => (None, None),
+    };
     let performance = match &args.bench {
         Some(path) => perf::render(&read(path)?, path)?,
-        None => match on_disk.as_deref().and_then(split_record) {
-            Some((_, kept)) => kept
-                .split_once('\n')
-                .map_or(String::new(), |(_, rest)| rest.to_string()),
-            None => no_performance(),
-        },
+        None => kept_performance.unwrap_or_else(no_performance),
     };
-    let record = format!("{head}{PERFORMANCE_MARKER}\n{performance}");
+    let soak = match &args.soak {
+        Some(path) => soak::render(&read(path)?, path)?,
+        None => kept_soak.unwrap_or_else(soak::none_yet),
+    };
+    let record = format!(
+        "{head}{PERFORMANCE_MARKER}\n{performance}{}\n{soak}",
+        soak::SOAK_MARKER
+    );
     for (path, text) in [(&paths.reference, &reference), (&paths.record, &record)] {
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("docs: wrote {}", path.display());
@@ -521,6 +555,28 @@ mod tests {
         );
         std::fs::write(&paths.mutants_record, "caught src/a.rs: no tab\n").expect("record");
         assert_eq!(docs(&paths, &["--check"]), 2);
+    }
+
+    #[test]
+    fn a_soak_run_becomes_the_memory_section_and_both_measured_sections_are_kept() {
+        let (_dir, paths) = checkout();
+        let bench = paths.record.with_file_name("bench.json");
+        std::fs::write(&bench, perf::tests::sample_json()).expect("bench.json");
+        let soak = paths.record.with_file_name("soak.jsonl");
+        std::fs::write(&soak, soak::tests::sample()).expect("soak.jsonl");
+        let path = |p: &Path| p.to_str().expect("utf-8").to_string();
+        assert_eq!(docs(&paths, &["--soak", &path(&soak)]), 0);
+        assert_eq!(docs(&paths, &["--bench", &path(&bench)]), 0);
+        let record = std::fs::read_to_string(&paths.record).expect("record.md");
+        assert!(record.contains("| `cancel-before-claim` |"), "{record}");
+        assert!(record.contains("| a prompt | 43.0 |"), "{record}");
+        assert_eq!(docs(&paths, &["--check"]), 0);
+        assert_eq!(docs(&paths, &[]), 0);
+        assert_eq!(
+            std::fs::read_to_string(&paths.record).expect("record.md"),
+            record
+        );
+        assert_eq!(docs(&paths, &["--check", "--soak", &path(&soak)]), 2);
     }
 
     #[test]

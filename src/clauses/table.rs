@@ -483,4 +483,7 @@ pub static CLAUSES: &[Clause] = &[
     clause(A11, 2, "log contents, such as a job number in output, never change how later jobs are numbered", &[
         test("acp_jobs", "a11_a_job_number_in_output_does_not_poison_numbering"),
     ]),
+    clause(A11, 3, "a completion that could not be stored (a storage error) still reaches the client, once, and the session's log records it once storage works again", &[
+        test("acp_jobs", "a11_a_job_that_ends_while_the_disk_is_full_reaches_the_client_and_the_log_later"),
+    ]),
 ];

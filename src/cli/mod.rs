@@ -112,6 +112,8 @@ pub fn main() -> ExitCode {
             if let Err(e) = installed {
                 eprintln!("warning: no orphan reaper ({e}); a SIGKILL of this process would leave its commands running");
             }
+            // A10: large buffers go back to the kernel when freed.
+            crate::acp::large_buffers::return_large_buffers();
             let rt = match tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()

@@ -609,6 +609,10 @@ fn read_line_bounded(
     }
 }
 
+/// A line buffer larger than this is freed after its record is parsed,
+/// not kept for the next line.
+const LARGE_LINE_BYTES: usize = 1 << 20;
+
 /// Read JSON-lines log records from `input` one line at a time, keeping
 /// none: `visit` sees each complete record in order and returns whether
 /// to go on. The torn tail, as [`parse_log`] defines it (none if `visit`
@@ -638,6 +642,11 @@ pub fn scan_log(
             };
             serde_json::from_slice::<DurableRecord>(body).map_err(|e| e.to_string())
         };
+        // A large line's buffer goes before the record is visited: a
+        // replay then holds the record and what it sends, not the line too.
+        if line.capacity() > LARGE_LINE_BYTES {
+            line = Vec::new();
+        }
         let is_last = !complete || input.fill_buf()?.is_empty();
         match (parsed, complete) {
             (Ok(r), true) => {

@@ -182,9 +182,10 @@ impl<R: Rt> SessionStore<R> {
 
     /// Append through the session's publication hooks; lost (and journaled)
     /// if they were removed, refused if the session's storage failed (D10).
-    /// A failed session's next turn recovers it: its `turn/start` re-opens
-    /// the log from disk and repairs it ([`reopen`](Self::reopen)) before it
-    /// is appended; if that fails too, the turn is refused and the next one
+    /// A failed session's next turn recovers it: its first record (its
+    /// `turn/start`, or a notice it owes the log, A11) re-opens the log
+    /// from disk and repairs it ([`reopen`](Self::reopen)) before it is
+    /// appended; if that fails too, the turn is refused and the next one
     /// tries again (fault M26 never recovers).
     pub fn append(&self, id: &str, serial: u64, entry: Entry) -> Result<(), StorageError> {
         enum Then {
@@ -192,7 +193,8 @@ impl<R: Rt> SessionStore<R> {
             Lost(Entry),
             Reopen(Entry),
         }
-        let recovers = matches!(entry, Entry::TurnStart { .. }) && !self.hooks.has(Fault::M26);
+        let recovers = matches!(entry, Entry::TurnStart { .. } | Entry::LateNotice { .. })
+            && !self.hooks.has(Fault::M26);
         let then =
             self.state.update(
                 |st| match st.sessions.iter_mut().find(|s| s.serial == serial) {

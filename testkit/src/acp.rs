@@ -471,6 +471,17 @@ pub fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// The size in bytes of the one session log under `sessions`.
+pub fn log_size(sessions: &Path) -> u64 {
+    let logs: Vec<_> = std::fs::read_dir(sessions)
+        .expect("the sessions directory")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(logs.len(), 1, "one session log: {logs:?}");
+    std::fs::metadata(&logs[0]).expect("the log").len()
+}
+
 /// The log of session `id` under `sessions`, as a new process would read
 /// it: it must have no torn tail.
 pub fn log_of(sessions: &Path, id: &str) -> agent_lifecycle::store::durable::Loaded {

@@ -6,6 +6,7 @@ use crate::acp::outbound::OUTBOUND_BUDGET_BYTES;
 use crate::acp::server::{
     AGENT_JOURNAL_CAP, DISCONNECT_GRACE_MS, MAX_SESSIONS, MEMORY_CAP_BYTES, NOTICE_TAIL_BYTES,
 };
+use crate::agent::core::LATE_NOTICES_CAP;
 use crate::shell::real::{
     DRAIN_SETTLE_MS, FINISHED_JOBS_CAP, FINISHED_OUTPUT_CAP_BYTES, OUTPUT_CAP_BYTES,
 };
@@ -23,7 +24,7 @@ fn bytes(n: usize) -> String {
 
 /// Write the table.
 pub(super) fn render(w: &mut String) {
-    let rows: [(&str, String, &str); 14] = [
+    let rows: [(&str, String, &str); 15] = [
         ("MEMORY_CAP_BYTES", bytes(MEMORY_CAP_BYTES), "the most memory (VmHWM) the server reaches for any input tests/acp_soak.rs sends: floods of blocks, sessions and jobs, damaged and non-regular logs, a client that stops reading, a 400 MB log"),
         ("MAX_LINE", bytes(MAX_LINE), "a request line; a longer one is discarded as it streams (-32600)"),
         ("MAX_DEPTH", MAX_DEPTH.to_string(), "nesting of a request line (-32600)"),
@@ -34,6 +35,7 @@ pub(super) fn render(w: &mut String) {
         ("FINISHED_OUTPUT_CAP_BYTES", bytes(FINISHED_OUTPUT_CAP_BYTES), "output the finished jobs of one session keep in all"),
         ("FINISHED_JOBS_CAP", FINISHED_JOBS_CAP.to_string(), "finished job records one session keeps (the oldest forgotten first)"),
         ("NOTICE_TAIL_BYTES", bytes(NOTICE_TAIL_BYTES), "output a job's completion notice carries"),
+        ("LATE_NOTICES_CAP", LATE_NOTICES_CAP.to_string(), "completion notices one session delivered while its log could not store them, kept until it can (A11; the oldest dropped first)"),
         ("OUTBOUND_BUDGET_BYTES", bytes(OUTBOUND_BUDGET_BYTES), "session/update bytes queued for stdout before steps, notices, replays and reading wait"),
         ("AGENT_JOURNAL_CAP", AGENT_JOURNAL_CAP.to_string(), "transitions each session's agent journal keeps"),
         ("DISCONNECT_GRACE_MS", format!("{DISCONNECT_GRACE_MS} ms"), "teardown after stdin closes, before every command is killed"),
