@@ -305,6 +305,61 @@ fn a_closed_session_ends_its_prompt_and_lets_go_of_its_log() {
     server.close();
 }
 
+/// A9: a `session/close` that lands while the session's load replays the
+/// history (the client stopped reading, so the replay waits for room)
+/// stops the replay: the load fails with a clear error, the close
+/// answers, and a load afterwards replays the whole history again.
+#[test]
+fn a9_a_close_during_the_replay_stops_it_and_a_later_load_replays_it_all() {
+    const TURNS: usize = 40;
+    let sessions = tempfile::tempdir().unwrap();
+    let mut server = AcpServer::start(sessions.path());
+    let id = server.new_session();
+    // Each turn's reply is 1 MB: the replay outruns the 4 MiB outbound
+    // budget long before its end.
+    let big = "$ head -c 1000000 /dev/zero | tr '\\0' x";
+    for _ in 0..TURNS {
+        let (answer, _) = server.prompt(&id, big);
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    }
+    server.close();
+
+    let mut server = AcpServer::start(sessions.path());
+    server.pause_reading();
+    let load = server.request("session/load", load_params(&id, "/"));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let close = server.request("session/close", json!({ "sessionId": id }));
+    server.resume_reading();
+    let (answers, replayed) = server.answers(&[load, close]);
+    let code = error_code(&answers[0]);
+    assert_eq!(
+        code,
+        Some(-32602),
+        "A9: the load of a closed session: {}",
+        answers[0]
+    );
+    let why = answers[0]["error"]["data"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("closed while its load replayed"),
+        "{}",
+        answers[0]
+    );
+    assert!(answers[1].get("result").is_some(), "{}", answers[1]);
+    let replies = agent_texts(&replayed).len();
+    assert!(
+        replies < TURNS,
+        "the replay stopped: {replies} of {TURNS} replies sent"
+    );
+
+    let (answer, again) = server.ask_with_updates("session/load", load_params(&id, "/"));
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert_eq!(agent_texts(&again).len(), TURNS, "the whole history");
+    let (answer, updates) = server.prompt(&id, "after");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(agent_texts(&updates), ["echo: after"]);
+    server.close();
+}
+
 /// A10: a log path that is not a regular file (a FIFO, a link to a
 /// device, a link to `/dev/zero`) gets a clear JSON-RPC error at once,
 /// reads nothing from it, and blocks nothing: a prompt of another session

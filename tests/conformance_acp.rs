@@ -88,7 +88,7 @@ struct Ref {
 fn model() -> AcpModel {
     AcpModel {
         fault: None,
-        calls_max: [u8::MAX; 4],
+        calls_max: [u8::MAX; 5],
     }
 }
 
@@ -122,6 +122,7 @@ fn merr(e: MErr) -> String {
         MErr::ClosedDuringNew => "closed-during-new",
         MErr::ClosedDuringLoad => "closed-during-load",
         MErr::AlreadyLoaded => "already-loaded",
+        MErr::ClosedDuringReplay => "closed-during-replay",
     }
     .into()
 }
@@ -353,6 +354,7 @@ fn ierr(e: AcpError) -> String {
         AcpError::UnknownSession(id) => format!("unknown {id}"),
         AcpError::Create(e) => format!("create: {e}"),
         AcpError::Storage(e) => format!("storage: {e}"),
+        AcpError::ClosedDuringReplay(_) => "closed-during-replay".into(),
     }
 }
 

@@ -484,6 +484,35 @@ fn session_close_races_its_prompt() {
     assert!(report.exhausted && report.executions > 1, "{report:?}");
 }
 
+/// A disconnect racing a `session/close`: the quiesce joins the close's
+/// teardown, so once the disconnect returns no agent of the session is
+/// registered (A1), whichever of the two started first.
+async fn close_vs_disconnect(rig: Arc<Rig<SimRt>>) {
+    let bridge = rig.bridge.clone().expect("RaceTest::bridge");
+    let id = bridge.new_session().await.expect("session/new");
+    let (b, i) = (bridge.clone(), id.clone());
+    let closing = rt::spawn::<SimRt, _>("session/close", async move { b.close(&i).await });
+    bridge.disconnect().await;
+    assert!(
+        rig.registry.get(&id).is_none(),
+        "A1: the session's agent is still registered after the disconnect returned"
+    );
+    let _ = closing.join().await;
+}
+
+#[test]
+fn a_disconnect_joins_a_close_in_progress() {
+    let report = RaceTest::new("a_disconnect_joins_a_close_in_progress")
+        .bridge()
+        .dfs(close_vs_disconnect)
+        .unwrap();
+    eprintln!(
+        "close and disconnect: sim-dfs {} executions, exhausted {}",
+        report.executions, report.exhausted
+    );
+    assert!(report.exhausted && report.executions > 1, "{report:?}");
+}
+
 /// The ACP server's outbound budget (A10) under the checkers: with a
 /// budget of one byte, each of three one-byte updates waits for the
 /// writer to write the one before it. A send never passes with the budget

@@ -1,6 +1,7 @@
 //! The ACP bridge model: `session/new`, `session/load`, `session/prompt`,
-//! `session/cancel`, and the connection closing by client disconnect or by
-//! the bridge's own unload, racing in-flight creations (SPEC A1–A9).
+//! `session/cancel`, `session/close`, and the connection closing by client
+//! disconnect or by the bridge's own unload, racing in-flight creations
+//! (SPEC A1–A9).
 //!
 //! # States
 //! - connection: `open` → `closed` (final); quiesce `Idle` → `Running`
@@ -10,7 +11,10 @@
 //!   `loads`: each `Idle` → `InFlight` (resuming) → `Replaying` (its record
 //!   kept, the history being sent) → `Done(result)`; two loads of the
 //!   durable session `old`, for A5.
-//! - `records`: sessions the bridge holds.
+//! - `records`: sessions the bridge holds; `session/close` takes one into
+//!   `closing` (its prompts not yet running answer `cancelled`, a running
+//!   one is cancelled with the disposal) until its teardown is over; a load
+//!   of its id meanwhile fails `already loaded` (R1).
 //! - `prompts`: each `session/prompt`, by session:
 //!   - `AwaitLoad` (sent before its session's load answered, A9) →
 //!     `Queued` when the load answers, `Refused` when it fails;
@@ -26,7 +30,8 @@
 //! | --- | --- |
 //! | `NewBegin`, `NewCreated` | the client's `session/new`, then the provider |
 //! | `LoadBegin(k)`, `LoadResumed(k)`, `LoadReplayed(k)` | the client's `session/load`, the provider, then the replay's end and answer |
-//! | `Prompt(s)`, `Cancel(s)`, `CancelUnknown` | the client |
+//! | `Prompt(s)`, `Cancel(s)`, `CancelUnknown`, `Close(s)` | the client |
+//! | `CloseDone(s)` | `session/close`: the session's teardown finishes |
 //! | `TurnStart(s)`, `TurnEnd(s)` | the session's agent loop |
 //! | `Disconnect`, `Unload` | the client / the plugin host |
 //! | `DisposeDone(s)` | quiesce: one record's teardown finishes |
@@ -57,6 +62,9 @@ pub enum AcpError {
     ClosedDuringLoad,
     /// `already loaded`.
     AlreadyLoaded,
+    /// The session was taken (closed, or the connection's quiesce) while
+    /// its load replayed: the replay stopped.
+    ClosedDuringReplay,
 }
 
 /// An in-flight or finished call.
@@ -69,6 +77,9 @@ pub enum Call {
     /// A load's record is kept and its history is being replayed; the
     /// call is not answered yet (A9).
     Replaying,
+    /// A close or the quiesce took the record while it replayed: the
+    /// replay stops, and the load answers with an error.
+    ReplayCut,
     /// Answered: the session, or an error.
     Done(Result<u8, AcpError>),
 }
@@ -150,13 +161,15 @@ pub struct AcpState {
     pub agents: Vec<(u8, bool)>,
     /// Records taken by quiesce, being disposed.
     pub disposing: Vec<u8>,
+    /// Records taken by `session/close`, being disposed.
+    pub closing: Vec<u8>,
     /// The prompts, in the order they were sent.
     pub prompts: Vec<Prompt>,
     /// Ghost: a cancel arrived while a prompt waited behind a cancelled
     /// one (A8's second cancel).
     pub cancelled_waiting: bool,
-    /// Calls made: prompts, cancels, disconnect, unload.
-    pub calls: [u8; 4],
+    /// Calls made: prompts, cancels, disconnect, unload, closes.
+    pub calls: [u8; 5],
     /// Rules a transition broke (ghost).
     pub broken: Vec<Rule>,
 }
@@ -192,6 +205,10 @@ pub enum AcpAction {
     Unload,
     /// Quiesce: session `s`'s teardown finishes.
     DisposeDone(u8),
+    /// `session/close` of session `s`.
+    Close(u8),
+    /// The close's teardown of session `s` finishes; the close answers.
+    CloseDone(u8),
 }
 
 /// The ACP model.
@@ -201,21 +218,23 @@ pub struct AcpModel {
     /// kept), M27 (a cancel misses a waiting prompt) and M28 (a prompt
     /// served during its session's replay) act here.
     pub fault: Option<Fault>,
-    /// Bounds of the client: prompts, cancels, disconnects, unloads.
-    pub calls_max: [u8; 4],
+    /// Bounds of the client: prompts, cancels, disconnects, unloads,
+    /// closes.
+    pub calls_max: [u8; 5],
 }
 
 const PROMPTS: usize = 0;
 const CANCELS: usize = 1;
 const DISCONNECT: usize = 2;
 const UNLOAD: usize = 3;
+const CLOSES: usize = 4;
 
 impl AcpModel {
     /// The model.
     pub fn new(fault: Option<Fault>) -> Self {
         AcpModel {
             fault,
-            calls_max: [2, 2, 1, 1],
+            calls_max: [2, 2, 1, 1, 1],
         }
     }
 
@@ -232,9 +251,10 @@ impl AcpModel {
             records: vec![],
             agents: vec![],
             disposing: vec![],
+            closing: vec![],
             prompts: vec![],
             cancelled_waiting: false,
-            calls: [0; 4],
+            calls: [0; 5],
             broken: vec![],
         }
     }
@@ -318,11 +338,21 @@ impl AcpModel {
         Ok(sess)
     }
 
+    /// The replays of `old` in progress lose their record (A9).
+    fn cut_replays(s: &mut AcpState) {
+        for l in s.loads.iter_mut().filter(|l| **l == Call::Replaying) {
+            *l = Call::ReplayCut;
+        }
+    }
+
     fn quiesce(s: &mut AcpState) {
         s.closed = true;
         if s.quiesces == 0 {
             s.quiesces = 1;
+            Self::cut_replays(s);
             s.disposing = std::mem::take(&mut s.records);
+            // A close's teardown in progress is joined, not left behind (A1).
+            s.disposing.extend(s.closing.iter().copied());
             if s.disposing.is_empty() {
                 s.quiesced = true;
             }
@@ -376,6 +406,12 @@ impl AcpModel {
                         Call::Done(Err(e))
                     }
                 };
+            }
+            AcpAction::LoadReplayed(k) if s.loads.get(k as usize)? == &Call::ReplayCut => {
+                // A9: a replay whose record a close or the quiesce took
+                // stops and fails; its waiting prompts went with it.
+                n.loads[k as usize] = Call::Done(Err(AcpError::ClosedDuringReplay));
+                Self::load_answered(&mut n, 0, false);
             }
             AcpAction::LoadReplayed(k) => {
                 if s.loads.get(k as usize)? != &Call::Replaying {
@@ -460,6 +496,9 @@ impl AcpModel {
                 if !Self::live(s, sess) {
                     return None;
                 }
+                if s.closing.contains(&sess) {
+                    broke(&mut n, Rule::A4);
+                }
                 let p = n
                     .prompts
                     .iter_mut()
@@ -498,6 +537,43 @@ impl AcpModel {
                 n.calls[UNLOAD] += 1;
                 Self::quiesce(&mut n);
                 n.scope_gone = true;
+            }
+            AcpAction::Close(sess) => {
+                if s.closed
+                    || s.calls[CLOSES] >= self.calls_max[CLOSES]
+                    || !s.records.contains(&sess)
+                {
+                    return None;
+                }
+                n.calls[CLOSES] += 1;
+                n.records.retain(|&x| x != sess);
+                if sess == 0 {
+                    Self::cut_replays(&mut n);
+                }
+                n.closing.push(sess);
+                // Its waiting prompts are cancelled as by a cancel, its
+                // queue is cleared by the disposal's first step, and a
+                // running turn is cancelled (A4).
+                for p in n.prompts.iter_mut().filter(|p| p.session == sess) {
+                    p.state = match p.state {
+                        PromptState::Running => PromptState::Cancelling,
+                        st if st.pending() && st != PromptState::Cancelling => {
+                            PromptState::Cancelled
+                        }
+                        st => st,
+                    };
+                }
+            }
+            AcpAction::CloseDone(sess) => {
+                let running = s.prompts.iter().any(|p| {
+                    p.session == sess
+                        && matches!(p.state, PromptState::Running | PromptState::Cancelling)
+                });
+                if !s.closing.contains(&sess) || running {
+                    return None;
+                }
+                n.closing.retain(|&x| x != sess);
+                Self::dispose(&mut n, sess);
             }
             AcpAction::DisposeDone(sess) => {
                 if !s.disposing.contains(&sess) {
@@ -582,6 +658,8 @@ impl Model for AcpModel {
             AcpAction::Unload,
             AcpAction::DisposeDone(0),
             AcpAction::DisposeDone(1),
+            AcpAction::Close(0),
+            AcpAction::CloseDone(0),
         ];
         out.extend(all.into_iter().filter(|a| self.step(s, a).is_some()));
     }
@@ -609,6 +687,17 @@ impl Model for AcpModel {
                         AcpModel::live(s, p.session)
                             || !p.state.pending()
                             || p.state == PromptState::AwaitLoad
+                    })
+                },
+            ),
+            Property::<Self>::always("A4 no turn starts in a session being closed", |_, s| {
+                !s.broken.contains(&Rule::A4)
+            }),
+            Property::<Self>::sometimes(
+                "A4 window: a close lands during a running prompt",
+                |_, s| {
+                    s.prompts.iter().any(|p| {
+                        s.closing.contains(&p.session) && p.state == PromptState::Cancelling
                     })
                 },
             ),

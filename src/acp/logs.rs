@@ -91,14 +91,17 @@ impl Logs {
     /// for room in the outbound budget. The log is read on a blocking
     /// thread that stays at most [`REPLAY_AHEAD`] updates ahead. Only the
     /// first `snapshot` records are read: the log as it stood when the load
-    /// began, so nothing appended since is sent twice (A9).
+    /// began, so nothing appended since is sent twice (A9). Before each
+    /// update `ours` says whether the session is still this load's: once a
+    /// `session/close` took it, the replay stops (`Ok(false)`).
     pub(super) async fn replay(
         &self,
         id: &str,
         snapshot: usize,
         conn: &ConnectionTo<Client>,
         outbound: &Outbound,
-    ) -> Result<(), Error> {
+        ours: &(dyn Fn() -> bool + Sync),
+    ) -> Result<bool, Error> {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<SessionUpdate>(REPLAY_AHEAD);
         let (durable, log) = (self.durable.clone(), id.to_string());
         let reader = tokio::task::spawn_blocking(move || {
@@ -108,10 +111,16 @@ impl Logs {
         });
         while let Some(update) = rx.recv().await {
             outbound.room().await;
+            if !ours() {
+                // Dropping the receiver stops the reader.
+                drop(rx);
+                let _ = reader.await;
+                return Ok(false);
+            }
             outbound.send(conn, id, update);
         }
         match reader.await {
-            Ok(Ok(_)) => Ok(()),
+            Ok(Ok(_)) => Ok(true),
             Ok(Err(e)) => Err(unreadable(id, e)),
             Err(e) => Err(unreadable(id, std::io::Error::other(e.to_string()))),
         }

@@ -82,6 +82,9 @@ pub enum AcpError {
     Create(CreateError),
     /// The prompt's session log could not be written (D10).
     Storage(String),
+    /// `session/close` (or the connection's close) took the session while
+    /// its load replayed the history: the replay stopped (A9).
+    ClosedDuringReplay(String),
 }
 
 impl std::fmt::Display for AcpError {
@@ -97,6 +100,12 @@ impl std::fmt::Display for AcpError {
             }
             AcpError::Create(e) => write!(f, "{e}"),
             AcpError::Storage(e) => write!(f, "{e}"),
+            AcpError::ClosedDuringReplay(id) => {
+                write!(
+                    f,
+                    "session {id} was closed while its load replayed the history"
+                )
+            }
         }
     }
 }
@@ -136,6 +145,10 @@ struct State<R: Rt> {
     quiesce: Quiesce<R>,
     quiesces: u32,
     sessions: BTreeMap<String, SessionRecord<R>>,
+    /// Sessions a `session/close` took, while their teardown runs: a
+    /// quiesce disposes them too (joining the same memoized teardown), so
+    /// none outlives it (A1).
+    closing: BTreeMap<String, AgentHandle<R>>,
     loading: BTreeSet<String>,
     next: u64,
     /// Prompts waiting to be claimed (A8, A9), by ticket: the session and
@@ -232,6 +245,27 @@ impl<R: Rt> Drop for Unmark<'_, R> {
     }
 }
 
+/// Clears the replaying mark of session `id`'s record of `serial` when its
+/// load's replay ends or its caller gives up (D8); a later record of the
+/// same id (after a `session/close`) keeps its own mark (A9).
+struct ReplayMark<'a, R: Rt> {
+    state: &'a Monitor<R, State<R>>,
+    id: &'a str,
+    serial: u64,
+}
+
+impl<R: Rt> Drop for ReplayMark<'_, R> {
+    fn drop(&mut self) {
+        self.state.update(|s| {
+            if let Some(r) = s.sessions.get_mut(self.id) {
+                if r.handle.serial() == self.serial {
+                    r.replaying = false;
+                }
+            }
+        });
+    }
+}
+
 /// The bridge.
 pub struct Bridge<R: Rt> {
     provider: Arc<Provider<R>>,
@@ -290,6 +324,7 @@ impl<R: Rt> Bridge<R> {
                 quiesce: Quiesce::Idle,
                 quiesces: 0,
                 sessions: BTreeMap::new(),
+                closing: BTreeMap::new(),
                 loading: BTreeSet::new(),
                 next: 0,
                 waiting: BTreeMap::new(),
@@ -448,32 +483,40 @@ impl<R: Rt> Bridge<R> {
     /// wait, A9); clear the mark when it ends or its caller gives up (D8).
     /// A failed replay takes the session's record back and disposes it.
     /// `mark`: the record is not marked replaying yet (a healed session).
+    /// The mark and the record are this load's by their serial: once a
+    /// `session/close` took the record, nothing here touches a later
+    /// load's record of the same id.
     async fn replayed<F, Fut>(&self, id: &str, replay: F, mark: bool) -> Result<String, AcpError>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<(), AcpError>>,
     {
-        if mark {
-            self.state.update(|s| {
-                if let Some(r) = s.sessions.get_mut(id) {
-                    r.replaying = true;
-                }
-            });
-        }
-        let replaying = Unmark {
+        let serial = self.state.update(|s| {
+            let r = s.sessions.get_mut(id)?;
+            if mark {
+                r.replaying = true;
+            }
+            Some(r.handle.serial())
+        });
+        let Some(serial) = serial else {
+            // Closed (or quiesced) before its replay began.
+            return Err(AcpError::ClosedDuringReplay(id.to_string()));
+        };
+        let replaying = ReplayMark {
             state: &self.state,
             id,
-            mark: |s, id| {
-                if let Some(r) = s.sessions.get_mut(id) {
-                    r.replaying = false;
-                }
-            },
+            serial,
         };
         let result = replay().await;
         if let Err(e) = result {
             let taken = self.state.update(|s| {
-                let r = s.sessions.remove(id);
-                r.map(|r| r.handle)
+                let mine = s
+                    .sessions
+                    .get(id)
+                    .is_some_and(|r| r.handle.serial() == serial);
+                mine.then(|| s.sessions.remove(id))
+                    .flatten()
+                    .map(|r| r.handle)
             });
             drop(replaying);
             if let Some(handle) = taken {
@@ -483,6 +526,19 @@ impl<R: Rt> Bridge<R> {
         }
         drop(replaying);
         Ok(id.to_string())
+    }
+
+    /// The serial of session `id`'s record while a load replays it: a
+    /// replay checks before each item that it is still its own (a
+    /// `session/close` or a quiesce took it otherwise) and stops with
+    /// [`AcpError::ClosedDuringReplay`].
+    pub fn replaying(&self, id: &str) -> Option<u64> {
+        self.state.read(|s| {
+            s.sessions
+                .get(id)
+                .filter(|r| r.replaying)
+                .map(|r| r.handle.serial())
+        })
     }
 
     /// Keep `handle` in a record, unless the connection closed meanwhile:
@@ -666,9 +722,17 @@ impl<R: Rt> Bridge<R> {
             for w in s.waiting.values_mut().filter(|w| w.0 == id) {
                 w.1 = true;
             }
+            s.closing.insert(id.to_string(), record.handle.clone());
             Some(record)
         });
         let record = record.ok_or_else(|| AcpError::UnknownSession(id.to_string()))?;
+        let _closing = Unmark {
+            state: &self.state,
+            id,
+            mark: |s, id| {
+                s.closing.remove(id);
+            },
+        };
         record.handle.dispose_as("session/close").await;
         Ok(())
     }
@@ -695,10 +759,13 @@ impl<R: Rt> Bridge<R> {
                 Quiesce::Idle => {
                     s.quiesces += 1;
                     let records = std::mem::take(&mut s.sessions);
+                    let closing = std::mem::take(&mut s.closing);
                     let work = async move {
                         let all = records
                             .into_values()
-                            .map(|r| async move { r.handle.dispose_as("acp-quiesce").await });
+                            .map(|r| r.handle)
+                            .chain(closing.into_values())
+                            .map(|h| async move { h.dispose_as("acp-quiesce").await });
                         futures::future::join_all(all).await;
                     };
                     let relay = Arc::new(Relay::new(Box::pin(work)));

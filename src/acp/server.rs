@@ -367,9 +367,9 @@ fn acp_error(e: AcpError) -> Error {
     let data = serde_json::json!(e.to_string());
     match e {
         AcpError::UnknownSession(id) => not_found(&id),
-        AcpError::AlreadyLoaded(_) | AcpError::PromptInFlight(_) => {
-            Error::invalid_params().data(data)
-        }
+        AcpError::AlreadyLoaded(_)
+        | AcpError::PromptInFlight(_)
+        | AcpError::ClosedDuringReplay(_) => Error::invalid_params().data(data),
         AcpError::Disposed
         | AcpError::ClosedDuringNew
         | AcpError::ClosedDuringLoad
@@ -692,15 +692,25 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                         }
                         responder_state.set_cwd(&id, cwd);
                         // The history first, then the answer (ACP); the
-                        // log as it stood when the load began (A9).
-                        logs.replay(&id, found.records, &conn, &outbound)
+                        // log as it stood when the load began (A9), and
+                        // only while the session is still this load's.
+                        let serial = bridge.replaying(&id);
+                        let ours = || serial.is_some() && bridge.replaying(&id) == serial;
+                        match logs
+                            .replay(&id, found.records, &conn, &outbound, &ours)
                             .await
-                            .map_err(|e| AcpError::Storage(error_text(&e)))
+                        {
+                            Ok(true) => Ok(()),
+                            Ok(false) => Err(AcpError::ClosedDuringReplay(id.clone())),
+                            Err(e) => Err(AcpError::Storage(error_text(&e))),
+                        }
                     };
                     match bridge.load_session_then(&id, replay).await {
                         Ok(_) => Ok(LoadSessionResponse::new()),
                         Err(e) => {
-                            if claimed {
+                            // A close that took the session let go of its
+                            // log, which a later load may hold by now.
+                            if claimed && !matches!(e, AcpError::ClosedDuringReplay(_)) {
                                 logs.release(&id);
                             }
                             Err(acp_error(e))

@@ -97,8 +97,8 @@ pub struct BenchArgs {
     /// Instead of the bench: measure every deterministic figure pinned in
     /// the pins file and compare, as a table `key | pinned | measured |
     /// ok` (about a minute in a release build). Exit 0 if all are equal,
-    /// 1 with one line per differing key. Takes only --json, --write and
-    /// --pins-file.
+    /// 1 with one line per differing key. Takes only --json, --write,
+    /// --pins-file, --from-check and --from-models.
     #[arg(long)]
     pins: bool,
     /// With --pins: rewrite the pins file from the measurement (exit 0).
@@ -117,6 +117,11 @@ pub struct BenchArgs {
     /// shards) instead of searching again; scenarios it lacks are searched.
     #[arg(long)]
     from_check: Option<PathBuf>,
+    /// With --pins: take the models' state counts, depths and
+    /// counterexamples from this `lifecycle model --json` output instead
+    /// of checking the models again.
+    #[arg(long)]
+    from_models: Option<PathBuf>,
 }
 
 impl BenchArgs {
@@ -149,6 +154,7 @@ impl BenchArgs {
             ("--json", self.json),
             ("--pins-file", self.pins_file.is_some()),
             ("--from-check", self.from_check.is_some()),
+            ("--from-models", self.from_models.is_some()),
         ]
         .into_iter()
         .filter_map(|(flag, set)| set.then_some(flag))
@@ -577,14 +583,20 @@ fn writable(path: &std::path::Path) -> Result<(), String> {
 pub fn run(args: &BenchArgs) -> ExitCode {
     if args.pins {
         if let Some(flag) = args.bench_options().first() {
-            eprintln!("error: {flag} does not apply to --pins (it takes only --json, --write, --pins-file and --from-check)");
+            eprintln!("error: {flag} does not apply to --pins (it takes only --json, --write, --pins-file, --from-check and --from-models)");
             return ExitCode::from(2);
         }
         let path = args
             .pins_file
             .clone()
             .unwrap_or_else(|| PathBuf::from(pins::FILE));
-        return pins::run(&path, args.write, args.json, args.from_check.as_deref());
+        return pins::run(
+            &path,
+            args.write,
+            args.json,
+            args.from_check.as_deref(),
+            args.from_models.as_deref(),
+        );
     }
     if let Some(flag) = args.pins_options().first() {
         eprintln!("error: {flag} applies to --pins only");

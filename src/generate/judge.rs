@@ -34,11 +34,17 @@ fn fate_of(answer: &Answer) -> Option<Fate> {
         AcpError::UnknownSession(_) => Some(Fate::Unknown),
         AcpError::PromptInFlight(_) => Some(Fate::InFlight),
         AcpError::Storage(_) | AcpError::Create(CreateError::Storage(_)) => Some(Fate::Storage),
+        // R1: a load of a session whose close still tears it down.
+        AcpError::Create(CreateError::AlreadyExists(_)) => Some(Fate::AlreadyLoaded),
         AcpError::Create(_) => None,
+        AcpError::ClosedDuringReplay(_) => Some(Fate::ClosedDuringReplay),
     };
     match answer {
-        Answer::New(Ok(_)) | Answer::Load(Ok(())) => Some(Fate::Ok),
-        Answer::New(Err(e)) | Answer::Load(Err(e)) | Answer::Prompt(Err(e)) => err(e),
+        Answer::New(Ok(_)) | Answer::Load(Ok(())) | Answer::Close(Ok(())) => Some(Fate::Ok),
+        Answer::New(Err(e))
+        | Answer::Load(Err(e))
+        | Answer::Prompt(Err(e))
+        | Answer::Close(Err(e)) => err(e),
         Answer::Prompt(Ok(StopReason::EndTurn)) => Some(Fate::EndTurn),
         Answer::Prompt(Ok(StopReason::Cancelled)) => Some(Fate::Cancelled),
         Answer::Disconnected => Some(Fate::Done),
@@ -73,6 +79,7 @@ fn observe(s: &St, obs: &Obs, ids: &BTreeMap<String, Sk>, history: &[String]) ->
                     hung,
                 } => Q::Prompt(key(session), *steps, *hung),
                 Req::Cancel { session } => Q::Cancel(key(session)),
+                Req::Close { session } => Q::Close(key(session)),
                 Req::Disconnect => Q::Disconnect,
                 Req::DiskFault { .. } => Q::DiskFault,
             };
@@ -173,6 +180,7 @@ pub fn judge(workload: &Workload, history: &[Obs]) -> Result<(), Violation> {
         closed: false,
         arrivals: 0,
         disk_faults: 0,
+        old_closed: false,
         queue: vec![None; workload.clients.len()],
         sessions: BTreeMap::new(),
         calls: BTreeMap::new(),
@@ -230,9 +238,12 @@ fn mismatch(i: usize, obs: &Obs, history: &[Obs], before: &BTreeSet<St>) -> Viol
                 .is_some_and(|x| matches!(x.phase, Phase::Loading | Phase::Replaying(_)))
         })
     };
-    // A prompt's observation: A9 if the model had it waiting for its
-    // session's load, A2 if a cancel decided it before it ran, else A8.
-    let about_prompt = |p: P, running: &'static str| {
+    // A prompt's observation: A2 if a cancel decided it before it ran, A9
+    // if the model had it waiting for its session's load, else A8. Where
+    // both could be, what was observed decides: a step, or a failure as
+    // unknown, is what a prompt that did not wait for its load shows (A9);
+    // an answer otherwise is a cancel's to decide (A2).
+    let about_prompt = |p: P, running: &'static str, load_first: bool| {
         let waits_for_load =
             prompt_of(p).any(|c| matches!(*c, Call::Waiting { on, .. } if replaying(on)));
         let ran = prompt_of(p).any(|c| matches!(c, Call::Running { .. }));
@@ -240,23 +251,23 @@ fn mismatch(i: usize, obs: &Obs, history: &[Obs], before: &BTreeSet<St>) -> Viol
             .iter()
             .any(|s| s.closed && s.calls.get(&p) == Some(&Call::Decided(Fate::Unknown)));
         let cancelled = prompt_of(p).any(|c| *c == Call::Decided(Fate::Cancelled));
-        if closed && !ran {
-            (
+        let a2 = (
+            Rule::A2,
+            "a cancel reached the prompt before it ran: it never runs and answers cancelled",
+        );
+        let a9 = (
+            Rule::A9,
+            "the prompt's session had a load not yet answered: the prompt waits for that answer",
+        );
+        match (closed && !ran, cancelled && !ran, waits_for_load) {
+            (true, _, _) => (
                 Rule::A1,
                 "the connection closed: no session of the bridge outlives it, and the prompt fails as unknown",
-            )
-        } else if waits_for_load {
-            (
-                Rule::A9,
-                "the prompt's session had a load not yet answered: the prompt waits for that answer",
-            )
-        } else if cancelled && !ran {
-            (
-                Rule::A2,
-                "a cancel reached the prompt before it ran: it never runs and answers cancelled",
-            )
-        } else {
-            (Rule::A8, running)
+            ),
+            (_, true, true) if load_first => a9,
+            (_, true, _) => a2,
+            (_, _, true) => a9,
+            _ => (Rule::A8, running),
         }
     };
     // A storage error of a call the model had still running (a turn, a
@@ -278,7 +289,7 @@ fn mismatch(i: usize, obs: &Obs, history: &[Obs], before: &BTreeSet<St>) -> Viol
             update: Update::Step(text),
             ..
         } => match parse_step(text) {
-            Some((p, _)) => about_prompt(p, "a step no prompt of the model is running"),
+            Some((p, _)) => about_prompt(p, "a step no prompt of the model is running", true),
             None => (Rule::A8, "a step of no prompt"),
         },
         Obs::Update { .. } => (
@@ -288,10 +299,11 @@ fn mismatch(i: usize, obs: &Obs, history: &[Obs], before: &BTreeSet<St>) -> Viol
         Obs::Answered {
             client,
             op,
-            answer: Answer::Prompt(_),
+            answer: Answer::Prompt(r),
         } => about_prompt(
             (*client, *op),
             "no admission, turn or cancel of the model gives this answer",
+            matches!(r, Err(AcpError::UnknownSession(_))),
         ),
         Obs::Answered {
             client,
@@ -321,6 +333,13 @@ fn mismatch(i: usize, obs: &Obs, history: &[Obs], before: &BTreeSet<St>) -> Viol
                 (Rule::A7, "no session/new of the model answers so here")
             }
         }
+        Obs::Answered {
+            answer: Answer::Close(_),
+            ..
+        } => (
+            Rule::A4,
+            "no session/close of the model answers so here: it disposes a live session once its turn ended, and fails as unknown otherwise",
+        ),
         Obs::Answered { .. } => (Rule::A6, "no quiesce of the model answers so here"),
         Obs::Sent { .. } | Obs::Admitted { .. } => (Rule::A8, "a request that never took effect"),
     };
@@ -353,6 +372,7 @@ pub fn label(history: &[Obs]) -> String {
                 Answer::Load(r) => format!("load:{}", if r.is_ok() { "ok" } else { "err" }),
                 Answer::Prompt(Ok(s)) => format!("prompt:{s:?}"),
                 Answer::Prompt(Err(e)) => format!("prompt:{}", short(e)),
+                Answer::Close(r) => format!("close:{}", if r.is_ok() { "ok" } else { "err" }),
                 Answer::Disconnected => "disconnected".into(),
             };
             parts.push(format!("c{client}o{op}={a}"));
@@ -370,6 +390,7 @@ fn short(e: &AcpError) -> &'static str {
         AcpError::PromptInFlight(_) => "in-flight",
         AcpError::Create(_) => "create",
         AcpError::Storage(_) => "storage",
+        AcpError::ClosedDuringReplay(_) => "closed-during-replay",
     }
 }
 
@@ -575,5 +596,79 @@ mod tests {
         let answer = early.remove(2 + stored.len());
         early.insert(2, answer);
         assert!(judge(&w, &early).is_err());
+    }
+
+    fn close(session: &str) -> Req {
+        Req::Close {
+            session: session.into(),
+        }
+    }
+
+    #[test]
+    fn a_close_cancels_the_sessions_turn_and_answers_after_it() {
+        let w = decode("n.p01.z0.p01").unwrap();
+        let unknown = || Answer::Prompt(Err(AcpError::UnknownSession("sess-1".into())));
+        let mut h = vec![
+            sent(0, 0, Req::New),
+            got(0, 0, Answer::New(Ok("sess-1".into()))),
+            sent(0, 1, prompt("sess-1", 1)),
+            sent(0, 2, close("sess-1")),
+            sent(0, 3, prompt("sess-1", 1)),
+            got(0, 3, unknown()),
+            got(0, 1, end(StopReason::Cancelled)),
+            got(0, 2, Answer::Close(Ok(()))),
+        ];
+        assert_eq!(judge(&w, &h), Ok(()));
+        // The turn may have ended by itself before the close reached it.
+        let mut ran = h.clone();
+        ran.insert(3, step("sess-1", "c0o1/0"));
+        ran[7] = got(0, 1, end(StopReason::EndTurn));
+        assert_eq!(judge(&w, &ran), Ok(()));
+        // Planted: a prompt after the close that runs.
+        let mut after = h.clone();
+        after[5] = got(0, 3, end(StopReason::EndTurn));
+        assert!(judge(&w, &after).is_err());
+        // Planted: the close answered as unknown.
+        h[7] = got(
+            0,
+            2,
+            Answer::Close(Err(AcpError::UnknownSession("sess-1".into()))),
+        );
+        let v = judge(&w, &h).unwrap_err();
+        assert_eq!(v.rule, Rule::A4, "{}", v.message);
+    }
+
+    #[test]
+    fn a_load_after_a_close_of_old_resumes_it_or_finds_it_still_tearing_down() {
+        let w = decode("l.a.zo.l").unwrap();
+        let stored = old_history();
+        let mut h = vec![sent(0, 0, Req::Load)];
+        h.extend(stored.iter().map(|t| Obs::Update {
+            session: OLD.into(),
+            update: Update::History(t.clone()),
+        }));
+        h.push(got(0, 0, Answer::Load(Ok(()))));
+        h.push(sent(0, 2, close(OLD)));
+        h.push(sent(0, 3, Req::Load));
+        let exists = Answer::Load(Err(AcpError::Create(CreateError::AlreadyExists(
+            OLD.into(),
+        ))));
+        let mut racing = h.clone();
+        racing.push(got(0, 3, exists.clone()));
+        racing.push(got(0, 2, Answer::Close(Ok(()))));
+        assert_eq!(judge(&w, &racing), Ok(()));
+        // After the teardown, the resume succeeds.
+        let mut after = h.clone();
+        after.push(got(0, 2, Answer::Close(Ok(()))));
+        after.push(got(0, 3, Answer::Load(Ok(()))));
+        assert_eq!(judge(&w, &after), Ok(()));
+        // Planted: the close answered as if old were unknown.
+        let mut unknown = h;
+        unknown.push(got(
+            0,
+            2,
+            Answer::Close(Err(AcpError::UnknownSession(OLD.into()))),
+        ));
+        assert_eq!(judge(&w, &unknown).unwrap_err().rule, Rule::A4);
     }
 }

@@ -62,6 +62,7 @@ pub fn encode(w: &Workload) -> String {
         Op::Load => "l".to_string(),
         Op::Prompt { on, steps } => format!("p{}{steps}", target_code(on)),
         Op::Cancel { on } => format!("c{}", target_code(on)),
+        Op::Close { on } => format!("z{}", target_code(on)),
         Op::Await => "a".to_string(),
         Op::Disconnect => "d".to_string(),
         Op::Create => "x".to_string(),
@@ -103,6 +104,7 @@ pub fn decode(code: &str) -> Result<Workload, String> {
                 steps: k.to_digit(10).filter(|k| (1..=9).contains(k))? as u8,
             },
             ('c', [t]) => Op::Cancel { on: target(*t)? },
+            ('z', [t]) => Op::Close { on: target(*t)? },
             ('a', []) => Op::Await,
             ('d', []) => Op::Disconnect,
             ('x', []) => Op::Create,
@@ -126,7 +128,7 @@ pub fn decode(code: &str) -> Result<Workload, String> {
             match ops {
                 Some(ops) if !ops.is_empty() && ops.len() <= 16 => Ok(Client { ops }),
                 _ => Err(format!(
-                    "{c:?} is not a client program (operations n N l p<t><k> c<t> a d x y Y w<t> u i<t> L f F k j<t> joined by '.', at most 16)"
+                    "{c:?} is not a client program (operations n N l p<t><k> c<t> z<t> a d x y Y w<t> u i<t> L f F k j<t> joined by '.', at most 16)"
                 )),
             }
         })

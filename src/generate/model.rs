@@ -22,6 +22,8 @@
 //! | `Promote(p)` | internal | the session's earliest waiting prompt is claimed once the session is live and free, refused if another (uncancelled) prompt is in flight (A8), or fails as unknown once the session is gone (A9) |
 //! | `Finish(p)` | internal | a running prompt is decided: `end_turn` once every step was delivered (never for a step that ends only when signalled, C10), `cancelled` once a cancel or disposal reached it (A2, A4), a storage error once a disk failure hit its log (D10) |
 //! | `Fail(p)`, `Fail(new/load)` | internal | a disk failure is spent: on a running prompt's log (its session refuses appends, its answer is a storage error), or on a `session/new` or `session/load`, which fails with it (D10) |
+//! | `Close(on)` (in `Apply`) | internal | a live or replaying session is taken (`gone`): its waiting prompts are decided `cancelled`, its running turn disposed (A4), and the close runs its teardown; any other session is unknown |
+//! | `Closed(p)` | internal | the close's teardown is over, once the turn it disposed was decided; a load of the session meanwhile may fail as already loaded (R1), and once it is over a load resumes it, its replay the log as it now stands |
 //! | `DiskFault` | observed | one more disk failure may be spent |
 //! | `Update(s, step k of p)` | observed | `p` is running on `s` with `k` steps delivered |
 //! | `Update(old, history i)` | observed | `old` is replaying at item `i`, which is that text |
@@ -81,6 +83,9 @@ pub(super) enum Fate {
     Done,
     /// A storage error (D10): spends one of the disk's injected failures.
     Storage,
+    /// A close or the connection's took the session while its load
+    /// replayed: the replay stopped (A9).
+    ClosedDuringReplay,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -111,6 +116,9 @@ pub(super) enum Call {
     },
     /// A disconnect's quiesce.
     Quiesce,
+    /// A `session/close`'s teardown of `on`, which ends once `turn` (the
+    /// turn it disposed, if any) was decided.
+    Closing { on: Sk, turn: Option<P> },
     /// Answered in the model, not yet received.
     Decided(Fate),
 }
@@ -122,6 +130,7 @@ pub(super) enum Q {
     Load,
     Prompt(Option<Sk>, u8, bool),
     Cancel(Option<Sk>),
+    Close(Option<Sk>),
     Disconnect,
     DiskFault,
 }
@@ -135,6 +144,9 @@ pub(super) struct St {
     /// error a client receives spends one (D10: a failure is reported once,
     /// and the session recovers by itself).
     pub(super) disk_faults: u8,
+    /// A `session/close` took `old`: a later load replays its log as it
+    /// now stands (this run's turns included), not the stored history.
+    pub(super) old_closed: bool,
     pub(super) queue: Vec<Option<(u8, Q)>>,
     pub(super) sessions: BTreeMap<Sk, Sess>,
     pub(super) calls: BTreeMap<P, Call>,
@@ -210,7 +222,9 @@ impl St {
                 self.decide(p, Fate::AlreadyLoaded)
             }
             Q::Load => {
-                self.sessions.insert(Sk::Old, sess(Phase::Loading, Some(p)));
+                let mut old = sess(Phase::Loading, Some(p));
+                old.healing = self.old_closed;
+                self.sessions.insert(Sk::Old, old);
                 self.calls.insert(p, Call::Load);
             }
             Q::Prompt(None, ..) => self.decide(p, Fate::Unknown),
@@ -252,6 +266,31 @@ impl St {
                         }
                     }
                 }
+            }
+            Q::Close(None) => self.decide(p, Fate::Unknown),
+            Q::Close(Some(on)) => {
+                let kept = self.sessions.get(&on).is_some_and(|s| {
+                    !s.gone && matches!(s.phase, Phase::Live | Phase::Replaying(_))
+                });
+                if !kept {
+                    self.decide(p, Fate::Unknown);
+                    return;
+                }
+                for call in self.calls.values_mut() {
+                    if matches!(*call, Call::Waiting { on: o, .. } if o == on) {
+                        *call = Call::Decided(Fate::Cancelled);
+                    }
+                }
+                let s = self.sessions.get_mut(&on).expect("kept");
+                s.gone = true;
+                let turn = s.in_flight;
+                if let Some(Call::Running { disposed, .. }) =
+                    turn.and_then(|q| self.calls.get_mut(&q))
+                {
+                    *disposed = true;
+                }
+                self.old_closed |= on == Sk::Old;
+                self.calls.insert(p, Call::Closing { on, turn });
             }
             Q::Disconnect => {
                 self.closed = true;
@@ -318,6 +357,20 @@ impl St {
                         out.push(n);
                         n = self.clone();
                     }
+                    // R1: the session a close took still tears down; a
+                    // resume of its id meanwhile fails, already loaded.
+                    let closing = self
+                        .calls
+                        .values()
+                        .any(|c| matches!(c, Call::Closing { on: Sk::Old, .. }));
+                    if matches!(s.phase, Phase::Loading) && closing {
+                        let mut f = self.clone();
+                        let old = f.sessions.get_mut(&Sk::Old).expect("old");
+                        old.gone = true;
+                        old.load = None;
+                        f.decide(p, Fate::AlreadyLoaded);
+                        out.push(f);
+                    }
                     match s.phase {
                         Phase::Loading if n.closed => {
                             n.sessions.remove(&Sk::Old);
@@ -331,6 +384,13 @@ impl St {
                             old.phase = Phase::Live;
                             old.healing = false;
                             n.decide(p, Fate::Ok);
+                        }
+                        // Taken by a close or a quiesce: the replay stops
+                        // before its next item.
+                        Phase::Replaying(_) if s.gone => {
+                            let old = n.sessions.get_mut(&Sk::Old).expect("old");
+                            old.load = None;
+                            n.decide(p, Fate::ClosedDuringReplay);
                         }
                         _ => continue,
                     }
@@ -412,6 +472,16 @@ impl St {
                     let mut n = self.clone();
                     n.decide(p, Fate::Done);
                     out.push(n);
+                }
+                Call::Closing { turn, .. } => {
+                    let turn_over = turn.is_none_or(|q| {
+                        matches!(self.calls.get(&q), None | Some(Call::Decided(_)))
+                    });
+                    if turn_over {
+                        let mut n = self.clone();
+                        n.decide(p, Fate::Ok);
+                        out.push(n);
+                    }
                 }
                 Call::Decided(_) => {}
             }

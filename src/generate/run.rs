@@ -129,6 +129,11 @@ pub enum Req {
         /// The session id.
         session: String,
     },
+    /// `session/close` on `session`.
+    Close {
+        /// The session id.
+        session: String,
+    },
     /// The client disconnects.
     Disconnect,
     /// The disk's next write (or, `sync`, fsync) fails: not a request to
@@ -150,6 +155,8 @@ pub enum Answer {
     Load(Result<(), AcpError>),
     /// `session/prompt`'s.
     Prompt(Result<StopReason, AcpError>),
+    /// `session/close`'s: the session's teardown is over, or why not.
+    Close(Result<(), AcpError>),
     /// The disconnect's quiesce finished.
     Disconnected,
 }
@@ -280,6 +287,7 @@ impl<R: Rt> Env<R> {
         let durable = self.rig.durable.clone();
         let snapshot = logs::count(&*durable, OLD).map_err(storage)?;
         let conn = self.conn.clone();
+        let bridge = self.bridge.clone();
         let replay = || async move {
             let mut updates = Vec::new();
             logs::replay_snapshot(&*durable, OLD, snapshot, &mut |u| {
@@ -288,9 +296,14 @@ impl<R: Rt> Env<R> {
             })
             .map_err(storage)?;
             // One update per scheduling point, as the server's replay
-            // waits for room before each.
+            // waits for room before each, and only while the session is
+            // still this load's (a close stops it, A9).
+            let serial = bridge.replaying(OLD);
             for u in updates {
                 R::yield_now().await;
+                if serial.is_none() || bridge.replaying(OLD) != serial {
+                    return Err(AcpError::ClosedDuringReplay(OLD.to_string()));
+                }
                 conn.push(Obs::Update {
                     session: OLD.to_string(),
                     update: Update::History(update_text(&u)),
@@ -549,6 +562,22 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                     },
                 );
                 env.bridge.cancel(&id);
+                admitted(j);
+            }
+            Op::Close { on } => {
+                let Some(id) = resolve(on) else { continue };
+                sent(
+                    j,
+                    Req::Close {
+                        session: id.clone(),
+                    },
+                );
+                let e = env.clone();
+                let fut = Box::pin(async move {
+                    let r = e.bridge.close(&id).await;
+                    e.answered(me, j, Answer::Close(r));
+                });
+                owed.extend(admit::<R>("session/close", fut).await);
                 admitted(j);
             }
             Op::Await => {

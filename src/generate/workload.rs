@@ -1,7 +1,7 @@
 //! A generated workload: 2–4 concurrent clients of one agent server, each
 //! a short program over the actions of the models (SPEC A1–A9, R1, D1):
 //! `session/new`, `session/load`, `session/prompt` with a script of steps,
-//! `session/cancel`, disconnect, and the lifecycle's own callers beside
+//! `session/cancel`, `session/close`, disconnect, and the lifecycle's own callers beside
 //! them (provider `create`, handle `dispose`, owner `unload`, an agent's
 //! `when_idle`), some of whose calls are dropped at an await; and the
 //! world's: a prompt whose step ends only when signalled, disposal
@@ -50,6 +50,13 @@ pub enum Op {
     },
     /// `session/cancel` (a notification: no answer).
     Cancel {
+        /// The session.
+        on: Target,
+    },
+    /// `session/close` (the session is disposed: a prompt of it in flight
+    /// or waiting answers `cancelled`, later ones fail as unknown), sent
+    /// and not awaited.
+    Close {
         /// The session.
         on: Target,
     },
@@ -144,6 +151,7 @@ impl fmt::Display for Op {
                 write!(f, "session/prompt {on} ({steps} step{s})")
             }
             Op::Cancel { on } => write!(f, "session/cancel {on}"),
+            Op::Close { on } => write!(f, "session/close {on}"),
             Op::Await => f.write_str("await answers"),
             Op::Disconnect => f.write_str("disconnect"),
             Op::Create => f.write_str("provider create old-helper"),
@@ -197,6 +205,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => Just(Op::Load),
         6 => (target(), 1u8..=3).prop_map(|(on, steps)| Op::Prompt { on, steps }),
         4 => target().prop_map(|on| Op::Cancel { on }),
+        1 => target().prop_map(|on| Op::Close { on }),
         1 => Just(Op::Await),
         1 => Just(Op::Disconnect),
         3 => Just(Op::Create),

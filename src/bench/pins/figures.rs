@@ -282,7 +282,7 @@ fn dpor(scenario: &'static Scenario) -> Job {
     )
 }
 
-fn model(name: &'static str) -> Job {
+fn model(name: &'static str, given: Option<Vec<ModelRow>>) -> Job {
     let faults: Vec<lifecycle_models::Fault> = lifecycle_models::fault::modelled()
         .filter(|f| models::model_of(*f) == Some(name))
         .collect();
@@ -323,61 +323,142 @@ fn model(name: &'static str) -> Job {
             ));
         }
     }
-    Job::new(format!("model {name}"), figures, move || {
-        let reports = models::run_models(&[name]);
-        let clean = reports
-            .iter()
-            .find(|r| r.fault.is_none())
-            .expect("the clean model");
-        let mut v = vec![
-            clean.result.unique,
-            u64::from(clean.result.max_depth),
-            clean.result.properties.len() as u64,
-        ];
-        v.extend(clean.result.symmetric.filter(|_| symmetric));
+    let rows_of = move |rows: &[ModelRow]| {
+        let row = |fault: Option<lifecycle_models::Fault>| {
+            rows.iter()
+                .find(|r| r.fault == fault.map(|f| f.to_string()))
+                .unwrap_or_else(|| panic!("no row of the {name} model with {fault:?}"))
+        };
+        let clean = row(None);
+        let mut v = vec![clean.unique, clean.depth, clean.properties];
+        v.extend(clean.symmetric.filter(|_| symmetric));
         for f in &faults {
-            let r = reports
-                .iter()
-                .find(|r| r.fault == Some(*f))
-                .expect("every fault variant of the model");
+            let r = row(Some(*f));
             // Not caught: 0, which no counterexample has.
-            v.push(r.caught_by.as_ref().map_or(0, |c| c.1 as u64));
-            v.push(r.result.unique);
-            v.extend(r.result.symmetric.filter(|_| symmetric));
+            v.push(r.counterexample.unwrap_or(0));
+            v.push(r.unique);
+            v.extend(r.symmetric.filter(|_| symmetric));
         }
         v
-    })
+    };
+    match given {
+        Some(rows) => Job::new(
+            format!("model {name} (from the model run)"),
+            figures,
+            move || rows_of(&rows),
+        ),
+        None => Job::new(format!("model {name}"), figures, move || {
+            let rows: Vec<ModelRow> = models::run_models(&[name])
+                .iter()
+                .map(ModelRow::of)
+                .collect();
+            rows_of(&rows)
+        }),
+    }
+}
+
+/// The figures of one row of `lifecycle model` (a model or a fault
+/// variant), measured here or read from a `lifecycle model --json` run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelRow {
+    /// The fault (`M7`), `None` for the clean model.
+    pub fault: Option<String>,
+    /// Distinct states.
+    pub unique: u64,
+    /// Depth of the state space.
+    pub depth: u64,
+    /// Properties checked.
+    pub properties: u64,
+    /// Representatives under symmetry reduction, where measured.
+    pub symmetric: Option<u64>,
+    /// Actions of the shortest counterexample of the fault's rules.
+    pub counterexample: Option<u64>,
+}
+
+impl ModelRow {
+    fn of(r: &models::ModelReport) -> ModelRow {
+        ModelRow {
+            fault: r.fault.map(|f| f.to_string()),
+            unique: r.result.unique,
+            depth: u64::from(r.result.max_depth),
+            properties: r.result.properties.len() as u64,
+            symmetric: r.result.symmetric,
+            counterexample: r.caught_by.as_ref().map(|c| c.1 as u64),
+        }
+    }
+
+    /// One line of `lifecycle model --json`: its model's name and row.
+    pub fn parse(line: &str) -> Result<(String, ModelRow), String> {
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("not a JSON line: {e}"))?;
+        let result = &v["result"];
+        let num =
+            |x: &serde_json::Value, what: &str| x.as_u64().ok_or_else(|| format!("no {what}"));
+        let model = result["model"].as_str().ok_or("no result.model")?;
+        let name = model.split('+').next().unwrap_or(model).to_string();
+        let row = ModelRow {
+            fault: v["fault"].as_str().map(str::to_string),
+            unique: num(&result["unique"], "result.unique")?,
+            depth: num(&result["max_depth"], "result.max_depth")?,
+            properties: result["properties"]
+                .as_array()
+                .ok_or("no result.properties")?
+                .len() as u64,
+            symmetric: result["symmetric"].as_u64(),
+            counterexample: v["caught_by"][1].as_u64(),
+        };
+        Ok((name, row))
+    }
 }
 
 /// Every job, in the order `bench --pins` runs them (cheap ones first).
 pub fn jobs() -> Vec<Job> {
-    jobs_given(&BTreeMap::new())
+    jobs_given(&Given::default())
 }
 
-/// [`jobs`], except that the `sim-dfs` row of each scenario in `given`
-/// (its schedules and views, as a `check --tier pr --json` run reported
-/// them) is taken from there instead of searched again.
-pub fn jobs_given(given: &BTreeMap<String, [u64; 2]>) -> Vec<Job> {
+/// Figures of this CI run's earlier stages, taken instead of measured
+/// again.
+#[derive(Clone, Debug, Default)]
+pub struct Given {
+    /// Each scenario's `sim-dfs` schedules and views, as a `check --tier
+    /// pr --json` run reported them.
+    pub sim_dfs: BTreeMap<String, [u64; 2]>,
+    /// Each model's rows, as a `lifecycle model --json` run reported them
+    /// (a model is taken only if all its rows are).
+    pub models: BTreeMap<String, Vec<ModelRow>>,
+}
+
+/// [`jobs`], except that what `given` holds is taken from there instead
+/// of measured again.
+pub fn jobs_given(given: &Given) -> Vec<Job> {
     let mut jobs = vec![registries(), pr_bounds(), clause_table()];
     jobs.extend(scenarios::ALL.iter().map(|s| task_counts(s)));
-    jobs.extend(MODELS.into_iter().map(model));
+    jobs.extend(
+        MODELS
+            .into_iter()
+            .map(|name| model(name, given.models.get(name).cloned())),
+    );
     jobs.extend(
         scenarios::ALL
             .iter()
             .filter(|s| s.bounds.dfs.is_none())
             .map(|s| dpor(s)),
     );
-    jobs.extend(scenarios::ALL.iter().map(|s| match given.get(s.name) {
-        Some(&row) => {
-            let searched = sim_dfs(s);
-            Job::new(
-                format!("{} (from the check run)", searched.name),
-                searched.figures,
-                move || row.to_vec(),
-            )
-        }
-        None => sim_dfs(s),
-    }));
+    jobs.extend(
+        scenarios::ALL
+            .iter()
+            .map(|s| match given.sim_dfs.get(s.name) {
+                Some(&row) => {
+                    let searched = sim_dfs(s);
+                    Job::new(
+                        format!("{} (from the check run)", searched.name),
+                        searched.figures,
+                        move || row.to_vec(),
+                    )
+                }
+                None => sim_dfs(s),
+            }),
+    );
     jobs
 }
 

@@ -167,7 +167,13 @@ pub fn json_lines(rows: &[Row]) -> String {
 /// `path`; with `write`, rewrite the file from the measurement instead of
 /// failing on a difference. The table (or, with `json`, JSON lines) goes
 /// to stdout, progress and the time taken to stderr.
-pub fn run(path: &Path, write: bool, json: bool, from_check: Option<&Path>) -> ExitCode {
+pub fn run(
+    path: &Path,
+    write: bool,
+    json: bool,
+    from_check: Option<&Path>,
+    from_models: Option<&Path>,
+) -> ExitCode {
     // Checked before the minute of measuring. A missing or broken file is
     // what --write repairs.
     let pinned = if write {
@@ -181,10 +187,15 @@ pub fn run(path: &Path, write: bool, json: bool, from_check: Option<&Path>) -> E
             Err(e) => return refuse(&e),
         }
     };
-    let given = match from_check.map(sim_dfs_rows).transpose() {
+    let sim_dfs = match from_check.map(sim_dfs_rows).transpose() {
         Ok(given) => given.unwrap_or_default(),
         Err(e) => return refuse(&e),
     };
+    let models = match from_models.map(model_rows).transpose() {
+        Ok(given) => given.unwrap_or_default(),
+        Err(e) => return refuse(&e),
+    };
+    let given = figures::Given { sim_dfs, models };
     let start = Instant::now();
     let measured = figures::measure(&figures::jobs_given(&given), &|job| {
         eprintln!("pins: {job}")
@@ -212,6 +223,30 @@ pub fn run(path: &Path, write: bool, json: bool, from_check: Option<&Path>) -> E
     } else {
         ExitCode::from(1)
     }
+}
+
+/// The rows of a whole `lifecycle model --json` run, by model: every
+/// model and fault variant it checked.
+fn model_rows(path: &Path) -> Result<BTreeMap<String, Vec<figures::ModelRow>>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut rows: BTreeMap<String, Vec<figures::ModelRow>> = BTreeMap::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let (model, row) = figures::ModelRow::parse(line)
+            .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
+        rows.entry(model).or_default().push(row);
+    }
+    if rows.is_empty() {
+        return Err(format!(
+            "{}: no row of `lifecycle model --json`",
+            path.display()
+        ));
+    }
+    Ok(rows)
 }
 
 /// The `sim-dfs` rows of a whole `check --tier pr --json` run (or of
