@@ -339,14 +339,7 @@ const BIG_STEP_BYTES: usize = 100_000;
 fn a10_soak_a_400_mb_log_loads() {
     use std::io::Write;
     let sessions = tempfile::tempdir().expect("tempdir");
-    let sid = {
-        let mut server = AcpServer::start(sessions.path());
-        let sid = server.new_session();
-        let (answer, _) = server.prompt(&sid, "hello");
-        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-        server.close();
-        sid
-    };
+    let sid = one_turn_session(sessions.path());
     let path = std::fs::read_dir(sessions.path())
         .expect("sessions dir")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -427,6 +420,17 @@ fn a10_soak_a_400_mb_log_loads() {
     );
 }
 
+/// A session under `sessions` whose log holds one finished turn
+/// (`hello`), written by a server that has exited.
+fn one_turn_session(sessions: &std::path::Path) -> String {
+    let mut server = AcpServer::start(sessions);
+    let sid = server.new_session();
+    let (answer, _) = server.prompt(&sid, "hello");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    server.close();
+    sid
+}
+
 /// A fresh server on `sessions` with the soak's patience.
 fn soak_server(sessions: &std::path::Path) -> AcpServer {
     let mut server = AcpServer::start(sessions);
@@ -486,14 +490,7 @@ fn a10_soak_a_prompt_of_a_quarter_million_blocks() {
 fn a10_soak_a_damaged_log_and_a_device_log() {
     use std::io::Write;
     let sessions = tempfile::tempdir().expect("tempdir");
-    let sid = {
-        let mut server = AcpServer::start(sessions.path());
-        let sid = server.new_session();
-        let (answer, _) = server.prompt(&sid, "hello");
-        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-        server.close();
-        sid
-    };
+    let sid = one_turn_session(sessions.path());
     let files = agent_lifecycle::store::durable::FileDurable::new(sessions.path()).expect("dir");
     let mut log = std::fs::OpenOptions::new()
         .append(true)

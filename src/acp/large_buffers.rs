@@ -5,10 +5,11 @@
 //! though, raises that threshold to the size of each such block freed (up
 //! to 32 MiB), so after the first 8 MiB request line every later buffer of
 //! a large prompt, reply or record comes from the heap, where freed memory
-//! stays resident: one 8 MiB prompt then peaked at about 110 MB where its
-//! live buffers took about 60 MB. A fixed threshold keeps large buffers
-//! mapped per block, returned as soon as they are freed, and lets a
-//! growing one move with `mremap` instead of a copy.
+//! stays resident, and the process's peak far exceeds what its live
+//! buffers ever take at once. A fixed threshold keeps large buffers mapped
+//! per block, returned as soon as they are freed, and lets a growing one
+//! move with `mremap` instead of a copy (the soak cases of
+//! `tests/acp_soak.rs` measure the peaks; `docs/record.md` records a run).
 
 /// The size from which a buffer has a mapping of its own (glibc's default
 /// starting threshold, kept fixed).

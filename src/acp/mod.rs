@@ -528,17 +528,22 @@ impl<R: Rt> Bridge<R> {
         Ok(id.to_string())
     }
 
-    /// The serial of session `id`'s record while a load replays it: a
-    /// replay checks before each item that it is still its own (a
-    /// `session/close` or a quiesce took it otherwise) and stops with
+    /// For the replay of a load of `id`, called as it begins: a check to
+    /// make before each item that the session is still this load's (a
+    /// `session/close` or the quiesce took it otherwise, and a later load
+    /// may hold the id); when it fails, the replay stops with
     /// [`AcpError::ClosedDuringReplay`].
-    pub fn replaying(&self, id: &str) -> Option<u64> {
-        self.state.read(|s| {
-            s.sessions
-                .get(id)
-                .filter(|r| r.replaying)
-                .map(|r| r.handle.serial())
-        })
+    pub fn replay_check<'a>(&'a self, id: &'a str) -> impl Fn() -> bool + Send + Sync + 'a {
+        let replaying = move || {
+            self.state.read(|s| {
+                s.sessions
+                    .get(id)
+                    .filter(|r| r.replaying)
+                    .map(|r| r.handle.serial())
+            })
+        };
+        let serial = replaying();
+        move || serial.is_some() && replaying() == serial
     }
 
     /// Keep `handle` in a record, unless the connection closed meanwhile:

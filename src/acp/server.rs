@@ -133,11 +133,6 @@ pub fn step_of(l: &str) -> ScriptStep {
 
 const ECHO: &str = "echo: ";
 
-/// Parse a prompt into its steps (one per non-empty line).
-pub fn script(text: &str) -> Vec<ScriptStep> {
-    script_lines(text).map(step_of).collect()
-}
-
 /// The scripted responder: performs steps with tool-bash and reports each
 /// step's reply to the client.
 struct Responder {
@@ -694,8 +689,7 @@ pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
                         // The history first, then the answer (ACP); the
                         // log as it stood when the load began (A9), and
                         // only while the session is still this load's.
-                        let serial = bridge.replaying(&id);
-                        let ours = || serial.is_some() && bridge.replaying(&id) == serial;
+                        let ours = bridge.replay_check(&id);
                         match logs
                             .replay(&id, found.records, &conn, &outbound, &ours)
                             .await

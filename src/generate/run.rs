@@ -298,10 +298,10 @@ impl<R: Rt> Env<R> {
             // One update per scheduling point, as the server's replay
             // waits for room before each, and only while the session is
             // still this load's (a close stops it, A9).
-            let serial = bridge.replaying(OLD);
+            let ours = bridge.replay_check(OLD);
             for u in updates {
                 R::yield_now().await;
-                if serial.is_none() || bridge.replaying(OLD) != serial {
+                if !ours() {
                     return Err(AcpError::ClosedDuringReplay(OLD.to_string()));
                 }
                 conn.push(Obs::Update {

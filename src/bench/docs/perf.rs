@@ -83,6 +83,24 @@ impl Run {
     }
 }
 
+impl Run {
+    /// `at commit `C`[ with uncommitted changes to tracked files], started
+    /// D, `nproc` N`: how a record's section names its run.
+    pub fn named(&self) -> String {
+        format!(
+            "at commit `{}`{}, started {}, `nproc` {}",
+            self.commit,
+            if self.dirty {
+                " with uncommitted changes to tracked files"
+            } else {
+                ""
+            },
+            self.date,
+            self.nproc
+        )
+    }
+}
+
 /// Seconds since the epoch as `YYYY-MM-DD HH:MM UTC`.
 fn utc(seconds: u64) -> String {
     let days = (seconds / 86_400) as i64;
@@ -286,16 +304,9 @@ pub fn render(json: &str, path: &Path) -> Result<String, String> {
     let _ = writeln!(w, "## Performance\n");
     let _ = writeln!(
         w,
-        "Every table below comes from one run of `lifecycle {}` at commit `{}`{}, started {}, `nproc` {}, on {}; the bench took {} s. Timings differ from run to run and with the machine's load; `docs --check` does not compare them. What each table measures: [`guide.md`](guide.md#performance).\n",
+        "Every table below comes from one run of `lifecycle {}` {}, on {}; the bench took {} s. Timings differ from run to run and with the machine's load; `docs --check` does not compare them. What each table measures: [`guide.md`](guide.md#performance).\n",
         run.command,
-        run.commit,
-        if run.dirty {
-            " with uncommitted changes to tracked files"
-        } else {
-            ""
-        },
-        run.date,
-        run.nproc,
+        run.named(),
         b.machine,
         num(b.seconds, 0)
     );

@@ -61,13 +61,16 @@ pub fn render(text: &str, path: &Path) -> Result<String, String> {
             other.run.commit
         ));
     }
-    let run = first.run.clone();
-    let started = lines
-        .iter()
-        .map(|l| l.run.date.clone())
-        .min()
-        .unwrap_or_default();
-    let dirty = lines.iter().any(|l| l.run.dirty);
+    // The run: its first case's start, dirty if any case saw changes.
+    let run = Run {
+        date: lines
+            .iter()
+            .map(|l| l.run.date.clone())
+            .min()
+            .unwrap_or_default(),
+        dirty: lines.iter().any(|l| l.run.dirty),
+        ..first.run.clone()
+    };
     lines.sort_by(|a, b| a.case.cmp(&b.case));
     let cap_kib = (MEMORY_CAP_BYTES / 1024) as u64;
     let mut s = String::new();
@@ -75,15 +78,8 @@ pub fn render(text: &str, path: &Path) -> Result<String, String> {
     let _ = writeln!(w, "## Server memory (SPEC A10)\n");
     let _ = writeln!(
         w,
-        "Every figure below comes from one run of `{SOAK_OUT_ENV}=FILE cargo test --test acp_soak` at commit `{}`{}, started {}, `nproc` {}: the peak resident memory (VmHWM) of the release-optimized `lifecycle acp` for each input. Each case's test fails past `MEMORY_CAP_BYTES`, {} MiB ([`reference.md`](reference.md)). Memory differs a little from run to run; `docs --check` does not compare it.\n",
-        run.commit,
-        if dirty {
-            " with uncommitted changes to tracked files"
-        } else {
-            ""
-        },
-        started,
-        run.nproc,
+        "Every figure below comes from one run of `{SOAK_OUT_ENV}=FILE cargo test --test acp_soak` {}: the peak resident memory (VmHWM) of `lifecycle acp` as that test builds it (cargo's test profile) for each input. Each case's test fails past `MEMORY_CAP_BYTES`, {} MiB ([`reference.md`](reference.md)). Memory differs a little from run to run; `docs --check` does not compare it.\n",
+        run.named(),
         cap_kib / 1024
     );
     let _ = writeln!(w, "| input | peak VmHWM (MiB) | of the cap |");
