@@ -355,6 +355,8 @@ fn ierr(e: AcpError) -> String {
         AcpError::Create(e) => format!("create: {e}"),
         AcpError::Storage(e) => format!("storage: {e}"),
         AcpError::ClosedDuringReplay(_) => "closed-during-replay".into(),
+        AcpError::LogInUse(_) => "log-in-use".into(),
+        AcpError::TooManySessions => "too-many-sessions".into(),
     }
 }
 

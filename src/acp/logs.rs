@@ -4,13 +4,14 @@
 //! Nothing here holds a log whole: a load of any size streams it (A10).
 
 use super::outbound::Outbound;
-use super::server::{not_found, step_updates};
+use super::responder::{step_updates, Wire};
+use super::AcpError;
+use crate::rt::Rt;
 use crate::session_log::{Entry, ToolEvent};
 use crate::shell::job_number;
 use crate::store::durable::{Durable, DurableRecord, FileDurable, LockError};
 use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate};
-use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Client, Error};
+use futures::{Stream, StreamExt};
 use std::sync::Arc;
 
 /// How many updates the replay's reader may read ahead of the client.
@@ -19,16 +20,39 @@ pub const REPLAY_AHEAD: usize = 16;
 /// The session logs: the storage behind the store, and, when they are
 /// files, the one-writer locks (A9: a second process that loads a session
 /// this one writes gets a clear error).
-pub(super) struct Logs {
-    pub(super) durable: Arc<dyn Durable>,
-    pub(super) files: Option<Arc<FileDurable>>,
+pub struct Logs {
+    durable: Arc<dyn Durable>,
+    files: Option<Arc<FileDurable>>,
+    /// A replay reads the log on a blocking thread of tokio's (the
+    /// server); else in the load's own task (the checkers).
+    threaded: bool,
 }
 
 impl Logs {
+    /// The logs of the server: files (with their locks) or memory, read
+    /// on a blocking thread by a replay.
+    pub fn served(durable: Arc<dyn Durable>, files: Option<Arc<FileDurable>>) -> Self {
+        Logs {
+            durable,
+            files,
+            threaded: true,
+        }
+    }
+
+    /// Logs on `durable`, read in the replaying task: how the checkers run
+    /// the server's request handling.
+    pub fn inline(durable: Arc<dyn Durable>) -> Self {
+        Logs {
+            durable,
+            files: None,
+            threaded: false,
+        }
+    }
+
     /// Create the log of a new session, durably, and hold its lock. D9:
     /// the id the client is given survives a crash before the first
     /// prompt: its (empty) log exists, synced, with its directory entry.
-    pub(super) fn create(&self, id: &str) -> Result<(), Error> {
+    pub(super) fn create(&self, id: &str) -> Result<(), AcpError> {
         let created = match &self.files {
             Some(files) => files.lock(id).map_err(std::io::Error::from),
             None => self
@@ -37,9 +61,7 @@ impl Logs {
                 .and_then(|()| self.durable.sync(id)),
         };
         created.map_err(|e| {
-            Error::internal_error().data(serde_json::json!(format!(
-                "the log of session {id} cannot be created: {e}"
-            )))
+            AcpError::Storage(format!("the log of session {id} cannot be created: {e}"))
         })
     }
 
@@ -49,18 +71,14 @@ impl Logs {
     /// cleanly, which is checked by streaming it once. Returns the largest
     /// job number its typed job-start records name (A11: never read from
     /// text) and how many records it holds: the replay's snapshot (A9).
-    pub(super) fn claim(&self, id: &str) -> Result<Claimed, Error> {
+    pub(super) fn claim(&self, id: &str) -> Result<Claimed, AcpError> {
         if !self.durable.exists(id).map_err(|e| unreadable(id, e))? {
-            return Err(not_found(id));
+            return Err(AcpError::UnknownSession(id.to_string()));
         }
         if let Some(files) = &self.files {
             match files.lock(id) {
                 Ok(()) => {}
-                Err(LockError::Held { .. }) => {
-                    return Err(Error::invalid_params().data(serde_json::json!(format!(
-                        "the log of session {id} is in use by another process"
-                    ))))
-                }
+                Err(LockError::Held { .. }) => return Err(AcpError::LogInUse(id.to_string())),
                 Err(LockError::Io(e)) => return Err(unreadable(id, e)),
             }
         }
@@ -82,7 +100,7 @@ impl Logs {
     /// How many complete records the log of `id` holds now (a streamed
     /// count): the snapshot a load of a session this process already
     /// holds replays (A9).
-    pub(super) fn records(&self, id: &str) -> Result<usize, Error> {
+    pub(super) fn records(&self, id: &str) -> Result<usize, AcpError> {
         count(&*self.durable, id).map_err(|e| unreadable(id, e))
     }
 
@@ -91,17 +109,28 @@ impl Logs {
     /// for room in the outbound budget. The log is read on a blocking
     /// thread that stays at most [`REPLAY_AHEAD`] updates ahead. Only the
     /// first `snapshot` records are read: the log as it stood when the load
-    /// began, so nothing appended since is sent twice (A9). Before each
-    /// update `ours` says whether the session is still this load's: once a
-    /// `session/close` took it, the replay stops (`Ok(false)`).
-    pub(super) async fn replay(
+    /// began, so nothing appended since is sent twice (A9). Each
+    /// update passes through `ours`, which sends it only while the session
+    /// is still this load's: once a `session/close` took it, the replay
+    /// stops (`Ok(false)`).
+    pub(super) async fn replay<R: Rt>(
         &self,
         id: &str,
         snapshot: usize,
-        conn: &ConnectionTo<Client>,
-        outbound: &Outbound,
-        ours: &(dyn Fn() -> bool + Sync),
-    ) -> Result<bool, Error> {
+        wire: &dyn Wire,
+        outbound: &Outbound<R>,
+        ours: &(dyn Fn(&mut dyn FnMut()) -> bool + Sync),
+    ) -> Result<bool, AcpError> {
+        if !self.threaded {
+            let mut updates = Vec::new();
+            replay_snapshot(&*self.durable, id, snapshot, &mut |u| {
+                updates.push(u);
+                true
+            })
+            .map_err(|e| unreadable(id, e))?;
+            let sent = send_each(futures::stream::iter(updates), id, wire, outbound, ours);
+            return Ok(sent.await);
+        }
         let (tx, mut rx) = tokio::sync::mpsc::channel::<SessionUpdate>(REPLAY_AHEAD);
         let (durable, log) = (self.durable.clone(), id.to_string());
         let reader = tokio::task::spawn_blocking(move || {
@@ -109,15 +138,12 @@ impl Logs {
                 tx.blocking_send(u).is_ok()
             })
         });
-        while let Some(update) = rx.recv().await {
-            outbound.room().await;
-            if !ours() {
-                // Dropping the receiver stops the reader.
-                drop(rx);
-                let _ = reader.await;
-                return Ok(false);
-            }
-            outbound.send(conn, id, update);
+        let updates = futures::stream::poll_fn(|cx| rx.poll_recv(cx));
+        if !send_each(updates, id, wire, outbound, ours).await {
+            // Dropping the receiver stops the reader.
+            drop(rx);
+            let _ = reader.await;
+            return Ok(false);
         }
         match reader.await {
             Ok(Ok(_)) => Ok(true),
@@ -132,6 +158,32 @@ impl Logs {
             files.unlock(id);
         }
     }
+}
+
+/// Send each of `updates` of session `id`, each once there is room
+/// (A10), through `ours`, which sends it only while the session is still
+/// the load's; `false` once it is not (A9).
+async fn send_each<R: Rt>(
+    updates: impl Stream<Item = SessionUpdate>,
+    id: &str,
+    wire: &dyn Wire,
+    outbound: &Outbound<R>,
+    ours: &(dyn Fn(&mut dyn FnMut()) -> bool + Sync),
+) -> bool {
+    let mut updates = std::pin::pin!(updates);
+    while let Some(update) = updates.next().await {
+        outbound.room().await;
+        let mut update = Some(update);
+        let mut send = || {
+            if let Some(u) = update.take() {
+                outbound.send(wire, id, u);
+            }
+        };
+        if !ours(&mut send) {
+            return false;
+        }
+    }
+    true
 }
 
 /// What claiming a log found in it.
@@ -209,8 +261,6 @@ fn job_started(r: &DurableRecord) -> Option<u64> {
     }
 }
 
-fn unreadable(id: &str, e: std::io::Error) -> Error {
-    Error::internal_error().data(serde_json::json!(format!(
-        "the log of session {id} cannot be read: {e}"
-    )))
+fn unreadable(id: &str, e: std::io::Error) -> AcpError {
+    AcpError::Storage(format!("the log of session {id} cannot be read: {e}"))
 }

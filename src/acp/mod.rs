@@ -24,14 +24,18 @@
 //! running (A2, A8; fault M27 marks only the claimed one), and a prompt
 //! never runs while its session replays (A9; fault M28 serves it at once).
 
+pub mod core;
 pub mod framing;
 pub mod init_gate;
 pub mod large_buffers;
-pub(crate) mod logs;
+pub mod logs;
 pub mod outbound;
 mod prompt_text;
+pub mod responder;
 pub mod server;
 mod session_cap;
+
+pub use session_cap::MAX_SESSIONS;
 
 use crate::events::Hooks;
 use crate::journal::{Cause, EndReason};
@@ -85,6 +89,10 @@ pub enum AcpError {
     /// `session/close` (or the connection's close) took the session while
     /// its load replayed the history: the replay stopped (A9).
     ClosedDuringReplay(String),
+    /// `session/load` of a log another process holds (A9).
+    LogInUse(String),
+    /// `session/new` or `session/load` past the connection's cap (A10).
+    TooManySessions,
 }
 
 impl std::fmt::Display for AcpError {
@@ -106,6 +114,13 @@ impl std::fmt::Display for AcpError {
                     "session {id} was closed while its load replayed the history"
                 )
             }
+            AcpError::LogInUse(id) => {
+                write!(f, "the log of session {id} is in use by another process")
+            }
+            AcpError::TooManySessions => write!(
+                f,
+                "this connection holds {MAX_SESSIONS} sessions, the most it may; close one (session/close) first"
+            ),
         }
     }
 }
@@ -528,22 +543,33 @@ impl<R: Rt> Bridge<R> {
         Ok(id.to_string())
     }
 
-    /// For the replay of a load of `id`, called as it begins: a check to
-    /// make before each item that the session is still this load's (a
-    /// `session/close` or the quiesce took it otherwise, and a later load
-    /// may hold the id); when it fails, the replay stops with
+    /// For the replay of a load of `id`, called as it begins: a gate each
+    /// item passes through. It sends the item (runs `send`) only while the
+    /// session is still this load's, in the lock section that checks it,
+    /// so no item is sent once a `session/close` or the quiesce took the
+    /// session (A9; a later load may hold the id by then). `false`: it was
+    /// taken, the item was not sent, and the replay stops with
     /// [`AcpError::ClosedDuringReplay`].
-    pub fn replay_check<'a>(&'a self, id: &'a str) -> impl Fn() -> bool + Send + Sync + 'a {
-        let replaying = move || {
-            self.state.read(|s| {
-                s.sessions
-                    .get(id)
-                    .filter(|r| r.replaying)
-                    .map(|r| r.handle.serial())
-            })
+    pub fn replay_gate<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> impl Fn(&mut dyn FnMut()) -> bool + Send + Sync + 'a {
+        let replaying = |s: &State<R>| {
+            s.sessions
+                .get(id)
+                .filter(|r| r.replaying)
+                .map(|r| r.handle.serial())
         };
-        let serial = replaying();
-        move || serial.is_some() && replaying() == serial
+        let serial = self.state.read(replaying);
+        move |send| {
+            self.state.read(|s| {
+                let ours = serial.is_some() && replaying(s) == serial;
+                if ours {
+                    send();
+                }
+                ours
+            })
+        }
     }
 
     /// Keep `handle` in a record, unless the connection closed meanwhile:

@@ -27,6 +27,7 @@
 //! runs it on tokio, and [`room_or`](Outbound::room_or), which also
 //! watches stdin's hangup, is tokio's alone.
 
+use super::responder::Wire;
 use crate::rt::{Monitor, Rt, TokioRt};
 use agent_client_protocol::v1::schema::{SessionId, SessionNotification, SessionUpdate};
 use agent_client_protocol::v1::ConnectionTo;
@@ -41,6 +42,8 @@ pub const OUTBOUND_BUDGET_BYTES: usize = 4 << 20;
 struct Queued {
     bytes: usize,
     sizes: VecDeque<usize>,
+    /// The connection is over: a reader stops once nothing is queued.
+    closed: bool,
 }
 
 /// The outbound budget of one connection.
@@ -102,17 +105,34 @@ impl<R: Rt> Outbound<R> {
         });
     }
 
-    /// Send `update` of `session` on `conn`, counted. Callers that may
-    /// wait call [`room`](Self::room) first.
-    pub fn send(&self, conn: &ConnectionTo<Client>, session: &str, update: SessionUpdate) {
+    /// Send `update` of `session` through `wire`, counted. Callers that
+    /// may wait call [`room`](Self::room) first.
+    pub fn send(&self, wire: &dyn Wire, session: &str, update: SessionUpdate) {
         let mut size = Count(0);
         // An update that does not serialize is refused by the connection
         // too, and then never written: it must not be counted.
         if serde_json::to_writer(&mut size, &update).is_err() {
             return;
         }
-        let note = SessionNotification::new(SessionId::new(session.to_string()), update);
-        self.count(size.0, || conn.send_notification(note).is_ok());
+        self.count(size.0, || wire.notify(session, update));
+    }
+
+    /// A reader's wait (a client under the checkers reads what the server
+    /// queued): `true` once an update is queued, `false` once the
+    /// connection is [closed](Self::close) with none queued.
+    pub async fn queued_or_closed(&self) -> bool {
+        self.queued
+            .wait_until("outbound update queued", |q| {
+                (!q.sizes.is_empty() || q.closed).then_some(!q.sizes.is_empty())
+            })
+            .await
+    }
+
+    /// The connection is over: a reader waiting in
+    /// [`queued_or_closed`](Self::queued_or_closed) stops once nothing is
+    /// queued.
+    pub fn close(&self) {
+        self.queued.update(|q| q.closed = true);
     }
 
     /// The writer wrote a `session/update` line ([`is_update`]): the
@@ -138,6 +158,25 @@ impl Outbound<TokioRt> {
                 }
             } => {}
         }
+    }
+}
+
+/// The server's wire: the ACP connection, once `initialize` gave it.
+#[derive(Default)]
+pub struct ConnWire(std::sync::Mutex<Option<ConnectionTo<Client>>>);
+
+impl ConnWire {
+    /// Updates go to `conn` from now on.
+    pub fn connect(&self, conn: ConnectionTo<Client>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn);
+    }
+}
+
+impl Wire for ConnWire {
+    fn notify(&self, session: &str, update: SessionUpdate) -> bool {
+        let conn = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let note = SessionNotification::new(SessionId::new(session.to_string()), update);
+        conn.is_some_and(|c| c.send_notification(note).is_ok())
     }
 }
 

@@ -9,7 +9,7 @@
 //! States of a slot: taken (admitted, counted pending) → dropped (answered;
 //! the session, if kept, is the bridge's).
 
-use agent_client_protocol::Error;
+use super::AcpError;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -34,17 +34,13 @@ impl Drop for Slot {
 impl Slots {
     /// A slot, if the `held` sessions and the pending requests leave room
     /// for one more; else the refusal to answer with.
-    pub(super) fn take(&self, held: usize) -> Result<Slot, Error> {
+    pub(super) fn take(&self, held: usize) -> Result<Slot, AcpError> {
         self.0
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |pending| {
                 (held + pending < MAX_SESSIONS).then_some(pending + 1)
             })
             .map(|_| Slot(self.0.clone()))
-            .map_err(|_| {
-                Error::invalid_params().data(serde_json::json!(format!(
-                    "this connection holds {MAX_SESSIONS} sessions, the most it may; close one (session/close) first"
-                )))
-            })
+            .map_err(|_| AcpError::TooManySessions)
     }
 }
 

@@ -463,6 +463,16 @@ pub fn explore(
                 };
                 tally.record_failure(&outcome, replay(exec));
             }
+            // loom's own limit, not the scenario's fault: an execution
+            // started more threads than loom models (the simulator's count
+            // over a few seeds said it would fit): the scenario is skipped.
+            WorkerLine::LoomPanic { exec, message, .. } if beyond_loom_threads(&message) => {
+                tally.skip(format!(
+                    "execution {exec} needs more threads than loom models ({})",
+                    loom::MAX_THREADS
+                ));
+                return tally.finish();
+            }
             WorkerLine::LoomPanic {
                 exec,
                 message,
@@ -507,6 +517,12 @@ pub fn explore(
         }
     }
     tally.finish()
+}
+
+/// Whether a loom panic is loom's thread limit (`loom::MAX_THREADS`),
+/// which its thread table asserts as it spawns.
+fn beyond_loom_threads(message: &str) -> bool {
+    message.contains("self.threads.len() < self.max()")
 }
 
 /// Replay execution `index` under bound `preemptions` (in a worker): its

@@ -26,7 +26,7 @@ use args::{
 
 use crate::check::{self, Budget, Checker};
 use crate::faults::{Fault, Faults};
-use crate::scenarios::{self, Scenario};
+use crate::scenarios;
 use clap::{Args, Subcommand};
 use lifecycle_sim::Shard;
 use std::process::ExitCode;
@@ -296,9 +296,14 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
             replay_exec,
             max,
         } => {
-            let Some(scenario) = Scenario::parse(&scenario) else {
-                eprintln!("error: unknown scenario {scenario:?}");
-                return ExitCode::from(2);
+            // A named scenario or a generated workload (`gen-…`), as the
+            // parent explores it.
+            let scenario = match parse_scenario(&scenario) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
             };
             let fault = match fault.as_deref().map(Fault::parse) {
                 None => None,

@@ -13,7 +13,7 @@
 use super::model::{Call, Fate, Phase, Sk, St, P, Q};
 use super::run::{old_history, Answer, Obs, Req, Update, OLD};
 use super::script::{HUNG, JOB};
-use super::workload::Workload;
+use super::workload::{Op, Workload};
 use crate::acp::{AcpError, StopReason};
 use crate::oracle::Violation;
 use crate::provider::CreateError;
@@ -38,6 +38,8 @@ fn fate_of(answer: &Answer) -> Option<Fate> {
         AcpError::Create(CreateError::AlreadyExists(_)) => Some(Fate::AlreadyLoaded),
         AcpError::Create(_) => None,
         AcpError::ClosedDuringReplay(_) => Some(Fate::ClosedDuringReplay),
+        // No other process holds a log, and no workload nears the cap.
+        AcpError::LogInUse(_) | AcpError::TooManySessions => None,
     };
     match answer {
         Answer::New(Ok(_)) | Answer::Load(Ok(())) | Answer::Close(Ok(())) => Some(Fate::Ok),
@@ -53,8 +55,8 @@ fn fate_of(answer: &Answer) -> Option<Fate> {
 }
 
 /// Step state `s` by observation `obs`: the successor, if the model
-/// allows it.
-fn observe(s: &St, obs: &Obs, ids: &BTreeMap<String, Sk>, history: &[String]) -> Option<St> {
+/// allows it (an update has its own: see [`observe_update`]).
+fn observe(s: &St, obs: &Obs, ids: &BTreeMap<String, Sk>) -> Option<St> {
     let mut n = s.clone();
     let key = |id: &str| {
         if id == OLD {
@@ -108,37 +110,159 @@ fn observe(s: &St, obs: &Obs, ids: &BTreeMap<String, Sk>, history: &[String]) ->
             }
             n.calls.remove(&p);
         }
-        Obs::Update {
-            session,
-            update: Update::Step(text),
-        } => {
-            let (p, k) = parse_step(text)?;
-            let on = key(session)?;
-            match n.calls.get_mut(&p)? {
-                Call::Running {
-                    on: o,
-                    steps,
-                    done,
-                    failed: false,
-                    ..
-                } if *o == on && *done == k && k < *steps => *done += 1,
-                _ => return None,
+        Obs::Update { .. } => return None,
+    }
+    Some(n)
+}
+
+/// What a workload's prompts are, for the steps whose reply names no
+/// prompt: step 0 of a prompt whose step ends only when signalled, or of
+/// one that starts a job (`super::script`).
+struct Kinds {
+    ops: BTreeMap<P, Op>,
+    /// Each prompt that starts a job, sent so far, and its session.
+    job_prompts: BTreeMap<P, Sk>,
+    /// The sessions where such a prompt answered a storage error.
+    failed_jobs: BTreeSet<Sk>,
+}
+
+impl Kinds {
+    fn of(workload: &Workload) -> Kinds {
+        let mut kinds = BTreeMap::new();
+        for (c, client) in workload.clients.iter().enumerate() {
+            for (o, op) in client.ops.iter().enumerate() {
+                kinds.insert((c as u8, o as u8), *op);
             }
         }
-        Obs::Update {
-            session,
-            update: Update::History(text),
-        } => {
-            let s = n.sessions.get_mut(&key(session)?)?;
-            match s.phase {
-                Phase::Replaying(i) if s.healing || history.get(i as usize) == Some(text) => {
-                    s.phase = Phase::Replaying(i.saturating_add(1))
+        Kinds {
+            ops: kinds,
+            job_prompts: BTreeMap::new(),
+            failed_jobs: BTreeSet::new(),
+        }
+    }
+
+    /// Whether, in state `s`, a prompt that starts a job on `on` failed
+    /// on storage (answered so, decided so, or its log failed meanwhile):
+    /// its job may have started with its reply never sent (D9).
+    fn start_unsent(&self, s: &St, on: Sk) -> bool {
+        self.failed_jobs.contains(&on)
+            || self.job_prompts.iter().any(|(p, o)| {
+                *o == on
+                    && matches!(
+                        s.calls.get(p),
+                        Some(Call::Running { failed: true, .. } | Call::Decided(Fate::Storage))
+                    )
+            })
+    }
+
+    /// Whether step `k` of prompt `p` replies without naming it.
+    fn unnamed(&self, p: P, k: u8) -> bool {
+        k == 0
+            && matches!(
+                self.ops.get(&p),
+                Some(Op::Job { .. } | Op::Interrupt { .. })
+            )
+    }
+
+    /// Whether step `k` of prompt `p` starts a job.
+    fn starts_job(&self, p: P, k: u8) -> bool {
+        k == 0 && matches!(self.ops.get(&p), Some(Op::Job { .. }))
+    }
+}
+
+/// The successors of `s` by the update `u` of session `on`. The client
+/// cannot tell a replayed record from a live step, so each reading the
+/// model allows is a successor:
+/// - a replayed item, while the session replays (checked against the
+///   stored history unless the load heals the session in place);
+/// - a step's reply, `agent: echo: c<c>o<o>/<k>`: prompt `(c, o)` runs on
+///   the session with `k` steps delivered;
+/// - a reply that names no prompt: step 0 of a running prompt that starts
+///   a job or ends only when signalled;
+/// - a job's `tool_call`: before that step's reply (A11); the job is the
+///   session's from then on;
+/// - a job's `tool_call_update`: once, for a job of this session (or
+///   one whose start was never sent: a prompt of this session that
+///   starts a job failed on storage, D9), and never inside another
+///   prompt's message stream (A11).
+fn observe_update(
+    s: &St,
+    on: Sk,
+    u: &Update,
+    history: &[String],
+    kinds: &Kinds,
+    out: &mut Vec<St>,
+) {
+    if let Some(sess) = s.sessions.get(&on) {
+        if let Phase::Replaying(i) = sess.phase {
+            let fits = match u {
+                Update::Text(text) => sess.healing || history.get(i as usize) == Some(text),
+                // The stored history starts no job.
+                Update::JobStarted(_) | Update::Notice(_) => sess.healing,
+            };
+            if fits {
+                let mut n = s.clone();
+                if let Some(x) = n.sessions.get_mut(&on) {
+                    x.phase = Phase::Replaying(i.saturating_add(1));
                 }
-                _ => return None,
+                out.push(n);
             }
         }
     }
-    Some(n)
+    let running = s.calls.iter().filter_map(|(p, c)| match *c {
+        Call::Running {
+            on: o,
+            steps,
+            done,
+            failed: false,
+            ..
+        } if o == on && done < steps => Some((*p, done)),
+        _ => None,
+    });
+    match u {
+        Update::Text(text) => {
+            let named = text.strip_prefix("agent: echo: ").and_then(parse_step);
+            for (p, done) in running {
+                let fits = match named {
+                    Some((q, k)) => q == p && k == done,
+                    None => text.starts_with("agent: ") && kinds.unnamed(p, done),
+                };
+                if fits {
+                    let mut n = s.clone();
+                    if let Some(Call::Running { done, .. }) = n.calls.get_mut(&p) {
+                        *done += 1;
+                    }
+                    out.push(n);
+                }
+            }
+        }
+        Update::JobStarted(job) => {
+            for (p, done) in running {
+                if kinds.starts_job(p, done) && !s.jobs.contains_key(job) {
+                    let mut n = s.clone();
+                    n.jobs.insert(job.clone(), (on, false));
+                    out.push(n);
+                }
+            }
+        }
+        Update::Notice(job) => {
+            let streaming = s.calls.values().any(|c| {
+                matches!(*c, Call::Running { on: o, done, steps, .. } if o == on && done > 0 && done < steps)
+            });
+            // A job whose start the client never saw: its step's log
+            // failed, so its reply was not sent (D9); its end still is
+            // (A11), once.
+            let fits = match s.jobs.get(job) {
+                Some(seen) => *seen == (on, false),
+                None => kinds.start_unsent(s, on),
+            };
+            if fits && !streaming {
+                let mut n = s.clone();
+                n.jobs.insert(job.clone(), (on, true));
+                out.push(n);
+            }
+        }
+    }
 }
 
 /// `c<client>o<op>/<k>` (with `!` or `&` before the `/` if its step ends
@@ -184,15 +308,34 @@ pub fn judge(workload: &Workload, history: &[Obs]) -> Result<(), Violation> {
         queue: vec![None; workload.clients.len()],
         sessions: BTreeMap::new(),
         calls: BTreeMap::new(),
+        jobs: BTreeMap::new(),
     };
     let mut ids: BTreeMap<String, Sk> = BTreeMap::new();
+    let mut kinds = Kinds::of(workload);
     let mut set = BTreeSet::from([init]);
     for (i, obs) in history.iter().enumerate() {
         let before = close(set, stored.len()).map_err(|n| cap(i, n))?;
-        let after: BTreeSet<St> = before
-            .iter()
-            .filter_map(|s| observe(s, obs, &ids, &stored))
-            .collect();
+        let after: BTreeSet<St> = match obs {
+            Obs::Update { session, update } => {
+                let key = if session == OLD {
+                    Some(Sk::Old)
+                } else {
+                    ids.get(session).copied()
+                };
+                let mut out = Vec::new();
+                for (on, s) in key
+                    .iter()
+                    .flat_map(|on| before.iter().map(move |s| (*on, s)))
+                {
+                    observe_update(s, on, update, &stored, &kinds, &mut out);
+                }
+                out.into_iter().collect()
+            }
+            _ => before
+                .iter()
+                .filter_map(|s| observe(s, obs, &ids))
+                .collect(),
+        };
 
         if after.is_empty() {
             return Err(mismatch(i, obs, history, &before));
@@ -204,6 +347,31 @@ pub fn judge(workload: &Workload, history: &[Obs]) -> Result<(), Violation> {
         } = obs
         {
             ids.insert(id.clone(), Sk::New((*client, *op)));
+        }
+        if let Obs::Sent {
+            client,
+            op,
+            req: Req::Prompt { session, .. },
+        } = obs
+        {
+            let on = if session == OLD {
+                Some(Sk::Old)
+            } else {
+                ids.get(session).copied()
+            };
+            if let Some(on) = on.filter(|_| kinds.starts_job((*client, *op), 0)) {
+                kinds.job_prompts.insert((*client, *op), on);
+            }
+        }
+        if let Obs::Answered {
+            client,
+            op,
+            answer: Answer::Prompt(Err(AcpError::Storage(_))),
+        } = obs
+        {
+            if let Some(on) = kinds.job_prompts.get(&(*client, *op)).copied() {
+                kinds.failed_jobs.insert(on);
+            }
         }
         set = after;
     }
@@ -286,16 +454,26 @@ fn mismatch(i: usize, obs: &Obs, history: &[Obs], before: &BTreeSet<St>) -> Viol
             "a storage error no injected disk failure accounts for: each failure is reported once, and the session recovers in the same process",
         ),
         Obs::Update {
-            update: Update::Step(text),
+            update: Update::Text(text),
             ..
-        } => match parse_step(text) {
+        } => match text.strip_prefix("agent: echo: ").and_then(parse_step) {
             Some((p, _)) => about_prompt(p, "a step no prompt of the model is running", true),
-            None => (Rule::A8, "a step of no prompt"),
+            None => (
+                Rule::A9,
+                "a replayed item out of the stored history's order, twice, outside a load, or a step of no prompt",
+            ),
         },
-        Obs::Update { .. } => (
-            Rule::A9,
-            "a replayed item out of the stored history's order, twice, or outside a load",
+        Obs::Update {
+            update: Update::Notice(_),
+            ..
+        } => (
+            Rule::A11,
+            "a job's end for a job its session did not start, twice, or inside another prompt's message stream",
         ),
+        Obs::Update {
+            update: Update::JobStarted(_),
+            ..
+        } => (Rule::A11, "a job's start outside the step that started it"),
         Obs::Answered {
             client,
             op,
@@ -391,6 +569,8 @@ fn short(e: &AcpError) -> &'static str {
         AcpError::Create(_) => "create",
         AcpError::Storage(_) => "storage",
         AcpError::ClosedDuringReplay(_) => "closed-during-replay",
+        AcpError::LogInUse(_) => "log-in-use",
+        AcpError::TooManySessions => "too-many",
     }
 }
 
@@ -410,7 +590,7 @@ mod tests {
     fn step(session: &str, text: &str) -> Obs {
         Obs::Update {
             session: session.into(),
-            update: Update::Step(text.into()),
+            update: Update::Text(format!("agent: echo: {text}")),
         }
     }
 
@@ -529,7 +709,10 @@ mod tests {
             Obs::Admitted { client: 0, op: 1 },
             sent(0, 1, cancel("sess-1")),
             Obs::Admitted { client: 0, op: 1 },
-            step("sess-1", "c0o1!/0"),
+            Obs::Update {
+                session: "sess-1".into(),
+                update: Update::Text("agent: cancelled: the command was killed".into()),
+            },
         ];
         let mut ended = h.clone();
         ended.push(got(0, 1, end(StopReason::EndTurn)));
@@ -573,7 +756,7 @@ mod tests {
         let stored = old_history();
         let history = |i: usize| Obs::Update {
             session: OLD.into(),
-            update: Update::History(stored[i].clone()),
+            update: Update::Text(stored[i].clone()),
         };
         let mut h = vec![sent(0, 0, Req::Load), sent(0, 1, prompt(OLD, 1))];
         h.extend((0..stored.len()).map(history));
@@ -645,7 +828,7 @@ mod tests {
         let mut h = vec![sent(0, 0, Req::Load)];
         h.extend(stored.iter().map(|t| Obs::Update {
             session: OLD.into(),
-            update: Update::History(t.clone()),
+            update: Update::Text(t.clone()),
         }));
         h.push(got(0, 0, Answer::Load(Ok(()))));
         h.push(sent(0, 2, close(OLD)));
@@ -670,5 +853,83 @@ mod tests {
             Answer::Close(Err(AcpError::UnknownSession(OLD.into()))),
         ));
         assert_eq!(judge(&w, &unknown).unwrap_err().rule, Rule::A4);
+    }
+
+    fn update(session: &str, u: Update) -> Obs {
+        Obs::Update {
+            session: session.into(),
+            update: u,
+        }
+    }
+
+    /// Client 1 news `sessions` sessions, then prompts `sess-1` with a
+    /// job's script (op `sessions`): its start, its reply, its answer.
+    fn job_turn(sessions: u8) -> Vec<Obs> {
+        let mut h = Vec::new();
+        for k in 0..sessions {
+            h.push(sent(0, k, Req::New));
+            h.push(got(0, k, Answer::New(Ok(format!("sess-{}", k + 1)))));
+        }
+        let j = sessions;
+        h.extend([
+            sent(0, j, prompt("sess-1", 2)),
+            Obs::Admitted { client: 0, op: j },
+            update("sess-1", Update::JobStarted("job-1".into())),
+            update("sess-1", Update::Text("agent: started job-1".into())),
+            step("sess-1", &format!("c0o{j}&/1")),
+            got(0, j, end(StopReason::EndTurn)),
+        ]);
+        h
+    }
+
+    #[test]
+    fn a11_a_job_ends_once_on_the_session_that_started_it() {
+        let w = decode("n.j0").unwrap();
+        let mut h = job_turn(1);
+        h.push(update("sess-1", Update::Notice("job-1".into())));
+        assert_eq!(judge(&w, &h), Ok(()));
+        h.push(update("sess-1", Update::Notice("job-1".into())));
+        assert_eq!(judge(&w, &h).unwrap_err().rule, Rule::A11);
+    }
+
+    #[test]
+    fn a11_a_job_whose_start_was_never_sent_ends_only_after_a_storage_error() {
+        let w = decode("n.j0").unwrap();
+        let h = vec![
+            sent(0, 0, Req::New),
+            got(0, 0, Answer::New(Ok("sess-1".into()))),
+            sent(0, 1, prompt("sess-1", 2)),
+            Obs::Admitted { client: 0, op: 1 },
+            update("sess-1", Update::Notice("job-1".into())),
+        ];
+        assert_eq!(judge(&w, &h).unwrap_err().rule, Rule::A11);
+    }
+
+    #[test]
+    fn a11_a_job_never_ends_on_another_session() {
+        let w = decode("n.n.j0").unwrap();
+        let mut h = job_turn(2);
+        h.push(update("sess-2", Update::Notice("job-1".into())));
+        assert_eq!(judge(&w, &h).unwrap_err().rule, Rule::A11);
+    }
+
+    #[test]
+    fn a11_a_job_never_ends_inside_another_prompts_message_stream() {
+        let w = decode("n.j0.p02").unwrap();
+        let mut h = job_turn(1);
+        h.extend([
+            sent(0, 2, prompt("sess-1", 2)),
+            Obs::Admitted { client: 0, op: 2 },
+            step("sess-1", "c0o2/0"),
+        ]);
+        let mut between = h.clone();
+        between.push(update("sess-1", Update::Notice("job-1".into())));
+        assert_eq!(judge(&w, &between).unwrap_err().rule, Rule::A11);
+        h.extend([
+            step("sess-1", "c0o2/1"),
+            update("sess-1", Update::Notice("job-1".into())),
+            got(0, 2, end(StopReason::EndTurn)),
+        ]);
+        assert_eq!(judge(&w, &h), Ok(()));
     }
 }

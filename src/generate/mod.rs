@@ -191,6 +191,9 @@ pub struct Plan {
     pub dfs_bound: Option<u32>,
     /// Iterations of shuttle's random scheduler per workload.
     pub shuttle_iterations: usize,
+    /// loom executions per workload before it stops unexhausted (loom
+    /// runs only when `--checker loom` asks for it).
+    pub loom_executions: u64,
     /// Candidates tried when shrinking a failing workload.
     pub shrink_tries: usize,
 }
@@ -205,6 +208,7 @@ impl Plan {
             dfs_executions: 3_000,
             dfs_bound: Some(2),
             shuttle_iterations: 200,
+            loom_executions: 1_000,
             shrink_tries: 200,
         }
     }
@@ -217,6 +221,7 @@ impl Plan {
             dfs_executions: 50_000,
             dfs_bound: Some(3),
             shuttle_iterations: 2_000,
+            loom_executions: 20_000,
             shrink_tries: 500,
             ..Plan::pr()
         }
@@ -238,6 +243,7 @@ impl Plan {
             dfs_executions: self.dfs_executions,
             dfs_preemptions: self.dfs_bound,
             shuttle_iterations: self.shuttle_iterations,
+            loom_executions: Some(self.loom_executions),
             shrink: true,
             ..Budget::PR
         }

@@ -150,6 +150,9 @@ pub(super) struct St {
     pub(super) queue: Vec<Option<(u8, Q)>>,
     pub(super) sessions: BTreeMap<Sk, Sess>,
     pub(super) calls: BTreeMap<P, Call>,
+    /// Each job whose start the client saw: its session, and whether its
+    /// end was seen too (A11).
+    pub(super) jobs: BTreeMap<String, (Sk, bool)>,
 }
 
 impl St {

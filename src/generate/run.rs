@@ -1,6 +1,7 @@
 //! One execution of a generated workload, on any backend: a rig with the
-//! ACP bridge, a session `old` on its disk, a scripted step runner, and
-//! one task per client. Every client records what it sends and what it
+//! ACP bridge, a session `old` on its disk, the server's own request
+//! handling (`acp::core`) and scripted responder (`acp::responder`) over a
+//! simulated shell, and one task per client. Every client records what it sends and what it
 //! receives into one [`Connection`]: the history the judge reads
 //! (`super::judge`), written on the receiving side (answers as the client
 //! gets them, updates as the server hands them to the connection).
@@ -11,11 +12,13 @@
 //! next is sent; what is left of it runs on a task of its own. So a `session/cancel` that follows a prompt finds
 //! it claimed or waiting, as on the wire.
 
-use super::script::{Jobs, Scripted, HUNG, JOB};
+use super::script::{self, HUNG, JOB};
 use super::workload::{Op, Target, Workload};
-use crate::acp::logs;
-use crate::acp::{AcpError, Admitted, Bridge, StopReason};
-use crate::agent::core::PromptSpec;
+use crate::acp::core::ServerCore;
+use crate::acp::logs::Logs;
+use crate::acp::outbound::Outbound;
+use crate::acp::responder::{Responder, Wire};
+use crate::acp::{AcpError, Admitted, StopReason};
 use crate::events::LifecycleEvent;
 use crate::faults::Faults;
 use crate::journal::EndReason;
@@ -30,6 +33,7 @@ use crate::scenarios::rig::{give_up, Rig, LISTENER_PANIC};
 use crate::scenarios::{Ctx, Outcome};
 use crate::scope::Scope;
 use crate::session_log::{Entry, Origin};
+use crate::shell::ShellExecutor;
 use crate::store::durable::DurableRecord;
 use crate::store::durable::{DiskFault, Durable, MemoryDurable};
 use crate::store::Listener;
@@ -38,6 +42,14 @@ use std::sync::{Arc, Mutex};
 
 /// The session on disk at the start of every execution.
 pub const OLD: &str = "old";
+
+/// The outbound budget of a generated run: less than one update, so each
+/// update waits until the client read the one before (A10).
+const READ_AHEAD_BYTES: usize = 1;
+
+/// The working directory every session is opened in (a simulated shell
+/// runs nowhere).
+const CWD: &str = "/";
 
 /// The id of the agent the provider creates beside the sessions: one that
 /// extends `old`'s, as a session's helper agent would (S6: a notice for
@@ -161,14 +173,28 @@ pub enum Answer {
     Disconnected,
 }
 
-/// A `session/update` as the connection carried it.
+/// A `session/update` as the connection carried it. The client cannot
+/// tell a replayed record from a live step's output: neither does the
+/// judge, which tries both readings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Update {
-    /// A load's replay of a stored record: `user: <text>` or `agent:
-    /// <text>`.
-    History(String),
-    /// A live step's output: `<prompt text>/<step>`.
-    Step(String),
+    /// A message chunk: `user: <text>` or `agent: <text>`.
+    Text(String),
+    /// A `tool_call`: the job of this id started.
+    JobStarted(String),
+    /// A `tool_call_update`: the job of this id ended (A11).
+    Notice(String),
+}
+
+impl Update {
+    /// The update the client reads in `u`.
+    fn of(u: &SessionUpdate) -> Update {
+        match u {
+            SessionUpdate::ToolCall(c) => Update::JobStarted(c.tool_call_id.0.to_string()),
+            SessionUpdate::ToolCallUpdate(c) => Update::Notice(c.tool_call_id.0.to_string()),
+            other => Update::Text(update_text(other)),
+        }
+    }
 }
 
 /// One observation of the history.
@@ -253,10 +279,23 @@ impl Connection {
     }
 }
 
+/// The server's updates, recorded as the connection carries them; the
+/// run's reader task then frees their room in the budget, one at a time.
+impl Wire for Connection {
+    fn notify(&self, session: &str, update: SessionUpdate) -> bool {
+        self.push(Obs::Update {
+            session: session.to_string(),
+            update: Update::of(&update),
+        });
+        true
+    }
+}
+
 /// What every client shares.
 struct Env<R: Rt> {
     rig: Arc<Rig<R>>,
-    bridge: Arc<Bridge<R>>,
+    /// The server's request handling.
+    core: Arc<ServerCore<R>>,
     owner: Scope<R>,
     conn: Arc<Connection>,
     /// The store's disk, when the run owns it (disk faults and crashes
@@ -280,38 +319,10 @@ impl<R: Rt> Env<R> {
         }
     }
 
-    /// `session/load old`, replaying the log as it stood when the load
-    /// began (A9) with the server's own snapshot reader (`acp::logs`).
+    /// `session/load old`, served by the server's own handling: its log
+    /// claimed, replayed as it stood when the load began (A9).
     async fn load(self: Arc<Self>) -> Result<(), AcpError> {
-        let storage = |e: std::io::Error| AcpError::Storage(e.to_string());
-        let durable = self.rig.durable.clone();
-        let snapshot = logs::count(&*durable, OLD).map_err(storage)?;
-        let conn = self.conn.clone();
-        let bridge = self.bridge.clone();
-        let replay = || async move {
-            let mut updates = Vec::new();
-            logs::replay_snapshot(&*durable, OLD, snapshot, &mut |u| {
-                updates.push(u);
-                true
-            })
-            .map_err(storage)?;
-            // One update per scheduling point, as the server's replay
-            // waits for room before each, and only while the session is
-            // still this load's (a close stops it, A9).
-            let ours = bridge.replay_check(OLD);
-            for u in updates {
-                R::yield_now().await;
-                if !ours() {
-                    return Err(AcpError::ClosedDuringReplay(OLD.to_string()));
-                }
-                conn.push(Obs::Update {
-                    session: OLD.to_string(),
-                    update: Update::History(update_text(&u)),
-                });
-            }
-            Ok(())
-        };
-        self.bridge.load_session_then(OLD, replay).await.map(|_| ())
+        self.core.clone().load(OLD.to_string(), CWD.into()).await
     }
 
     /// Record the answer client `client` received to its op `op`.
@@ -380,9 +391,9 @@ impl<R: Rt> Env<R> {
             .into_iter()
             .filter_map(|o| match o {
                 Obs::Update {
-                    update: Update::Step(text),
+                    update: Update::Text(text),
                     ..
-                } => Some(text),
+                } => text.strip_prefix("agent: ").map(str::to_string),
                 _ => None,
             })
             .collect();
@@ -402,28 +413,19 @@ async fn admit<R: Rt>(name: &str, fut: BoxFuture<()>) -> Option<JoinHandle<R, ()
     }
 }
 
-/// `session/prompt` of client `me`'s op `j` on `id`, admitted as the
-/// server admits it; what is left of it runs on a task of its own. The
-/// text is `c<me>o<j>`, then `variant` if given (see `script`).
+/// `session/prompt` of client `me`'s op `j` on `id` with the script
+/// `text` ([`script::script`]), admitted as the server admits it; what is
+/// left of it runs on a task of its own.
 async fn prompt<R: Rt>(
     env: &Arc<Env<R>>,
     me: u8,
     j: u8,
     id: String,
-    steps: u8,
-    variant: Option<char>,
+    text: String,
 ) -> Option<JoinHandle<R, ()>> {
-    let mut text = format!("c{me}o{j}");
-    text.extend(variant);
-    let spec = PromptSpec {
-        text: text.clone(),
-        steps: u32::from(steps),
-        step_ms: 0,
-        origin: Origin::User,
-    };
     let e = env.clone();
     let fut = Box::pin(async move {
-        let r = e.bridge.prompt(&id, spec).await;
+        let r = e.core.clone().prompt(id.clone(), text.clone()).await;
         if let Ok(stop) = &r {
             e.turn_on_disk(&id, &text, *stop);
         }
@@ -461,11 +463,11 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
         match op {
             Op::New { give_up: dropped } => {
                 sent(j, Req::New);
-                let bridge = env.bridge.clone();
+                let new = env.core.clone().new_session(CWD.into());
                 let got = if dropped {
-                    give_up::<R, _>(bridge.new_session()).await
+                    give_up::<R, _>(new).await
                 } else {
-                    Some(bridge.new_session().await)
+                    Some(new.await)
                 };
                 let answer = match got {
                     Some(r) => {
@@ -495,10 +497,11 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
             Op::Prompt { .. } | Op::Job { .. } => {
                 let (on, steps, variant) = match op {
                     Op::Prompt { on, steps } => (on, steps, None),
-                    Op::Job { on } => (on, 1, Some(JOB)),
+                    Op::Job { on } => (on, 0, Some(JOB)),
                     _ => unreachable!("matched above"),
                 };
                 let Some(id) = resolve(on) else { continue };
+                let (text, steps) = script::script(me, j, steps, variant);
                 sent(
                     j,
                     Req::Prompt {
@@ -507,7 +510,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                         hung: false,
                     },
                 );
-                owed.extend(prompt(&env, me, j, id, steps, variant).await);
+                owed.extend(prompt(&env, me, j, id, text).await);
                 admitted(j);
             }
             Op::Interrupt { on } => {
@@ -520,7 +523,8 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                         hung: true,
                     },
                 );
-                owed.extend(prompt(&env, me, j, id.clone(), 1, Some(HUNG)).await);
+                let (text, _) = script::script(me, j, 1, Some(HUNG));
+                owed.extend(prompt(&env, me, j, id.clone(), text).await);
                 admitted(j);
                 sent(
                     j,
@@ -528,7 +532,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                         session: id.clone(),
                     },
                 );
-                env.bridge.cancel(&id);
+                env.core.cancel(&id);
                 admitted(j);
             }
             Op::Listen => {
@@ -561,7 +565,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                         session: id.clone(),
                     },
                 );
-                env.bridge.cancel(&id);
+                env.core.cancel(&id);
                 admitted(j);
             }
             Op::Close { on } => {
@@ -574,7 +578,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                 );
                 let e = env.clone();
                 let fut = Box::pin(async move {
-                    let r = e.bridge.close(&id).await;
+                    let r = e.core.clone().close(id).await;
                     e.answered(me, j, Answer::Close(r));
                 });
                 owed.extend(admit::<R>("session/close", fut).await);
@@ -587,7 +591,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
             }
             Op::Disconnect => {
                 sent(j, Req::Disconnect);
-                env.bridge.disconnect().await;
+                env.core.disconnect().await;
                 env.answered(me, j, Answer::Disconnected);
             }
             Op::Create => {
@@ -646,13 +650,14 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
         .clone()
         .or_else(|| disk.clone().map(|d| d as Arc<dyn Durable>));
     let mut builder = Rig::<R>::builder().faults(ctx.faults).bridge();
-    // tool-bash over a simulated shell, only for a workload that starts
-    // jobs (the shell's drain adds a step to every teardown).
-    let with_jobs = workload
-        .clients
-        .iter()
-        .any(|c| c.ops.iter().any(|op| matches!(op, Op::Job { .. })));
-    let shell = with_jobs.then(Jobs::<R>::shell);
+    // tool-bash over a simulated shell, only for a workload that runs
+    // commands (the shell's drain adds a step to every teardown).
+    let with_shell = workload.clients.iter().any(|c| {
+        c.ops
+            .iter()
+            .any(|op| matches!(op, Op::Job { .. } | Op::Interrupt { .. }))
+    });
+    let shell = with_shell.then(script::shell::<R>);
     if let Some(shell) = &shell {
         builder = builder.shell(shell.clone()).tool_bash();
     }
@@ -669,16 +674,31 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
         return rig.finish("seed-failed".into(), vec![(false, v)]);
     }
     let conn = Arc::new(Connection::default());
-    let jobs = match (&rig.tool_bash, shell) {
-        (Some(tb), Some(shell)) => Some(Jobs::new(tb.clone(), shell)),
-        _ => None,
+    // The server's responder and request handling, as `lifecycle acp`
+    // composes them, on the rig's bridge, disk and shell.
+    // The client reads one update at a time: a step, a notice or a
+    // replayed item waits for room until the one before was read (A10).
+    let outbound = Arc::new(Outbound::<R>::with_budget(READ_AHEAD_BYTES));
+    let reader = {
+        let outbound = outbound.clone();
+        rt::spawn::<R, ()>("client reader", async move {
+            while outbound.queued_or_closed().await {
+                outbound.wrote_update();
+            }
+        })
     };
-    rig.provider.set_runner(Arc::new(Scripted::<R> {
-        conn: conn.clone(),
-        jobs: jobs.clone(),
-    }));
+    let responder = Responder::new(rig.tool_bash.clone(), conn.clone(), outbound.clone());
+    rig.provider.set_runner(responder.clone());
+    let core = ServerCore::new(
+        rig.bridge.clone().expect("the rig has a bridge"),
+        Arc::new(Logs::inline(rig.durable.clone())),
+        responder,
+        conn.clone(),
+        outbound.clone(),
+        shell.clone().map(|s| s as Arc<dyn ShellExecutor>),
+    );
     let env = Arc::new(Env {
-        bridge: rig.bridge.clone().expect("the rig has a bridge"),
+        core,
         owner: rig.owner("owner"),
         rig: rig.clone(),
         conn: conn.clone(),
@@ -705,8 +725,12 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
     for h in others {
         h.join().await;
     }
-    env.bridge.unload().await;
+    env.core.bridge().unload().await;
     env.owner.unload().await;
+    // Nothing sends once everything was unloaded: the reader drains what
+    // is queued and stops. A send still waiting for room would hold it.
+    outbound.close();
+    reader.join().await;
     // A1: nothing the bridge held outlives its unload.
     let left = rig.leftovers(|id| id == OLD || id.starts_with("sess-"));
     let a1 = Violation::new(
@@ -729,11 +753,11 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
     // S6 (the rig's check of where notices ran) and S7: every job of a
     // disposed agent was settled and forgotten by its drain.
     let mut undrained = Vec::new();
-    if let Some(jobs) = &jobs {
-        for (job, owner) in jobs.started() {
-            rig.job_started(&job, Some(&owner));
+    if let Some(shell) = &shell {
+        for (job, owner) in shell.started() {
+            rig.job_started(&job, owner.as_deref());
         }
-        undrained = jobs.undrained();
+        undrained = script::undrained(shell);
     }
     let s7 = Violation::new(
         Rule::S7,

@@ -134,6 +134,9 @@ pub trait ShellExecutor: Send + Sync + 'static {
     /// forget their records: `owner_of`, `job` and `kill` see them as
     /// unknown. Returns the jobs forgotten. Other owners' jobs are untouched.
     fn drain(&self, owner: &str) -> BoxFuture<Vec<JobId>>;
+    /// Number new jobs after `n` (a loaded log named jobs up to it, A11);
+    /// a shell whose ids cannot meet an old log's ignores it.
+    fn continue_after(&self, _n: u64) {}
 }
 
 /// A drain hook for [`Provider::set_drain`](crate::provider::Provider::set_drain):

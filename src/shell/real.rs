@@ -396,6 +396,10 @@ impl RealShell {
 }
 
 impl ShellExecutor for RealShell {
+    fn continue_after(&self, n: u64) {
+        RealShell::continue_after(self, n);
+    }
+
     fn exec(&self, spec: ShellExecSpec) -> BoxFuture<Result<ExecResult, String>> {
         let (state, tags) = (self.state.clone(), self.tags.clone());
         if let Some(owner) = &spec.owner {

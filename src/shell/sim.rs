@@ -33,7 +33,8 @@ impl Script {
 
     /// A command that runs in the background until the test ends it
     /// ([`SimShell::exit`], which prints `output`), or a kill or a drain
-    /// does. Run in the foreground it fails: nothing could end it.
+    /// does. Run in the foreground it runs until its caller gives up on
+    /// it (a cancel kills a foreground command that way, C10).
     pub fn held(output: &str) -> Script {
         Script {
             duration_ms: Script::HELD,
@@ -79,6 +80,8 @@ struct State {
     listeners: Vec<(u64, DoneListener)>,
     next_listener: u64,
     history: Vec<(u64, JobFate)>,
+    /// Every background job started, with its owner token, in order.
+    started: Vec<(u64, Option<String>)>,
 }
 
 /// The simulated executor. Unknown commands run 10 ms, print their own
@@ -112,6 +115,18 @@ impl<R: Rt> SimShell<R> {
     pub fn script(&self, command: &str, script: Script) {
         self.state
             .update(|s| s.scripts.insert(command.to_string(), script));
+    }
+
+    /// Every background job started so far, with the owner token it was
+    /// started with, in order: the shell's own account, which a drain does
+    /// not erase.
+    pub fn started(&self) -> Vec<(JobId, Option<String>)> {
+        self.state.read(|s| {
+            s.started
+                .iter()
+                .map(|(id, o)| (job_id(*id), o.clone()))
+                .collect()
+        })
     }
 
     /// What happened to `job` so far, in order (empty for a job never
@@ -185,10 +200,7 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
                 });
             if !spec.background {
                 if script.duration_ms == Script::HELD {
-                    return Err(format!(
-                        "{}: a held command runs only in the background",
-                        spec.command
-                    ));
+                    return std::future::pending().await;
                 }
                 R::sleep(script.duration_ms).await;
                 return Ok(ExecResult::Finished {
@@ -199,6 +211,7 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
             let id = state.update(|s| {
                 s.next_job += 1;
                 let id = s.next_job;
+                s.started.push((id, spec.owner.clone()));
                 s.jobs.insert(
                     id,
                     Job {
