@@ -28,14 +28,18 @@ pub enum RuleId {
     /// The same schedule gave two different outcomes (the simulator is not
     /// deterministic for this scenario).
     Determinism,
+    /// The harness's own contract broke: a step did something its
+    /// footprint does not say (`lifecycle_sim::SimError::Footprint`), so
+    /// the simulator's reduction would not be sound for it.
+    Footprint,
     /// A rule name read back from a file that no oracle uses.
     Unknown,
 }
 
 impl RuleId {
     /// Every rule ID, the SPEC rules first.
-    pub const ALL: [RuleId; 45] = {
-        let mut all = [RuleId::Progress; 45];
+    pub const ALL: [RuleId; 46] = {
+        let mut all = [RuleId::Progress; 46];
         let mut i = 0;
         while i < Rule::ALL.len() {
             all[i] = RuleId::Spec(Rule::ALL[i]);
@@ -45,7 +49,8 @@ impl RuleId {
         all[41] = RuleId::Panic;
         all[42] = RuleId::Loom;
         all[43] = RuleId::Determinism;
-        all[44] = RuleId::Unknown;
+        all[44] = RuleId::Footprint;
+        all[45] = RuleId::Unknown;
         all
     };
 
@@ -57,6 +62,7 @@ impl RuleId {
             RuleId::Panic => "panic",
             RuleId::Loom => "loom",
             RuleId::Determinism => "determinism",
+            RuleId::Footprint => "footprint",
             RuleId::Unknown => "unknown",
         }
     }

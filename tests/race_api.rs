@@ -525,7 +525,7 @@ async fn outbound_budget<R: Rt>(_rig: Arc<Rig<R>>) {
     let (o, s) = (out.clone(), sent.clone());
     let writer = rt::spawn::<R, _>("writer", async move {
         for k in 1..=3 {
-            s.wait_until("an update to write", |n| (*n >= k).then_some(()))
+            s.wait_until("an update to write", |n| (**n >= k).then_some(()))
                 .await;
             o.wrote_update();
         }

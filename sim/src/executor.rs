@@ -175,6 +175,15 @@ impl Sim {
                 name,
                 message,
             },
+            Err(SimError::Footprint {
+                task,
+                name,
+                message,
+            }) => Step::Footprint {
+                task,
+                name,
+                message,
+            },
             Err(SimError::Stalled(report)) => Step::Stalled(report),
             Err(SimError::Abandoned { .. }) => Step::Abandoned,
             Err(SimError::StepLimit { .. }) => unreachable!("step_inner has no step limit"),
@@ -186,7 +195,9 @@ impl Sim {
     /// # Errors
     /// [`SimError::Stalled`] if unfinished tasks are all blocked with no timer
     /// pending, [`SimError::StepLimit`] after `max_steps` steps,
-    /// [`SimError::TaskPanicked`] if a task panics.
+    /// [`SimError::TaskPanicked`] if a task panics,
+    /// [`SimError::Footprint`] if a step did something its footprint does
+    /// not say.
     pub fn run(&mut self) -> Result<RunReport, SimError> {
         let _guard = enter(&self.shared);
         loop {
@@ -457,6 +468,15 @@ impl Sim {
             }
         };
         shared.current.set(None);
+        if result.is_ok() {
+            if let Some(message) = shared.footprint_error.borrow_mut().take() {
+                return Err(SimError::Footprint {
+                    task,
+                    name: self.shared.name(task).to_string(),
+                    message,
+                });
+            }
+        }
         result
     }
 

@@ -45,6 +45,16 @@ pub enum Step {
         /// The panic message.
         message: String,
     },
+    /// The polled task's step did something its footprint does not say
+    /// ([`SimError::Footprint`]); the run is over.
+    Footprint {
+        /// The task polled.
+        task: TaskId,
+        /// Its name.
+        name: String,
+        /// What the step did and what it reported.
+        message: String,
+    },
 }
 
 /// One poll in the trace: which task ran, when, and how it was chosen.
@@ -179,6 +189,19 @@ pub enum SimError {
         /// placeholder).
         message: String,
     },
+    /// A step did something its footprint does not say (a harness error,
+    /// not a bug of the program under test): a lock section that reported
+    /// no access to its object, or a section reported as a read that took
+    /// write access. The reduction of `Dfs` is only sound when footprints
+    /// cover what steps did, so the run stops here.
+    Footprint {
+        /// The task whose step it was.
+        task: TaskId,
+        /// Its name.
+        name: String,
+        /// What the step did and what it reported.
+        message: String,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -197,6 +220,14 @@ impl fmt::Display for SimError {
                 name,
                 message,
             } => write!(f, "task {task} `{name}` panicked: {message}"),
+            SimError::Footprint {
+                task,
+                name,
+                message,
+            } => write!(
+                f,
+                "harness error: a step of task {task} `{name}` does not match its footprint: {message}"
+            ),
         }
     }
 }

@@ -88,8 +88,78 @@ pub fn touch(resource: u64) {
     let Some(shared) = try_current() else {
         return;
     };
-    if shared.current.get().is_some() {
+    if let Some(task) = shared.current.get() {
         shared.footprint.borrow_mut().push(resource);
+        let mut sections = shared.sections.borrow_mut();
+        for open in sections.iter_mut() {
+            if open.0 == task && open.1 == base(resource) {
+                open.2 = true;
+            }
+        }
+    }
+}
+
+/// A lock section of the running task on `object` begins (the lock
+/// reports it when it is taken). Before [`section_end`], the section must
+/// report an access to `object` ([`touch`], [`touch_read`] or
+/// [`note_await`]), else the run ends with
+/// [`SimError::Footprint`](crate::SimError::Footprint): a section whose
+/// footprint leaves out the object it locked would make the reduction
+/// treat it as independent of the object's writers. The section may span
+/// several polls (a nested lock is a scheduling point). Does nothing
+/// outside a task or for object 0.
+pub fn section_begin(object: u64) {
+    if object == 0 {
+        return;
+    }
+    let Some(shared) = try_current() else {
+        return;
+    };
+    if let Some(task) = shared.current.get() {
+        shared.sections.borrow_mut().push((task, object, false));
+    }
+}
+
+/// The running task's lock section on `object` ends (see
+/// [`section_begin`]).
+pub fn section_end(object: u64) {
+    if object == 0 {
+        return;
+    }
+    let Some(shared) = try_current() else {
+        return;
+    };
+    let Some(task) = shared.current.get() else {
+        return;
+    };
+    let open = {
+        let mut sections = shared.sections.borrow_mut();
+        let at = sections
+            .iter()
+            .rposition(|&(t, o, _)| t == task && o == object);
+        at.map(|i| sections.swap_remove(i))
+    };
+    if let Some((_, _, false)) = open {
+        drop(shared);
+        footprint_error(format!(
+            "a lock section on {} reported no access to its object",
+            describe(object)
+        ));
+    }
+}
+
+/// Ends the run, after the running poll, with
+/// [`SimError::Footprint`](crate::SimError::Footprint): the step did
+/// something its footprint does not say (a primitive that derives its
+/// access from what it did found a mismatch with what it reported). The
+/// first error of a run is kept. Does nothing outside a simulation.
+pub fn footprint_error(message: impl Into<String>) {
+    let Some(shared) = try_current() else {
+        return;
+    };
+    let mut slot = shared.footprint_error.borrow_mut();
+    if slot.is_none() {
+        *slot = Some(message.into());
     }
 }
 

@@ -231,6 +231,14 @@ pub(crate) struct Shared {
     /// stack (the executor's own code between resumes is not, even while
     /// `current` names the task).
     pub(crate) on_task_stack: Cell<bool>,
+    /// Lock sections open now, `(task, object, touched)`: each must report
+    /// an access to its object before it ends (see
+    /// [`section_begin`](crate::section_begin)).
+    pub(crate) sections: RefCell<Vec<(TaskId, u64, bool)>>,
+    /// The first footprint error of the run (see
+    /// [`footprint_error`](crate::footprint_error)): the executor ends the
+    /// run with it after the poll that made it.
+    pub(crate) footprint_error: RefCell<Option<String>>,
 }
 
 impl Shared {
@@ -259,6 +267,8 @@ impl Shared {
             preemptive: Cell::new(true),
             tearing_down: Cell::new(false),
             on_task_stack: Cell::new(false),
+            sections: RefCell::new(Vec::with_capacity(4)),
+            footprint_error: RefCell::new(None),
         }
     }
 

@@ -233,3 +233,63 @@ fn dropping_unfinished_sim_is_safe() {
     drop(sim);
     assert!(!is_running());
 }
+
+#[test]
+fn a_lock_section_that_reports_no_access_to_its_object_is_a_harness_error() {
+    use lifecycle_sim::{new_object, section_begin, section_end, touch_read};
+    // Reported: a read of the section's object (another object's access
+    // does not cover it).
+    let mut sim = Sim::with_seed(0);
+    sim.block_on(async {
+        let (obj, other) = (new_object(), new_object());
+        section_begin(obj);
+        touch_read(other);
+        touch_read(obj);
+        section_end(obj);
+    })
+    .unwrap();
+    // Left out: the run ends after that poll, naming the task and the object.
+    let mut sim = Sim::with_seed(0);
+    let err = sim
+        .block_on(async {
+            let (obj, other) = (new_object(), new_object());
+            section_begin(obj);
+            touch_read(other);
+            section_end(obj);
+            yield_now().await;
+            unreachable!("the run ends after the poll with the error");
+        })
+        .unwrap_err();
+    let SimError::Footprint { name, message, .. } = &err else {
+        panic!("expected a footprint error, got {err}");
+    };
+    assert_eq!(name, "main");
+    assert!(
+        message.contains("reported no access to its object"),
+        "{message}"
+    );
+    assert!(err.to_string().starts_with("harness error: "), "{err}");
+}
+
+#[test]
+fn a_footprint_error_ends_the_run_after_the_poll_that_made_it() {
+    let mut sim = Sim::with_seed(0);
+    sim.spawn("mislabel", async {
+        lifecycle_sim::footprint_error("a read that writes");
+        lifecycle_sim::footprint_error("a second error is not kept");
+    });
+    sim.spawn("other", pending::<()>());
+    // `other` may be polled first; the poll of `mislabel` ends the run.
+    for _ in 0..2 {
+        match sim.step() {
+            Step::Polled { name, .. } => assert_eq!(name, "other"),
+            Step::Footprint { name, message, .. } => {
+                assert_eq!(name, "mislabel");
+                assert_eq!(message, "a read that writes");
+                return;
+            }
+            other => panic!("the poll with the error did not end the run: {other:?}"),
+        }
+    }
+    panic!("`mislabel` was never polled");
+}

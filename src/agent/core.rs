@@ -417,18 +417,23 @@ impl AgentCore {
 
     /// The loop's wait for work: `Some` when there is something to do.
     pub fn try_wake(&mut self, now_ms: u64) -> Option<Wake> {
+        if !self.wake_due() {
+            return None;
+        }
         if self.status == Status::Disposed {
             return Some(Wake::Exit);
         }
-        if self.in_hand.is_none() {
-            if let Some(p) = self.queued.pop_front() {
-                let id = p.id;
-                self.in_hand = Some(p);
-                self.journal.push(now_ms, Event::Woke { prompt: id });
-                return Some(Wake::Woke(id));
-            }
-        }
-        None
+        let p = self.queued.pop_front()?;
+        let id = p.id;
+        self.in_hand = Some(p);
+        self.journal.push(now_ms, Event::Woke { prompt: id });
+        Some(Wake::Woke(id))
+    }
+
+    /// Whether [`try_wake`](Self::try_wake) would wake the loop now: its
+    /// read half, for a wait's check that parks.
+    pub fn wake_due(&self) -> bool {
+        self.status == Status::Disposed || (self.in_hand.is_none() && !self.queued.is_empty())
     }
 
     /// Whether a cancel is between its entry and its clearing; the loop
@@ -625,6 +630,17 @@ impl AgentCore {
     /// (no turn, empty inbox, marker consumed, no cancel mid-way) or after
     /// disposal (C7).
     pub fn idle_ready(&mut self, now_ms: u64, waiter: u64) -> Option<bool> {
+        let done = self.idle_check()?;
+        self.journal
+            .push(now_ms, Event::IdleResolved { waiter, done });
+        Some(done)
+    }
+
+    /// Whether a `when_idle` waiter would resolve now, and how (`true`:
+    /// done), without recording it: the read half of
+    /// [`idle_ready`](Self::idle_ready), for a wait's check that parks
+    /// (a read, see `rt::Probe`).
+    pub fn idle_check(&self) -> Option<bool> {
         let done = self.status == Status::Disposed && self.turn.is_none();
         let quiescent = if self.faults.has(Fault::M12) {
             // M12: the status flip alone.
@@ -638,13 +654,7 @@ impl AgentCore {
                 && !self.marker
                 && self.cancels_in_progress == 0
         };
-        if done || quiescent {
-            self.journal
-                .push(now_ms, Event::IdleResolved { waiter, done });
-            Some(done)
-        } else {
-            None
-        }
+        (done || quiescent).then_some(done)
     }
 
     /// D2 step 1: mark disposed, request the token `{disposed}`, clear the

@@ -26,7 +26,7 @@ use self::core::{AgentCore, Boundary, CancelStart, Claim, Wake};
 use crate::bus::{Bus, Observer, PublicEvent};
 use crate::events::Faults;
 use crate::journal::{Cause, Event, Record};
-use crate::rt::{self, JoinHandle, Monitor, Rt, Wait};
+use crate::rt::{self, JoinHandle, Monitor, Probe, Rt, Wait};
 use crate::session_log::{Entry, Origin, SessionLog, SessionSink, StepOutput, StorageError};
 use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
@@ -336,7 +336,11 @@ impl<R: Rt> Agent<R> {
         let waiter = self.shared.core.update(|c| c.idle_waiter(R::now_ms()));
         let shared = self.shared.clone();
         async move {
-            let ready = |c: &mut AgentCore| c.idle_ready(R::now_ms(), waiter);
+            // The check reads; only a waiter that resolves records it.
+            let ready = |c: &mut Probe<'_, AgentCore>| {
+                c.idle_check()
+                    .and_then(|_| c.idle_ready(R::now_ms(), waiter))
+            };
             let done = match () {
                 #[cfg(feature = "faults")]
                 () if shared.faults.has(Fault::M14) => {
@@ -424,7 +428,13 @@ impl<R: Rt> Agent<R> {
         let core = &self.shared.core;
         loop {
             let wake = core
-                .wait_until("inbox wake", |c| c.try_wake(R::now_ms()))
+                .wait_until("inbox wake", |c| {
+                    if c.wake_due() {
+                        c.try_wake(R::now_ms())
+                    } else {
+                        None
+                    }
+                })
                 .await;
             if wake == Wake::Exit {
                 break;
@@ -568,7 +578,7 @@ impl<R: Rt> Agent<R> {
                     .shared
                     .signal
                     .wait_until(Wait::STEP_SIGNAL, |s| {
-                        (!m19 && *s == Some(prompt)).then_some(())
+                        (!m19 && **s == Some(prompt)).then_some(())
                     })
                     .await
             })

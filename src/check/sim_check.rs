@@ -353,9 +353,18 @@ pub fn explore_dfs(
             break;
         }
         let run = run_scheduled(scenario, faults, scheduler, true, false);
+        // A harness error (a step that did more than its footprint says)
+        // counts in every run, a pruned one too: the reduction that pruned
+        // it relied on that footprint.
+        let harness_error = run
+            .outcome
+            .violations
+            .iter()
+            .any(|v| v.rule == RuleId::Footprint);
         match dfs.end_execution() {
             ExecKind::Complete => {}
-            ExecKind::Blocked | ExecKind::Foreign => continue,
+            ExecKind::Blocked | ExecKind::Foreign if !harness_error => continue,
+            ExecKind::Blocked | ExecKind::Foreign => {}
             ExecKind::Nondeterministic(m) => {
                 nondeterminism.get_or_insert(m);
                 continue;

@@ -69,6 +69,7 @@ pub fn sim_error_outcome(e: &SimError) -> Outcome {
         ),
         SimError::StepLimit { .. } | SimError::Abandoned { .. } => RuleId::Progress,
         SimError::TaskPanicked { .. } => RuleId::Panic,
+        SimError::Footprint { .. } => RuleId::Footprint,
     };
     Outcome {
         violations: vec![Violation::new(rule, e.to_string())],

@@ -25,6 +25,8 @@
 
 #[cfg(feature = "harness")]
 mod loom_rt;
+#[cfg(feature = "harness")]
+mod mislabel;
 mod monitor;
 mod relay;
 #[cfg(feature = "harness")]
@@ -38,7 +40,9 @@ use std::pin::Pin;
 
 #[cfg(feature = "harness")]
 pub use loom_rt::LoomRt;
-pub use monitor::{parked_waits, reset_parked_waits, spawn, JoinHandle, Monitor};
+#[cfg(feature = "harness")]
+pub use mislabel::{plant, Mislabel, Planted};
+pub use monitor::{parked_waits, reset_parked_waits, spawn, JoinHandle, Monitor, Probe};
 pub use relay::Relay;
 #[cfg(feature = "harness")]
 pub use shuttle_rt::ShuttleRt;
@@ -117,6 +121,11 @@ pub trait Rt: Send + Sync + Sized + 'static {
     fn now_ms() -> u64;
     /// Names what the current task is about to wait on (optional hook).
     fn note_wait(_wait: Wait) {}
+    /// A primitive found that a step did more than it reported (a section
+    /// reported as a read that took write access). Only a backend whose
+    /// reduction trusts reported accesses cares: the simulator ends the
+    /// run with a harness error. The default does nothing.
+    fn footprint_error(_what: &str) {}
 }
 
 /// `R::sleep(ms)`, cut short when `stop` resolves first. Under the model

@@ -6,6 +6,13 @@
 //! resolves, `None` parks the task (registering its waker under the SAME lock,
 //! so no wake-up can be lost between the check and the park). `update(f)`
 //! mutates the state and wakes every parked task, which then re-checks.
+//!
+//! A check sees the state through a [`Probe`]: reading it is free, taking
+//! write access is recorded. The section's access is derived from that, not
+//! from the check's word: a check that parks is an await (a read the
+//! simulator's reduction may move past writes), and one that parks after
+//! taking write access is a harness error on the simulator
+//! ([`Rt::footprint_error`]), reported as a write.
 
 use super::{Access, BoxFuture, Mutex, Rt, Wait};
 use std::future::Future;
@@ -23,6 +30,37 @@ impl<S> Inner<S> {
         if !self.waiters.iter().any(|w| w.will_wake(waker)) {
             self.waiters.push(waker.clone());
         }
+    }
+}
+
+/// The state as a [`Monitor::wait_until`] check sees it: `Deref` reads it,
+/// `DerefMut` takes write access and bumps the probe's version, so the
+/// monitor knows whether the check may have changed the state, from what it
+/// did rather than from what it says. Read through `&**probe` (or a method
+/// taking `&self`) where only reading is meant; take `&mut` only on the
+/// path that returns `Some`.
+pub struct Probe<'a, S> {
+    state: &'a mut S,
+    writes: u32,
+}
+
+impl<'a, S> Probe<'a, S> {
+    fn new(state: &'a mut S) -> Self {
+        Probe { state, writes: 0 }
+    }
+}
+
+impl<S> std::ops::Deref for Probe<'_, S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        self.state
+    }
+}
+
+impl<S> std::ops::DerefMut for Probe<'_, S> {
+    fn deref_mut(&mut self) -> &mut S {
+        self.writes += 1;
+        self.state
     }
 }
 
@@ -64,27 +102,44 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
     /// returns `Some`, the other waiters are woken to re-check (the change may
     /// concern them). `label` names the wait in stall reports.
     ///
-    /// `f` must leave the state unchanged when it returns `None`: a check
-    /// that parks is a read (parking commutes with other parks: every
-    /// waiter is woken, in no particular order, by the next change).
+    /// `f` must not take write access to the state (through the
+    /// [`Probe`]) when it returns `None`: a check that parks is a read
+    /// (parking commutes with other parks: every waiter is woken, in no
+    /// particular order, by the next change). One that does is reported as
+    /// a write and, on the simulator, ends the run with a harness error.
     pub fn wait_until<'a, O: 'a>(
         &'a self,
         wait: impl Into<Wait>,
-        mut f: impl FnMut(&mut S) -> Option<O> + 'a,
+        mut f: impl FnMut(&mut Probe<'_, S>) -> Option<O> + 'a,
     ) -> impl Future<Output = O> + 'a {
         let wait = wait.into();
         let mut parked = Parked::<R>::new(wait);
         std::future::poll_fn(move |cx| {
-            let (res, woken) = self.inner.section(
-                |inner| match f(&mut inner.state) {
-                    Some(v) => (Poll::Ready(v), std::mem::take(&mut inner.waiters)),
-                    None => {
-                        inner.park(cx.waker());
-                        (Poll::Pending, Vec::new())
+            let (res, woken, _) = self.inner.section(
+                |inner| {
+                    let mut probe = Probe::new(&mut inner.state);
+                    let out = f(&mut probe);
+                    #[cfg(feature = "harness")]
+                    if out.is_none() && super::mislabel::planted(super::Mislabel::ReadThatWrites) {
+                        let _: &mut S = &mut probe;
+                    }
+                    let wrote = probe.writes > 0;
+                    match out {
+                        Some(v) => (Poll::Ready(v), std::mem::take(&mut inner.waiters), wrote),
+                        None => {
+                            inner.park(cx.waker());
+                            (Poll::Pending, Vec::new(), wrote)
+                        }
                     }
                 },
-                |(res, _)| {
+                |(res, _, wrote)| {
                     if res.is_ready() {
+                        Access::Write
+                    } else if *wrote {
+                        R::footprint_error(&format!(
+                            "the check of wait `{}` parked after taking write access to its state (a read that writes)",
+                            wait.label
+                        ));
                         Access::Write
                     } else {
                         Access::Await
@@ -115,12 +170,15 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
     pub fn wait_until_unfenced<'a, O: 'a>(
         &'a self,
         wait: impl Into<Wait>,
-        mut f: impl FnMut(&mut S) -> Option<O> + 'a,
+        mut f: impl FnMut(&mut Probe<'_, S>) -> Option<O> + 'a,
     ) -> impl Future<Output = O> + 'a {
         let wait = wait.into();
         let mut parked = Parked::<R>::new(wait);
         std::future::poll_fn(move |cx| {
-            if let Some(v) = self.inner.with(|inner| f(&mut inner.state)) {
+            if let Some(v) = self
+                .inner
+                .with(|inner| f(&mut Probe::new(&mut inner.state)))
+            {
                 parked.unpark();
                 let woken = self.inner.with(|inner| std::mem::take(&mut inner.waiters));
                 for w in woken {
@@ -218,7 +276,10 @@ impl<R: Rt, T: Send + 'static> JoinHandle<R, T> {
 
     /// Wait for the task's output.
     pub async fn join(self) -> T {
-        self.slot.wait_until("join", |s| s.take()).await
+        // Read first: `take` on an empty slot would take write access.
+        self.slot
+            .wait_until("join", |s| if s.is_some() { s.take() } else { None })
+            .await
     }
 }
 

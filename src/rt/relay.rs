@@ -93,10 +93,10 @@ impl<R: Rt> Relay<R> {
 
     async fn drive_with(self: &Arc<Self>, label: impl Into<Wait>, parking: bool) {
         let wait = label.into();
-        let taken = self.state.wait_until(wait, |s| match s {
+        let taken = self.state.wait_until(wait, |s| match &**s {
             Work::Done => Some(None),
             Work::Driven => None,
-            Work::Parked(_) => match std::mem::replace(s, Work::Driven) {
+            Work::Parked(_) => match std::mem::replace(&mut **s, Work::Driven) {
                 Work::Parked(work) => Some(Some(work)),
                 _ => None,
             },
@@ -138,7 +138,7 @@ impl<R: Rt> Relay<R> {
             }
             None => {
                 self.state
-                    .wait_until(label, |s| matches!(s, Work::Done).then_some(()))
+                    .wait_until(label, |s| matches!(**s, Work::Done).then_some(()))
                     .await
             }
         }

@@ -69,6 +69,11 @@ impl<T> SimMutex<T> {
         }
         self.taken_at
             .store(lifecycle_sim::current_step().unwrap_or(u64::MAX), SeqCst);
+        // The section's bounds come from the lock itself: the simulator
+        // checks that it reports an access to this object before it ends.
+        lifecycle_sim::section_begin(self.object);
+        #[cfg(feature = "harness")]
+        let read = read && !super::mislabel::planted(super::Mislabel::LockReadsUnreported);
         if read {
             lifecycle_sim::touch_read(self.object);
         }
@@ -82,6 +87,7 @@ impl<T> SimMutex<T> {
         if lifecycle_sim::current_step().unwrap_or(u64::MAX) != self.taken_at.load(SeqCst) {
             lifecycle_sim::touch(self.object);
         }
+        lifecycle_sim::section_end(self.object);
         self.holder.store(FREE, SeqCst);
         let woken = std::mem::take(&mut *self.waiters.lock().unwrap_or_else(|p| p.into_inner()));
         for w in woken {
@@ -174,5 +180,9 @@ impl Rt for SimRt {
     fn note_wait(wait: super::Wait) {
         super::wait::note(wait);
         lifecycle_sim::note_wait(wait.label);
+    }
+
+    fn footprint_error(what: &str) {
+        lifecycle_sim::footprint_error(what);
     }
 }

@@ -75,6 +75,7 @@ impl Driver {
                 Step::Polled { task, .. } if task == id => {}
                 Step::Polled { .. } | Step::TimeAdvanced { .. } => {}
                 Step::Panicked { message, name, .. } => panic!("task {name} panicked: {message}"),
+                Step::Footprint { message, name, .. } => panic!("task {name}: {message}"),
                 Step::Finished | Step::Stalled(_) | Step::Abandoned => break,
             }
         }
@@ -97,6 +98,7 @@ impl Driver {
                 Step::Polled { name, .. } if name.starts_with(prefix) => return true,
                 Step::Polled { .. } | Step::TimeAdvanced { .. } => {}
                 Step::Panicked { message, name, .. } => panic!("task {name} panicked: {message}"),
+                Step::Footprint { message, name, .. } => panic!("task {name}: {message}"),
                 Step::Finished | Step::Stalled(_) | Step::Abandoned => return false,
             }
         }
@@ -109,6 +111,7 @@ impl Driver {
             match self.sim.step() {
                 Step::Polled { .. } | Step::TimeAdvanced { .. } => {}
                 Step::Panicked { message, name, .. } => panic!("task {name} panicked: {message}"),
+                Step::Footprint { message, name, .. } => panic!("task {name}: {message}"),
                 Step::Finished | Step::Stalled(_) | Step::Abandoned => return,
             }
         }

@@ -1,0 +1,149 @@
+//! Footprints checked at the source (issue 42, item 7): the simulator's
+//! reduction is only as sound as the accesses `Rt` reports, so the
+//! primitives derive them from what they did and the engine reports a
+//! mismatch as a harness error (rule `footprint`) at the step that made
+//! it. Each planted mislabel is found by `sim-dfs` alone, with no sampling
+//! checker to compare with.
+
+use agent_lifecycle::check::api::{Broken, RaceTest, Rig};
+use agent_lifecycle::check::sim_check::{explore_dfs, run_plan};
+use agent_lifecycle::check::{self, DfsOptions, ReplayLine};
+use agent_lifecycle::faults::Faults;
+use agent_lifecycle::oracle::RuleId;
+use agent_lifecycle::rt::{self, plant, Mislabel, Monitor, SimRt};
+use agent_lifecycle::scenarios::{self, Scenario};
+use std::sync::Arc;
+
+/// `sim-dfs` on `scenario` with `mislabel` planted on this thread (the
+/// search runs every execution here), stopping at the first failure.
+fn first_failure(scenario: &'static Scenario, mislabel: Mislabel) -> check::Report {
+    check::quiet_panics();
+    let _planted = plant(mislabel);
+    explore_dfs(
+        scenario,
+        Faults::none(),
+        &DfsOptions::exhaustive(5_000),
+        true,
+        &|_| {},
+    )
+}
+
+/// The failure is the harness's own rule, names the mislabel, and its
+/// replay line reproduces it while the plant stands (and not without it).
+fn assert_harness_error(report: &check::Report, mislabel: Mislabel, says: &str) {
+    let found = report
+        .violations
+        .iter()
+        .find(|v| v.rule == RuleId::Footprint)
+        .unwrap_or_else(|| {
+            panic!(
+                "{}: no footprint error under {mislabel:?} in {} executions: {:?}",
+                report.scenario, report.executions, report.violations
+            )
+        });
+    assert!(found.message.contains("harness error"), "{}", found.message);
+    assert!(found.message.contains(says), "{}", found.message);
+    let line = ReplayLine::parse(&found.replay).expect("a replay line");
+    let agent_lifecycle::check::replay::Payload::Sim(p) = line.payload() else {
+        panic!("not a simulator line: {}", found.replay);
+    };
+    let again = |planted: bool| {
+        let _planted = planted.then(|| plant(mislabel));
+        run_plan(
+            &line.scenario,
+            line.faults(),
+            p.seed,
+            p.untimed,
+            &p.plan,
+            false,
+        )
+        .outcome
+        .violations
+        .iter()
+        .any(|v| v.rule == RuleId::Footprint)
+    };
+    assert!(again(true), "the replay line does not reproduce it");
+    assert!(!again(false), "without the plant the same schedule passes");
+}
+
+#[test]
+fn a_lock_read_left_out_of_the_footprint_is_a_harness_error() {
+    // The registry's lookups are lock reads (`Mutex::read`).
+    let report = first_failure(
+        &scenarios::identity::SAME_ID_CREATE_RACE,
+        Mislabel::LockReadsUnreported,
+    );
+    assert_harness_error(
+        &report,
+        Mislabel::LockReadsUnreported,
+        "reported no access to its object",
+    );
+}
+
+#[test]
+fn a_monitor_check_that_parks_after_writing_is_a_harness_error() {
+    let report = first_failure(
+        &scenarios::idle::WHEN_IDLE_WAITERS,
+        Mislabel::ReadThatWrites,
+    );
+    assert_harness_error(&report, Mislabel::ReadThatWrites, "a read that writes");
+}
+
+#[test]
+fn the_scenarios_pass_the_footprint_checks_unplanted() {
+    // The checks hold on main: the two scenarios above, searched whole.
+    check::quiet_panics();
+    for scenario in [
+        &scenarios::identity::SAME_ID_CREATE_RACE,
+        &scenarios::idle::WHEN_IDLE_WAITERS,
+    ] {
+        let report = explore_dfs(
+            scenario,
+            Faults::none(),
+            &DfsOptions::exhaustive(200_000),
+            false,
+            &|_| {},
+        );
+        assert!(report.violations.is_empty(), "{:?}", report.violations);
+        assert!(report.exhausted, "{} not exhausted", scenario.name);
+    }
+}
+
+/// A downstream monitor whose check counts its own failed tries: a write
+/// on the path that parks, which the search would otherwise move freely
+/// past the monitor's writers.
+async fn a_check_that_counts_its_tries(_rig: Arc<Rig<SimRt>>) {
+    struct State {
+        ready: bool,
+        tries: u32,
+    }
+    let m = Arc::new(Monitor::<SimRt, State>::new(State {
+        ready: false,
+        tries: 0,
+    }));
+    let setter = m.clone();
+    let t = rt::spawn::<SimRt, _>("setter", async move {
+        setter.update(|s| s.ready = true);
+    });
+    m.wait_until("ready", |s| {
+        if s.ready {
+            Some(s.tries)
+        } else {
+            s.tries += 1;
+            None
+        }
+    })
+    .await;
+    t.join().await;
+}
+
+#[test]
+fn a_downstream_read_that_writes_fails_its_race_test_with_a_replay_line() {
+    let t = RaceTest::new("a_downstream_read_that_writes_fails_its_race_test_with_a_replay_line");
+    let failure = t
+        .dfs(a_check_that_counts_its_tries)
+        .expect_err("the mislabelled check is a harness error");
+    assert_eq!(failure.rule, Broken::Rule(RuleId::Footprint), "{failure}");
+    assert!(failure.message.contains("wait `ready`"), "{failure}");
+    assert!(failure.replay.contains(":sim-dfs:"), "{failure}");
+}
