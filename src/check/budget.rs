@@ -38,6 +38,10 @@ pub struct Budget {
     pub stop_on: &'static [crate::rules::Rule],
     /// A stop request from outside (the command line's Ctrl-C).
     pub stop: Stop,
+    /// `sim-dfs` after its first failure runs shallow passes first
+    /// (preemption bounds 0 and 1, `sim_check::SHALLOW_BOUNDS`); off where
+    /// the caller runs them itself across several scenarios.
+    pub dfs_shallow: bool,
 }
 
 impl Budget {
@@ -56,6 +60,7 @@ impl Budget {
         shrink: true,
         stop_on: &[],
         stop: Stop::NEVER,
+        dfs_shallow: true,
     };
 
     /// The nightly tier: 50x the sampling, loom one bound deeper.
@@ -73,6 +78,7 @@ impl Budget {
         shrink: true,
         stop_on: &[],
         stop: Stop::NEVER,
+        dfs_shallow: true,
     };
 
     /// A tier by name (`pr`, `nightly`).

@@ -161,6 +161,9 @@ pub struct DfsOptions {
     pub stop_on: &'static [crate::rules::Rule],
     /// A stop request from outside.
     pub stop: Stop,
+    /// With `stop_at_first`, run the shallow passes first (see
+    /// [`SHALLOW_BOUNDS`]).
+    pub shallow: bool,
 }
 
 impl DfsOptions {
@@ -174,6 +177,7 @@ impl DfsOptions {
             shrink: true,
             stop_on: &[],
             stop: Stop::NEVER,
+            shallow: true,
         }
     }
 }
@@ -341,6 +345,19 @@ pub fn explore_dfs(
         }
         _ => Dfs::new(opts.config.clone()),
     };
+    let shallow = if stop_at_first && opts.shallow && !opts.resume {
+        match shallow_first(scenario, faults, opts, &mut tally) {
+            Shallow::Found(executions) => {
+                tally.executions = executions;
+                tally.stopped(Stopped::FirstFailure);
+                tally.bound(dfs_bound(&opts.config));
+                return tally.finish();
+            }
+            Shallow::Clean(executions) => executions,
+        }
+    } else {
+        0
+    };
     let start_executions = dfs.stats().executions;
     let mut nondeterminism = None;
     while let Some(scheduler) = dfs.next_scheduler() {
@@ -415,11 +432,79 @@ pub fn explore_dfs(
             tally.error(e);
         }
     }
-    // Schedules explored: complete runs plus sleep-blocked ones.
-    tally.executions = stats.executions;
+    // Schedules explored: complete runs plus sleep-blocked ones, the
+    // shallow passes' included.
+    tally.executions = stats.executions + shallow;
     tally.dfs(stats);
     tally.bound(dfs_bound(&config));
     tally.finish()
+}
+
+/// Preemption bounds of the shallow passes that run before a search that
+/// stops at its first failure, below the search's own bound.
+pub const SHALLOW_BOUNDS: [u32; 2] = [0, 1];
+
+/// What the shallow passes found.
+enum Shallow {
+    /// A wanted failure, counted in the tally, after this many schedules.
+    Found(u64),
+    /// None, in this many schedules.
+    Clean(u64),
+}
+
+/// Shallow first (issue 42, item 5): a search after its first failure
+/// first runs the same search at preemption bounds 0 and 1
+/// ([`SHALLOW_BOUNDS`], those below its own bound), each until exhausted,
+/// within the whole search's schedule budget. A failure that needs few
+/// preemptions is then found among the first schedules, not where the
+/// depth-first order of the unbounded tree reaches it. Those passes only
+/// look for a wanted failure: their runs are not counted in the tally's
+/// views or goals (the search that follows runs every one of them again),
+/// only in its schedules.
+fn shallow_first(
+    scenario: &Scenario,
+    faults: Faults,
+    opts: &DfsOptions,
+    tally: &mut Tally,
+) -> Shallow {
+    let top = opts.config.preemption_bound.unwrap_or(u32::MAX);
+    let mut executions = 0;
+    for bound in SHALLOW_BOUNDS.into_iter().filter(|&b| b < top) {
+        let mut pass = Dfs::new(DfsConfig {
+            preemption_bound: Some(bound),
+            ..opts.config.clone()
+        });
+        let before = executions;
+        while let Some(scheduler) = pass.next_scheduler() {
+            if before + pass.stats().executions > opts.max_executions || opts.stop.requested() {
+                break;
+            }
+            let run = run_scheduled(scenario, faults, scheduler, true, false);
+            let kind = pass.end_execution();
+            executions = before + pass.stats().executions;
+            let counts = matches!(kind, ExecKind::Complete)
+                || run
+                    .outcome
+                    .violations
+                    .iter()
+                    .any(|v| v.rule == RuleId::Footprint);
+            if counts && tally.is_wanted_failure(&run.outcome) {
+                count_run(tally, &run, opts.shrink, || {
+                    ReplayLine::sim(
+                        scenario,
+                        Checker::SimDfs,
+                        faults,
+                        0,
+                        true,
+                        run.sim.choices(),
+                    )
+                });
+                return Shallow::Found(executions);
+            }
+        }
+        executions = before + pass.stats().executions;
+    }
+    Shallow::Clean(executions)
 }
 
 /// What bounds a search of `config` (its shard aside: a report says that

@@ -119,6 +119,13 @@ impl Tally {
             .map(|v| v.rule)
     }
 
+    /// Whether `outcome` is a failure this search is after (one that
+    /// [`add`](Self::add) would count as *the* failure).
+    pub fn is_wanted_failure(&self, outcome: &Outcome) -> bool {
+        !outcome.violations.is_empty()
+            && (self.want.is_empty() || outcome.violations.iter().any(|v| self.wants(v.rule)))
+    }
+
     fn wants(&self, rule: RuleId) -> bool {
         rule.is_in(self.want)
     }

@@ -381,6 +381,7 @@ fn exploration(args: &ExploreArgs) -> Result<Exploration, String> {
         shrink: true,
         stop_on: &[],
         stop: budget.stop,
+        shallow: budget.dfs_shallow,
     });
     if let Some(opts) = &dfs {
         check::sim_check::check_checkpoint(scenario, faults, opts)?;

@@ -336,21 +336,43 @@ pub fn hunt(fault: Fault, checker: Checker, stop: check::Stop) -> Option<Report>
         ..plan.budget()
     };
     let faults = Faults::none().with(fault);
-    let mut executions = 0;
-    for seed in plan.seeds.clone() {
-        if stop.requested() {
-            return None;
-        }
-        let scenario = scenario(&workload::from_seed(seed));
-        let mut report = check::run(checker, &scenario, faults, &budget, true);
-        executions += report.executions;
-        let kills = report
-            .violations
+    // Shallow first across the workloads: `sim-dfs` searches every one at
+    // preemption bound 0, then 1, then at its own bound, so a race that
+    // needs few preemptions in a later workload is not found only after
+    // the whole searches of the earlier ones.
+    let passes: Vec<Budget> = if checker == Checker::SimDfs {
+        check::sim_check::SHALLOW_BOUNDS
             .iter()
-            .any(|v| v.rule.is_in(fault.must_violate()));
-        if kills {
-            report.executions = executions;
-            return Some(report);
+            .map(|&b| Budget {
+                dfs_preemptions: Some(b),
+                dfs_shallow: false,
+                ..budget.clone()
+            })
+            .chain([Budget {
+                dfs_shallow: false,
+                ..budget.clone()
+            }])
+            .collect()
+    } else {
+        vec![budget]
+    };
+    let mut executions = 0;
+    for budget in &passes {
+        for seed in plan.seeds.clone() {
+            if stop.requested() {
+                return None;
+            }
+            let scenario = scenario(&workload::from_seed(seed));
+            let mut report = check::run(checker, &scenario, faults, budget, true);
+            executions += report.executions;
+            let kills = report
+                .violations
+                .iter()
+                .any(|v| v.rule.is_in(fault.must_violate()));
+            if kills {
+                report.executions = executions;
+                return Some(report);
+            }
         }
     }
     None

@@ -46,6 +46,7 @@ impl Explorer for SimDfs {
                 shrink: budget.shrink,
                 stop_on: budget.stop_on,
                 stop: budget.stop,
+                shallow: budget.dfs_shallow,
             },
             run.stop_at_first,
             run.progress,
