@@ -144,6 +144,8 @@ impl Sim {
     /// trace hash are always recorded.
     pub fn set_trace(&mut self, on: bool) {
         self.trace_on = on;
+        let wanted = self.shared.scheduler.borrow().wants_footprints();
+        self.shared.footprints_on.set(on || wanted);
     }
 
     /// Spawns a top-level task and returns its id. Works before [`Sim::run`]
@@ -395,10 +397,11 @@ impl Sim {
         shared.current.set(Some(task));
         shared.step.set(step);
         shared.awaited.set(None);
+        let footprints_on = shared.footprints_on.get();
         {
             let mut fp = shared.footprint.borrow_mut();
             fp.clear();
-            if !resumed {
+            if !resumed && footprints_on {
                 // A new poll follows the wake (or spawn) that enabled it.
                 fp.push(crate::resource::WAKE | task as u64);
             }
@@ -419,7 +422,10 @@ impl Sim {
         let outcome = coro.resume(Cmd::Run);
         shared.on_task_stack.set(false);
         drop(entered);
-        {
+        if !footprints_on {
+            // Seeded sampling: nothing reads footprints (`wants_footprints`).
+            shared.scheduler.borrow_mut().observe(task, &[]);
+        } else {
             let mut fp = shared.footprint.borrow_mut();
             if matches!(outcome, CoroutineResult::Yield(Out::Pending))
                 && crate::resource::is_stutter(&fp, task, shared.awaited.get())

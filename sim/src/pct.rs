@@ -87,6 +87,10 @@ impl PctScheduler {
 }
 
 impl Scheduler for PctScheduler {
+    fn wants_footprints(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, ready: &[TaskId], _step: u64) -> usize {
         if ready.len() <= 1 {
             if let Some(&t) = ready.first() {

@@ -80,7 +80,8 @@ pub fn new_object() -> u64 {
 }
 
 /// Reports that the running task accessed `resource` (see [`new_object`]).
-/// Does nothing outside a task, or for resource 0.
+/// Does nothing outside a task, for resource 0, or where no one reads
+/// footprints (see [`Scheduler::wants_footprints`](crate::Scheduler::wants_footprints)).
 pub fn touch(resource: u64) {
     if resource == 0 {
         return;
@@ -88,6 +89,9 @@ pub fn touch(resource: u64) {
     let Some(shared) = try_current() else {
         return;
     };
+    if !shared.footprints_on.get() {
+        return;
+    }
     if let Some(task) = shared.current.get() {
         shared.footprint.borrow_mut().push(resource);
         let mut sections = shared.sections.borrow_mut();
@@ -115,6 +119,9 @@ pub fn section_begin(object: u64) {
     let Some(shared) = try_current() else {
         return;
     };
+    if !shared.footprints_on.get() {
+        return;
+    }
     if let Some(task) = shared.current.get() {
         shared.sections.borrow_mut().push((task, object, false));
     }

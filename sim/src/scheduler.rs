@@ -48,6 +48,17 @@ pub trait Scheduler {
         let _ = steps;
     }
 
+    /// Whether this scheduler reads footprints (the second argument of
+    /// [`observe`](Self::observe)). The executor keeps them only for one
+    /// that does, or while the trace is on: a seeded sampler turns the
+    /// bookkeeping off (its runs are the same either way; only
+    /// footprint-derived checks such as a section's reported access, see
+    /// [`section_begin`](crate::section_begin), need them). The default is
+    /// `true`.
+    fn wants_footprints(&self) -> bool {
+        true
+    }
+
     /// Called after every poll with the task polled and its footprint: the
     /// sorted, deduplicated resources it touched (see [`touch`](crate::touch)).
     /// Depth-first search uses it for its sleep sets; others may ignore it.
@@ -120,6 +131,10 @@ impl Scheduler for RandomScheduler {
 
     fn next_u64(&mut self) -> u64 {
         self.values.next_u64()
+    }
+
+    fn wants_footprints(&self) -> bool {
+        false
     }
 }
 
@@ -213,6 +228,10 @@ pub struct NonPreemptiveScheduler {
 }
 
 impl Scheduler for NonPreemptiveScheduler {
+    fn wants_footprints(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, ready: &[TaskId], _step: u64) -> usize {
         self.last
             .and_then(|l| ready.binary_search(&l).ok())
@@ -320,6 +339,10 @@ impl Scheduler for GuidedScheduler {
 
     fn observe(&mut self, task: TaskId, footprint: &[u64]) {
         self.fallback.observe(task, footprint);
+    }
+
+    fn wants_footprints(&self) -> bool {
+        self.fallback.wants_footprints()
     }
 
     fn suspended(&mut self, task: TaskId, mid_poll: bool) {

@@ -204,6 +204,11 @@ pub(crate) struct Shared {
     pub(crate) scheduler: RefCell<Box<dyn Scheduler>>,
     /// Resources touched by the current poll (see `resource`).
     pub(crate) footprint: RefCell<Vec<u64>>,
+    /// Whether footprints are kept: for a scheduler that reads them
+    /// ([`Scheduler::wants_footprints`]) or a traced run. Off, `touch`
+    /// and the executor's per-poll bookkeeping do nothing (seeded
+    /// sampling needs none of it).
+    pub(crate) footprints_on: Cell<bool>,
     /// The object the current poll's failed check read (`note_await`).
     pub(crate) awaited: Cell<Option<u64>>,
     /// Objects created so far, by creating task.
@@ -256,6 +261,7 @@ impl Shared {
             timers: RefCell::new(Timers::default()),
             scheduler: RefCell::new(scheduler),
             footprint: RefCell::new(Vec::with_capacity(32)),
+            footprints_on: Cell::new(true),
             awaited: Cell::new(None),
             created: RefCell::new(Vec::new()),
             created_outside: Cell::new(0),
