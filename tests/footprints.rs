@@ -12,6 +12,8 @@ use agent_lifecycle::faults::Faults;
 use agent_lifecycle::oracle::RuleId;
 use agent_lifecycle::rt::{self, plant, Mislabel, Monitor, SimRt};
 use agent_lifecycle::scenarios::{self, Scenario};
+use lifecycle_sim::DfsConfig;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// `sim-dfs` on `scenario` with `mislabel` planted on this thread (the
@@ -146,4 +148,60 @@ fn a_downstream_read_that_writes_fails_its_race_test_with_a_replay_line() {
     assert_eq!(failure.rule, Broken::Rule(RuleId::Footprint), "{failure}");
     assert!(failure.message.contains("wait `ready`"), "{failure}");
     assert!(failure.replay.contains(":sim-dfs:"), "{failure}");
+}
+
+/// The views a `sim-dfs` search of `scenario` reaches, exhausted.
+fn views(scenario: &'static Scenario, config: DfsConfig) -> BTreeSet<String> {
+    check::quiet_panics();
+    let report = explore_dfs(
+        scenario,
+        Faults::none(),
+        &DfsOptions {
+            config,
+            ..DfsOptions::exhaustive(400_000)
+        },
+        false,
+        &|_| {},
+    );
+    assert!(report.exhausted, "{} not exhausted", scenario.name);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    report.views.into_keys().collect()
+}
+
+#[test]
+fn the_reduced_search_reaches_every_view_the_unreduced_one_does() {
+    // The reduction's soundness, checked on real scenarios with no other
+    // checker: every view of the unreduced search (every schedule, at a
+    // preemption bound it exhausts) is a view of the reduced, unbounded
+    // one. A footprint that says less than a step did shows here as a view
+    // the reduced search lost.
+    for (scenario, bound) in [
+        (&scenarios::acp::DISCONNECT_RACING_NEW, 2),
+        (&scenarios::identity::CREATE_DURING_OWNER_UNLOAD, 2),
+        (&scenarios::acp::DISCONNECT_DURING_LOAD, 1),
+        (&scenarios::dropped_create::DROPPED_CREATE, 1),
+    ] {
+        let unreduced = views(
+            scenario,
+            DfsConfig {
+                reduction: false,
+                preemption_bound: Some(bound),
+                ..DfsConfig::default()
+            },
+        );
+        let reduced = views(scenario, DfsConfig::default());
+        let lost: Vec<_> = unreduced.difference(&reduced).collect();
+        assert!(
+            lost.is_empty(),
+            "{}: the reduced search lost {} of the {} views of the unreduced one at bound {bound}: {lost:?}",
+            scenario.name,
+            lost.len(),
+            unreduced.len()
+        );
+        assert!(
+            unreduced.len() > 1,
+            "{}: a single view proves nothing",
+            scenario.name
+        );
+    }
 }

@@ -341,9 +341,6 @@ impl Scheduler for GuidedScheduler {
         self.fallback.observe(task, footprint);
     }
 
-    fn wants_footprints(&self) -> bool {
-        self.fallback.wants_footprints()
-    }
 
     fn suspended(&mut self, task: TaskId, mid_poll: bool) {
         self.fallback.suspended(task, mid_poll);
