@@ -341,7 +341,6 @@ impl Scheduler for GuidedScheduler {
         self.fallback.observe(task, footprint);
     }
 
-
     fn suspended(&mut self, task: TaskId, mid_poll: bool) {
         self.fallback.suspended(task, mid_poll);
     }
