@@ -211,6 +211,11 @@ impl<R: Rt> Ticket<'_, R> {
         }
     }
 
+    /// Whether this prompt holds a ticket.
+    fn held(&self) -> bool {
+        self.id.load(std::sync::atomic::Ordering::Relaxed) != 0
+    }
+
     /// Whether an earlier prompt of `session` still waits to be claimed
     /// (every waiting one is earlier than a prompt with no ticket yet; a
     /// cancelled one will never be claimed, and holds nobody up).
@@ -663,7 +668,11 @@ impl<R: Rt> Bridge<R> {
                 };
                 match admit {
                     Admit::Wait => {
-                        ticket.take(s, id);
+                        // The first wait registers the prompt's place in
+                        // the session's order: a write, said as such.
+                        if !ticket.held() {
+                            ticket.take(s.parking_write(), id);
+                        }
                         None
                     }
                     Admit::Run(agent) => {

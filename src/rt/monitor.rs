@@ -42,11 +42,26 @@ impl<S> Inner<S> {
 pub struct Probe<'a, S> {
     state: &'a mut S,
     writes: u32,
+    parking_writes: u32,
 }
 
 impl<'a, S> Probe<'a, S> {
     fn new(state: &'a mut S) -> Self {
-        Probe { state, writes: 0 }
+        Probe {
+            state,
+            writes: 0,
+            parking_writes: 0,
+        }
+    }
+
+    /// Write access that a check which then parks means to take (a waiter
+    /// registering itself, atomically with its check, where others read
+    /// it): the section is then reported as a write, not an await, and it
+    /// is no harness error. Take it only when something changes, or every
+    /// re-check is a write.
+    pub fn parking_write(&mut self) -> &mut S {
+        self.parking_writes += 1;
+        self.state
     }
 }
 
@@ -62,6 +77,16 @@ impl<S> std::ops::DerefMut for Probe<'_, S> {
         self.writes += 1;
         self.state
     }
+}
+
+/// What a wait's check did to its state, as its [`Probe`] saw it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wrote {
+    Nothing,
+    /// Only through [`Probe::parking_write`].
+    Announced,
+    /// Through `DerefMut`.
+    Unannounced,
 }
 
 /// State guarded by a mutex, with tasks able to wait for a condition on it.
@@ -103,10 +128,12 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
     /// concern them). `label` names the wait in stall reports.
     ///
     /// `f` must not take write access to the state (through the
-    /// [`Probe`]) when it returns `None`: a check that parks is a read
-    /// (parking commutes with other parks: every waiter is woken, in no
-    /// particular order, by the next change). One that does is reported as
-    /// a write and, on the simulator, ends the run with a harness error.
+    /// [`Probe`]'s `DerefMut`) when it returns `None`: a check that parks
+    /// is a read (parking commutes with other parks: every waiter is
+    /// woken, in no particular order, by the next change). One that does
+    /// is reported as a write and, on the simulator, ends the run with a
+    /// harness error. A check that must register itself as it parks says
+    /// so with [`Probe::parking_write`]: a write, and no error.
     pub fn wait_until<'a, O: 'a>(
         &'a self,
         wait: impl Into<Wait>,
@@ -123,7 +150,11 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
                     if out.is_none() && super::mislabel::planted(super::Mislabel::ReadThatWrites) {
                         let _: &mut S = &mut probe;
                     }
-                    let wrote = probe.writes > 0;
+                    let wrote = match (probe.writes, probe.parking_writes) {
+                        (0, 0) => Wrote::Nothing,
+                        (0, _) => Wrote::Announced,
+                        _ => Wrote::Unannounced,
+                    };
                     match out {
                         Some(v) => (Poll::Ready(v), std::mem::take(&mut inner.waiters), wrote),
                         None => {
@@ -133,9 +164,9 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
                     }
                 },
                 |(res, _, wrote)| {
-                    if res.is_ready() {
+                    if res.is_ready() || *wrote == Wrote::Announced {
                         Access::Write
-                    } else if *wrote {
+                    } else if *wrote == Wrote::Unannounced {
                         R::footprint_error(&format!(
                             "the check of wait `{}` parked after taking write access to its state (a read that writes)",
                             wait.label
