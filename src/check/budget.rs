@@ -39,8 +39,9 @@ pub struct Budget {
     /// A stop request from outside (the command line's Ctrl-C).
     pub stop: Stop,
     /// `sim-dfs` after its first failure runs shallow passes first
-    /// (preemption bounds 0 and 1, `sim_check::SHALLOW_BOUNDS`); off where
-    /// the caller runs them itself across several scenarios.
+    /// (preemption bounds 0 and 1, `sim_check::SHALLOW_BOUNDS`). Off in
+    /// the tiers (a `check` row is the search itself, as pinned); a hunt
+    /// for a fault (`mutants`) switches it on.
     pub dfs_shallow: bool,
 }
 
@@ -60,7 +61,7 @@ impl Budget {
         shrink: true,
         stop_on: &[],
         stop: Stop::NEVER,
-        dfs_shallow: true,
+        dfs_shallow: false,
     };
 
     /// The nightly tier: 50x the sampling, loom one bound deeper.
@@ -78,7 +79,7 @@ impl Budget {
         shrink: true,
         stop_on: &[],
         stop: Stop::NEVER,
-        dfs_shallow: true,
+        dfs_shallow: false,
     };
 
     /// A tier by name (`pr`, `nightly`).

@@ -156,6 +156,7 @@ fn kill_with(
     }
     let budget = Budget {
         stop_on: fault.must_violate(),
+        dfs_shallow: true,
         ..budget.clone()
     };
     for scenario in order {

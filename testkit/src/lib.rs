@@ -28,7 +28,7 @@ pub const TEST_BUDGET: Budget = Budget {
     shrink: false,
     stop_on: &[],
     stop: check::Stop::NEVER,
-    dfs_shallow: true,
+    dfs_shallow: false,
 };
 
 /// The `lifecycle` binary cargo built beside the running test:
