@@ -1,4 +1,4 @@
-//! Footprints checked at the source (issue 42, item 7): the simulator's
+//! Footprints checked at the source: the simulator's
 //! reduction is only as sound as the accesses `Rt` reports, so the
 //! primitives derive them from what they did and the engine reports a
 //! mismatch as a harness error (rule `footprint`) at the step that made

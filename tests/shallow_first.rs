@@ -1,4 +1,4 @@
-//! Shallow first (issue 42, item 5): a `sim-dfs` search after its first
+//! Shallow first: a `sim-dfs` search after its first
 //! failure runs its preemption bounds 0 and 1 before its own, so a fault
 //! that needs one preemption is found among the first schedules instead of
 //! where the depth-first order of the unbounded tree reaches it.

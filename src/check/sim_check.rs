@@ -388,14 +388,7 @@ pub fn explore_dfs(
             }
         }
         let failed = count_run(&mut tally, &run, opts.shrink, || {
-            ReplayLine::sim(
-                scenario,
-                Checker::SimDfs,
-                faults,
-                0,
-                true,
-                run.sim.choices(),
-            )
+            dfs_line(scenario, faults, &run)
         });
         let n = dfs.stats().complete;
         if n % 1024 == 0 {
@@ -440,6 +433,19 @@ pub fn explore_dfs(
     tally.finish()
 }
 
+/// The replay line of a `sim-dfs` run (untimed, seed 0: the search
+/// draws no seeded values).
+fn dfs_line(scenario: &Scenario, faults: Faults, run: &SimRun) -> ReplayLine {
+    ReplayLine::sim(
+        scenario,
+        Checker::SimDfs,
+        faults,
+        0,
+        true,
+        run.sim.choices(),
+    )
+}
+
 /// Preemption bounds of the shallow passes that run before a search that
 /// stops at its first failure, below the search's own bound.
 pub const SHALLOW_BOUNDS: [u32; 2] = [0, 1];
@@ -452,7 +458,7 @@ enum Shallow {
     Clean(u64),
 }
 
-/// Shallow first (issue 42, item 5): a search after its first failure
+/// Shallow first: a search after its first failure
 /// first runs the same search at preemption bounds 0 and 1
 /// ([`SHALLOW_BOUNDS`], those below its own bound), each until exhausted,
 /// within the whole search's schedule budget. A failure that needs few
@@ -490,14 +496,7 @@ fn shallow_first(
                     .any(|v| v.rule == RuleId::Footprint);
             if counts && tally.is_wanted_failure(&run.outcome) {
                 count_run(tally, &run, opts.shrink, || {
-                    ReplayLine::sim(
-                        scenario,
-                        Checker::SimDfs,
-                        faults,
-                        0,
-                        true,
-                        run.sim.choices(),
-                    )
+                    dfs_line(scenario, faults, &run)
                 });
                 return Shallow::Found(executions);
             }

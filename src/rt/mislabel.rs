@@ -1,6 +1,6 @@
 //! Footprint mislabels planted on purpose (harness only), to show that the
 //! simulator checks what `Rt` reports at the source rather than trusting
-//! it (issue 42, item 7): each one, switched on, makes a primitive report
+//! it: each one, switched on, makes a primitive report
 //! less than it did, and the run ends with a harness error
 //! (`lifecycle_sim::SimError::Footprint`) at the step that did it, with no
 //! other checker involved.
