@@ -3,6 +3,7 @@
 
 use lifecycle_testkit as common;
 
+use agent_lifecycle::check::api::LOOM_MAX_THREADS;
 use agent_lifecycle::check::Checker;
 use agent_lifecycle::faults::Fault;
 use agent_lifecycle::scenarios;
@@ -40,15 +41,33 @@ fn s6_notice_reaches_only_the_live_owner() {
     }
 }
 
+/// loom skips none: in its shape (`Ctx::loom`) a simulated shell's timed
+/// jobs share one driver task and a side caller joins the main task, so
+/// the scenarios with several jobs fit loom's five threads, which a task
+/// per job took them past; loom then kills their faults.
 #[test]
-fn loom_skips_scenarios_with_more_than_five_threads() {
-    let r = run(Checker::Loom, &scenarios::shell::TOOL_BASH_RELOAD, None);
-    assert_eq!(r.status, agent_lifecycle::check::Status::Skip);
-    assert!(
-        r.skipped.as_deref().unwrap_or("").contains("at most 5"),
-        "{:?}",
-        r.skipped
-    );
+fn loom_runs_the_shell_scenarios_in_its_shape_and_kills_their_faults() {
+    for (scenario, fault) in [
+        (&scenarios::shell::TOOL_BASH_RELOAD, Fault::M2),
+        (&scenarios::shell::COMPLETION_NOTICE_ROUTING, Fault::M21),
+        (&scenarios::owner_drain::DISPOSE_WITH_OWNED_JOB, Fault::M20),
+    ] {
+        let tasks = agent_lifecycle::check::sim_check::tasks(scenario);
+        assert!(
+            tasks.without_bystanders > LOOM_MAX_THREADS && tasks.loom <= LOOM_MAX_THREADS,
+            "{}: {tasks:?}",
+            scenario.name
+        );
+        let r = run(Checker::Loom, scenario, None);
+        assert_ne!(
+            r.status,
+            agent_lifecycle::check::Status::Skip,
+            "{}",
+            scenario.name
+        );
+        assert_pass(&r);
+        assert_killed(&run(Checker::Loom, scenario, Some(fault)), fault);
+    }
 }
 
 #[test]

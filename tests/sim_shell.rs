@@ -149,3 +149,47 @@ fn off_done_stops_one_listener_only() {
         assert_eq!(*heard.lock().unwrap(), [("kept", job)]);
     });
 }
+
+/// loom's shape (`SimShell::new(true)`): the timed jobs share one driver
+/// task, which ends them one at a time, earliest deadline first, and ends
+/// itself once the shell is dropped and no timer is left (else the
+/// simulation would stall).
+#[test]
+fn one_driver_ends_timed_jobs_in_deadline_order_and_ends_with_the_shell() {
+    let (fates, tasks) = {
+        let mut sim = Sim::with_seed(7);
+        let fates = sim
+            .block_on(async {
+                let shell = SimShell::<SimRt>::new(true);
+                shell.script("slow", script(300, "slow", 1));
+                shell.script("fast", script(100, "fast", 2));
+                shell.script("held", Script::held("h"));
+                let fast = start(&shell, "fast").await;
+                let slow = start(&shell, "slow").await;
+                let held = start(&shell, "held").await;
+                let killed = start(&shell, "slow").await;
+                assert!(shell.kill(&killed), "a killed job's timer ends nothing");
+                shell.until_finished(&[&fast]).await;
+                assert!(shell.job(&slow).expect("slow is known").running);
+                shell.until_finished(&[&slow]).await;
+                assert!(SimRt::now_ms() >= 300, "slow ran its 300 ms");
+                assert!(shell.exit(&held, 0), "no timer ends a held job");
+                [&slow, &fast, &held, &killed].map(|j| shell.history(j))
+            })
+            .expect("the driver ends once the shell is dropped");
+        (fates, sim.task_count())
+    };
+    assert_eq!(
+        fates,
+        [
+            vec![JobFate::Exited(1)],
+            vec![JobFate::Exited(2)],
+            vec![JobFate::Exited(0)],
+            vec![JobFate::Killed],
+        ]
+    );
+    assert_eq!(
+        tasks, 2,
+        "the main task and one driver, for three timed jobs"
+    );
+}

@@ -349,7 +349,7 @@ fn shuttle_rate(checker: Checker, scenario: &'static Scenario, n: u64) -> Rate {
 }
 
 fn loom_run(scenario: &'static Scenario) -> Option<Report> {
-    (crate::check::sim_check::tasks(scenario).without_bystanders <= loom::MAX_THREADS).then(|| {
+    (crate::check::sim_check::tasks(scenario).loom <= loom::MAX_THREADS).then(|| {
         loom_check::explore(
             scenario,
             Faults::none(),
@@ -435,7 +435,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
             })
             .collect(),
         Checker::Loom => {
-            if crate::check::sim_check::tasks(scenario).without_bystanders > loom::MAX_THREADS {
+            if crate::check::sim_check::tasks(scenario).loom > loom::MAX_THREADS {
                 return None;
             }
             vec![loom_check::explore(

@@ -171,11 +171,8 @@ fn each_execution(
             let outcome = loom::future::block_on(Box::pin(scenarios::run_ctx::<LoomRt>(
                 &scenario,
                 // loom explores every interleaving of every thread and
-                // runs without the bystander agents (see `Ctx`).
-                scenarios::Ctx {
-                    bystanders: false,
-                    ..scenarios::Ctx::new(faults)
-                },
+                // runs in its own context: no bystanders, few threads.
+                scenarios::Ctx::loom(faults),
             )));
             CURRENT.fetch_add(1, Ordering::SeqCst);
             let go_on = (visit.lock().unwrap_or_else(|p| p.into_inner()))(index, outcome);
@@ -586,7 +583,7 @@ pub fn replay(
 /// steeply with threads: `provider-unload` (4 tasks) does not finish in two
 /// minutes at bound 2.
 pub fn loom_bound(scenario: &Scenario, base: usize) -> usize {
-    let threads = tasks(scenario).without_bystanders;
+    let threads = tasks(scenario).loom;
     base.saturating_sub(threads.saturating_sub(2))
         .min(scenario.bounds.loom_cap)
         .max(1)

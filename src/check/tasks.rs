@@ -12,7 +12,7 @@ use lifecycle_sim::{RandomScheduler, Sim, DEFAULT_MAX_STEPS};
 
 /// Tasks one execution of `scenario` runs, main task included, as the
 /// simulator counts them: the most over 4 seeds, with and without the
-/// bystanders. Measured once per process (about 8 executions).
+/// bystanders, and in loom's context ([`Ctx::loom`]). Measured once per process (about 8 executions).
 pub fn tasks(scenario: &Scenario) -> Tasks {
     static MEASURED: std::sync::Mutex<std::collections::BTreeMap<&'static str, Tasks>> =
         std::sync::Mutex::new(std::collections::BTreeMap::new());
@@ -21,23 +21,23 @@ pub fn tasks(scenario: &Scenario) -> Tasks {
         return *t;
     }
     quiet_panics();
-    let count = |bystanders: bool| {
+    let count = |ctx: Ctx| {
         (0..4u64)
             .map(|seed| {
                 let mut sim = Sim::new(Box::new(RandomScheduler::new(seed)), DEFAULT_MAX_STEPS);
-                let ctx = Ctx {
-                    bystanders,
-                    ..Ctx::new(Faults::none())
-                };
-                let _ = sim.block_on(scenarios::run_ctx::<SimRt>(scenario, ctx));
+                let _ = sim.block_on(scenarios::run_ctx::<SimRt>(scenario, ctx.clone()));
                 sim.task_count()
             })
             .max()
             .unwrap_or(1)
     };
     let t = Tasks {
-        all: count(true),
-        without_bystanders: count(false),
+        all: count(Ctx::new(Faults::none())),
+        without_bystanders: count(Ctx {
+            bystanders: false,
+            ..Ctx::new(Faults::none())
+        }),
+        loom: count(Ctx::loom(Faults::none())),
     };
     cache().insert(scenario.name, t);
     t

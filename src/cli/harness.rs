@@ -355,11 +355,12 @@ fn list() {
     for s in scenarios::ALL {
         let t = crate::check::sim_check::tasks(s);
         println!(
-            "  {:<30} rules {:<22} tasks {} ({} without bystanders)  {}",
+            "  {:<30} rules {:<22} tasks {} ({} without bystanders, {} for loom)  {}",
             s.name,
             crate::rules::join(s.rules, ","),
             t.all,
             t.without_bystanders,
+            t.loom,
             s.about
         );
     }

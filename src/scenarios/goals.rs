@@ -252,6 +252,12 @@ macro_rules! between {
 }
 pub(super) use between;
 
+/// loom sampling `loom_max` executions of a five-thread scenario in its
+/// shape (`Ctx::loom`) on a window that an early choice opens.
+pub(super) const LOOM_SAMPLED_EARLY_WINDOW: &[(Checker, &str)] = &[(Checker::Loom,
+    "not reached within ten times the PR tier's loom executions (`loom_max`): loom's depth-first order varies the late choices first, and this window needs an early one",
+)];
+
 /// loom at the PR bound (1) on `same-id-vs-teardown`'s late windows.
 pub(super) const LOOM_PB1_LATE_STEPS: &[(Checker, &str)] = &[(Checker::Loom,
     "not reached in the whole space at loom's bound 1; at bound 3, minutes past the PR gate, loom reaches every window",

@@ -55,6 +55,30 @@ pub async fn give_up<R: Rt, T>(call: impl std::future::Future<Output = T>) -> Op
     result
 }
 
+/// `main` beside a named side caller: the side on a task of its own,
+/// started before `main` runs; or, in loom's shape
+/// ([`Ctx::few_threads`](super::Ctx::few_threads)), joined with `main` in
+/// the calling task, where the two interleave at their awaits (a
+/// `yield_now`, a wait, a lock) rather than at every step. Returns both
+/// outputs once both are done.
+pub async fn beside<R: Rt, M, S>(
+    few_threads: bool,
+    main: M,
+    side: (&str, S),
+) -> (M::Output, S::Output)
+where
+    M: std::future::Future,
+    S: std::future::Future + Send + 'static,
+    S::Output: Send + 'static,
+{
+    if few_threads {
+        return futures::join!(main, side.1);
+    }
+    let task = rt::spawn::<R, _>(side.0, side.1);
+    let m = main.await;
+    (m, task.join().await)
+}
+
 /// The message of the deliberately panicking disposal listeners (D4).
 pub const LISTENER_PANIC: &str = "listener boom";
 

@@ -52,6 +52,14 @@ pub struct Ctx {
     /// runs for many minutes even at preemption bound 1, far longer than at
     /// bound 2 without it. Every other checker runs them.
     pub bystanders: bool,
+    /// loom's shape (loom models at most five threads, main included,
+    /// counted over the whole execution): a body's simulated shell runs
+    /// its timed jobs on one driver task ([`SimShell::new`]), and a body's
+    /// side callers join its main task ([`super::rig::beside`]) instead of
+    /// taking a task each. Every other checker gives each its own task.
+    ///
+    /// [`SimShell::new`]: crate::shell::sim::SimShell::new
+    pub few_threads: bool,
     /// The scenario's [`Closure`], if it is a downstream race test (set
     /// by `run_ctx`).
     pub closure: Option<Closure>,
@@ -65,7 +73,17 @@ impl Ctx {
             faults,
             durable: None,
             bystanders: true,
+            few_threads: false,
             closure: None,
+        }
+    }
+
+    /// loom's context: no bystanders, and [few threads](Ctx::few_threads).
+    pub fn loom(faults: Faults) -> Ctx {
+        Ctx {
+            bystanders: false,
+            few_threads: true,
+            ..Ctx::new(faults)
         }
     }
 }
@@ -271,8 +289,11 @@ impl Scenario {
 pub struct Tasks {
     /// With its bystander agents.
     pub all: usize,
-    /// Without them: the threads loom runs.
+    /// Without them.
     pub without_bystanders: usize,
+    /// In loom's context ([`Ctx::loom`]: no bystanders, few threads): the
+    /// threads loom runs.
+    pub loom: usize,
 }
 
 impl std::fmt::Debug for Scenario {

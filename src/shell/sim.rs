@@ -6,6 +6,19 @@
 //! receiving side of `kill` and `drain` (S7), not a flag the lifecycle sets
 //! about itself.
 //!
+//! A timed background job runs on a task of its own, or, in loom's shape
+//! ([`SimShell::new`] with `one_driver`), on one driver task that the
+//! shell's timed jobs share: loom models five threads over a whole
+//! execution, and a task per job took the scenarios that start several
+//! past it. The driver ends the jobs one at a time: it takes the earliest
+//! deadline it sees (start order on a tie), sleeps until it and ends that
+//! job (a job started meanwhile with an earlier deadline waits for it),
+//! and ends itself when the shell is dropped and no timed job is left. On
+//! loom, where a sleep
+//! is a yield and no time passes, a job so ends at any point after it
+//! started, as with a task of its own, except that two timed jobs end in
+//! that order; the guide argues why the scenarios keep what they test.
+//!
 //! A request's working directory ([`ShellExecSpec::cwd`]) is accepted and
 //! ignored: a simulated command runs nowhere, its script alone decides
 //! what it prints. It keeps no output cap either (scripts print little).
@@ -82,23 +95,79 @@ struct State {
     history: Vec<(u64, JobFate)>,
     /// Every background job started, with its owner token, in order.
     started: Vec<(u64, Option<String>)>,
+    /// One driver for the timed jobs: their deadlines and exit codes, by
+    /// (deadline, job); `None` where each job has a task of its own.
+    timers: Option<BTreeMap<(u64, u64), i32>>,
+    /// The driver task has been spawned.
+    driving: bool,
+    /// The shell was dropped: the driver ends once no timer is left.
+    closed: bool,
 }
 
 /// The simulated executor. Unknown commands run 10 ms, print their own
 /// text and exit 0.
 pub struct SimShell<R: Rt> {
     state: Arc<Monitor<R, State>>,
+    /// Its timed jobs share one driver task.
+    one_driver: bool,
 }
 
 impl<R: Rt> Default for SimShell<R> {
+    /// A task per timed job.
     fn default() -> Self {
-        SimShell {
-            state: Arc::new(Monitor::new(State::default())),
+        SimShell::new(false)
+    }
+}
+
+impl<R: Rt> Drop for SimShell<R> {
+    fn drop(&mut self) {
+        // Only a driver waits for it (and a task per job takes no step).
+        if self.one_driver {
+            self.state.update(|s| s.closed = true);
         }
     }
 }
 
 impl<R: Rt> SimShell<R> {
+    /// A shell whose timed jobs share one driver task (`one_driver`,
+    /// loom's shape: [`crate::scenarios::Ctx::few_threads`]) or each run
+    /// on a task of their own.
+    pub fn new(one_driver: bool) -> Self {
+        SimShell {
+            state: Arc::new(Monitor::new(State {
+                timers: one_driver.then(BTreeMap::new),
+                ..State::default()
+            })),
+            one_driver,
+        }
+    }
+
+    /// The shared driver: ends the timed jobs one at a time, each after
+    /// its remaining time, earliest deadline first; returns when the shell
+    /// is dropped and no timer is left.
+    async fn drive(state: Arc<Monitor<R, State>>) {
+        loop {
+            let next = state
+                .wait_until("sim shell: a timed job, or the shell dropped", |s| match s
+                    .timers
+                    .as_ref()
+                    .and_then(|t| t.keys().next().copied())
+                {
+                    Some(key) => Some(Some(key)),
+                    None => s.closed.then_some(None),
+                })
+                .await;
+            let Some((deadline, id)) = next else {
+                return;
+            };
+            R::sleep(deadline.saturating_sub(R::now_ms())).await;
+            let exit = state.update(|s| s.timers.as_mut().and_then(|t| t.remove(&(deadline, id))));
+            if let Some(exit) = exit {
+                Self::finish(&state, id, JobFate::Exited(exit));
+            }
+        }
+    }
+
     /// Wait until none of `jobs` is running (a job-done wait, no polling).
     pub async fn until_finished(&self, jobs: &[&str]) {
         let ids: Vec<u64> = jobs.iter().filter_map(|j| super::job_number(j)).collect();
@@ -189,7 +258,7 @@ impl<R: Rt> SimShell<R> {
 
 impl<R: Rt> ShellExecutor for SimShell<R> {
     fn exec(&self, spec: ShellExecSpec) -> BoxFuture<Result<ExecResult, String>> {
-        let state = self.state.clone();
+        let (state, one_driver) = (self.state.clone(), self.one_driver);
         Box::pin(async move {
             let script = state
                 .update(|s| s.scripts.get(&spec.command).cloned())
@@ -208,7 +277,9 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
                     output: script.output,
                 });
             }
-            let id = state.update(|s| {
+            let timed = script.duration_ms != Script::HELD;
+            // One section: the job, and with one driver its timer too.
+            let (id, start_driver) = state.update(|s| {
                 s.next_job += 1;
                 let id = s.next_job;
                 s.started.push((id, spec.owner.clone()));
@@ -224,9 +295,22 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
                         output: script.output.clone(),
                     },
                 );
-                id
+                let start_driver = match s.timers.as_mut() {
+                    Some(timers) if timed => {
+                        let deadline = R::now_ms().saturating_add(script.duration_ms);
+                        timers.insert((deadline, id), script.exit);
+                        !std::mem::replace(&mut s.driving, true)
+                    }
+                    _ => false,
+                };
+                (id, start_driver)
             });
-            if script.duration_ms != Script::HELD {
+            if start_driver {
+                drop(rt::spawn::<R, ()>(
+                    "sim shell: jobs",
+                    Self::drive(state.clone()),
+                ));
+            } else if timed && !one_driver {
                 let st = state.clone();
                 drop(rt::spawn::<R, ()>(&format!("job-{id}"), async move {
                     R::sleep(script.duration_ms).await;

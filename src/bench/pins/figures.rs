@@ -6,8 +6,9 @@
 //!   many scenarios `check --tier pr` searches at each preemption bound;
 //! - `clauses`, `clauses.<family>`, `clauses.exercises.<kind>`: the
 //!   rule-clause table (`lifecycle list --rules`);
-//! - `tasks.<scenario>.all`, `tasks.<scenario>.without-bystanders`: the
-//!   tasks one execution runs, as the simulator counts them;
+//! - `tasks.<scenario>.all`, `tasks.<scenario>.without-bystanders`,
+//!   `tasks.<scenario>.loom`: the tasks one execution runs, as the
+//!   simulator counts them (the last in loom's context, `Ctx::loom`);
 //! - `sim-dfs.<scenario>.schedules`, `sim-dfs.<scenario>.views`: the
 //!   `sim-dfs` row of `check --tier pr` (its bound, its cap);
 //! - `dpor.<scenario>.schedules`: the scenarios `check` exhausts
@@ -223,12 +224,16 @@ fn task_counts(scenario: &'static Scenario) -> Job {
             ),
             figure(
                 format!("tasks.{name}.without-bystanders"),
-                format!("tasks of one {name} execution without bystanders: the threads loom needs"),
+                format!("tasks of one {name} execution without bystanders"),
+            ),
+            figure(
+                format!("tasks.{name}.loom"),
+                format!("tasks of one {name} execution in loom's context (no bystanders, the shell's jobs on one driver, side callers joined): the threads loom needs"),
             ),
         ],
         move || {
             let t = tasks(scenario);
-            vec![t.all as u64, t.without_bystanders as u64]
+            vec![t.all as u64, t.without_bystanders as u64, t.loom as u64]
         },
     )
 }

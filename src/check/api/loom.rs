@@ -193,10 +193,7 @@ fn each_execution(
     let result = catch_unwind(AssertUnwindSafe(|| {
         b.check(move || {
             let index = next.fetch_add(1, Ordering::SeqCst);
-            let ctx = Ctx {
-                bystanders: false,
-                ..Ctx::new(faults)
-            };
+            let ctx = Ctx::loom(faults);
             // Boxed: only a pointer to the execution's future lives on
             // loom's 32 KiB stack.
             let run = Box::pin(scenarios::run_ctx::<LoomRt>(&scenario, ctx));

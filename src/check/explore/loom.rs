@@ -25,11 +25,11 @@ impl Explorer for Loom {
 
     fn explore(&self, run: &Exploration<'_>) -> Report {
         let threads = tasks(run.scenario);
-        if threads.without_bystanders > loom::MAX_THREADS {
+        if threads.loom > loom::MAX_THREADS {
             let mut tally = Tally::new(run.scenario, Checker::Loom, run.faults);
             tally.skip(format!(
                 "needs {} threads; loom models at most {}",
-                threads.all,
+                threads.loom,
                 loom::MAX_THREADS
             ));
             return tally.finish();
