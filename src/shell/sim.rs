@@ -9,15 +9,15 @@
 //! A timed background job runs on a task of its own, or, in loom's shape
 //! ([`SimShell::new`] with `one_driver`), on one driver task that the
 //! shell's timed jobs share: loom models five threads over a whole
-//! execution, and a task per job took the scenarios that start several
-//! past it. The driver ends the jobs one at a time: it takes the earliest
-//! deadline it sees (start order on a tie), sleeps until it and ends that
-//! job (a job started meanwhile with an earlier deadline waits for it),
-//! and ends itself when the shell is dropped and no timed job is left. On
-//! loom, where a sleep
-//! is a yield and no time passes, a job so ends at any point after it
-//! started, as with a task of its own, except that two timed jobs end in
-//! that order; the guide argues why the scenarios keep what they test.
+//! execution, and a task per job would take a scenario that starts
+//! several past it. The driver ends the jobs one at a time: it takes the
+//! earliest deadline it sees (start order on a tie), sleeps until it and
+//! ends that job (a job started meanwhile with an earlier deadline waits
+//! for it), and ends itself when the shell is dropped and no timed job is
+//! left. On loom, where a sleep is a yield and no time passes, a job so
+//! ends at any point after it started, as with a task of its own, except
+//! that two timed jobs end in that order; the guide argues why the
+//! scenarios keep what they test.
 //!
 //! A request's working directory ([`ShellExecSpec::cwd`]) is accepted and
 //! ignored: a simulated command runs nowhere, its script alone decides

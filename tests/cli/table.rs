@@ -76,9 +76,9 @@ fn the_table_fits_100_columns_and_states_every_bound() {
 
 /// The summary counts the runs by result, an exhausted loom row states its
 /// bound, and a capped one its cap. loom skips no scenario: in its shape
-/// (`Ctx::loom`) tool-bash-reload, once skipped for its 8 tasks, runs on 5
-/// threads. (A run loom skips is not passed: `tests/generated.rs`, on a
-/// workload of four clients.)
+/// (`Ctx::loom`) tool-bash-reload, past loom's thread limit in the other
+/// checkers' shape, fits it. (A run loom skips is not passed:
+/// `tests/generated.rs`, on a workload of four clients.)
 #[test]
 fn the_summary_counts_runs_by_result_and_loom_rows_state_their_bound() {
     let r = table(
