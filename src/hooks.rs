@@ -82,7 +82,7 @@ impl<R: Rt> Hooks<R> {
     /// A root scope named `name` whose unloads the observer is told of.
     pub fn scope(&self, name: &str) -> Scope<R> {
         let hooks = self.clone();
-        Scope::new(
+        Scope::faulty(
             name,
             self.world.is_some().then(|| {
                 Arc::new(move |scope: &str, done: bool| {
@@ -96,6 +96,7 @@ impl<R: Rt> Hooks<R> {
                     });
                 }) as _
             }),
+            self.faults,
         )
     }
 }

@@ -547,12 +547,6 @@ impl<R: Rt> Provider<R> {
     }
 }
 
-/// A root scope whose unloads are journaled into `world`.
-#[cfg(feature = "faults")]
-pub fn scope_journaled<R: Rt>(name: &str, world: &Arc<crate::world::World<R>>) -> Scope<R> {
-    Hooks::observed(world.clone()).scope(name)
-}
-
 /// Fault M24's code, reached only when `hooks.has(Fault::M24)`: excluded
 /// from mutation like the fault switches (`.cargo/mutants.toml`).
 #[cfg(feature = "faults")]

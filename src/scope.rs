@@ -20,9 +20,11 @@
 //! futures kept in the state (a `Relay`: `Started`, `Unloading`), not
 //! local to the first caller. Every caller drives the same future, so a
 //! caller that drops its `dispose()` or `unload()` (a timeout, a `select`)
-//! leaves the work where it stopped, and the next caller continues it: no
-//! step is skipped, repeated or wedged. Fault M15 runs it inside the first
-//! caller's future instead.
+//! leaves the work where it stopped, and a task spawned at the drop (or a
+//! caller that comes first) continues it: no step is skipped, repeated or
+//! wedged. Fault M15 runs the teardown inside the first caller's future
+//! instead; faults M25 (the teardown) and M29 (a scope's unload) park a
+//! dropped caller's work until a later caller continues it.
 
 use crate::events::Faults;
 use crate::rt::{BoxFuture, Monitor, Relay, Rt, Wait};
@@ -206,6 +208,8 @@ struct ScopeInner<R: Rt> {
     name: String,
     state: Monitor<R, ScopeState<R>>,
     on_unload: Option<UnloadHook>,
+    /// Fault M29: a dropped unload's work only parks, for a later caller.
+    faults: Faults,
 }
 
 /// An owner of effects (the note's fiber). Cheap to clone.
@@ -225,6 +229,12 @@ impl<R: Rt> Scope<R> {
     /// A root scope. `on_unload(name, done)` is told when it starts and ends
     /// unloading.
     pub fn new(name: &str, on_unload: Option<UnloadHook>) -> Self {
+        Self::faulty(name, on_unload, Faults::none())
+    }
+
+    /// As [`new`](Self::new), with the harness's faults (only
+    /// [`Hooks::scope`](crate::hooks::Hooks::scope) passes any).
+    pub(crate) fn faulty(name: &str, on_unload: Option<UnloadHook>, faults: Faults) -> Self {
         Scope {
             inner: Arc::new(ScopeInner {
                 name: name.to_string(),
@@ -233,6 +243,7 @@ impl<R: Rt> Scope<R> {
                     children: Vec::new(),
                 }),
                 on_unload,
+                faults,
             }),
         }
     }
@@ -245,7 +256,7 @@ impl<R: Rt> Scope<R> {
     /// A child scope, unloaded with this one. `None` if this one is not
     /// active.
     pub fn child(&self, name: &str) -> Option<Scope<R>> {
-        let child = Scope::new(name, self.inner.on_unload.clone());
+        let child = Scope::faulty(name, self.inner.on_unload.clone(), self.inner.faults);
         let c = child.clone();
         self.inner
             .state
@@ -309,9 +320,22 @@ impl<R: Rt> Scope<R> {
         })
     }
 
+    /// Resolves once an unload that has begun is over, without driving it
+    /// (at once if none has begun): work a dropped caller started finishes
+    /// by itself (D8). `label` names the wait in stall reports.
+    pub async fn unloaded(&self, label: Wait) {
+        self.inner
+            .state
+            .wait_until(label, |s| {
+                (!matches!(**s, ScopeState::Unloading(_))).then_some(())
+            })
+            .await
+    }
+
     /// Unload: refuse new effects, then dispose every effect and child
     /// concurrently and wait for all of them. Idempotent; a second caller
-    /// waits for the first.
+    /// drives the same work and resolves when it is over, and work whose
+    /// caller gave up runs to completion by itself (D8).
     pub fn unload(&self) -> BoxFuture<()> {
         let this = self.clone();
         Box::pin(async move {
@@ -330,8 +354,13 @@ impl<R: Rt> Scope<R> {
                 ScopeState::Unloading(relay) => Some(relay.clone()),
                 ScopeState::Unloaded => None,
             });
-            if let Some(relay) = relay {
-                relay.drive_parking(Wait::SCOPE_UNLOAD).await;
+            match relay {
+                // M29: the work of a dropped unload waits for a later caller.
+                Some(relay) if this.inner.faults.has(Fault::M29) => {
+                    relay.drive_parking(Wait::SCOPE_UNLOAD).await
+                }
+                Some(relay) => relay.drive(Wait::SCOPE_UNLOAD).await,
+                None => {}
             }
         })
     }

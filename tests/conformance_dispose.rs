@@ -21,6 +21,11 @@
 //! and exits, and the chain runs on by itself to its end (D8: the task the
 //! dropped caller left continues it). Fault M15 (the chain lives in the
 //! first caller's future) wedges it, and a later unload with it.
+//!
+//! The dropped unload is the same for the owner's `unload()`: polled once
+//! (each chain it started runs step 1), dropped, then every task runs; its
+//! work must finish by itself (D8). Fault M29 parks it for the next
+//! caller.
 
 use lifecycle_testkit::conformance;
 
@@ -61,10 +66,11 @@ enum Op {
     DropDispose(u8),
     UnloadOwner,
     /// The owner's unload, whose caller drops its future after the first
-    /// poll (the scope's effects have begun); every task runs until nothing
-    /// can move; then the owner unloads again (D8: a dropped scope unload
-    /// wedges, skips and repeats nothing). The model takes the pair as one
-    /// `UnloadOwner`.
+    /// poll (each chain it started ran step 1 and awaits its loop's exit);
+    /// every task runs until nothing can move, and the unload must have
+    /// finished by itself (D8, fault M29); then the owner unloads again. In
+    /// the model: `UnloadOwner`, `TeardownStep` (step 1) of each chain it
+    /// started, `DropUnload`, then the internal actions.
     DropUnloadOwner,
     UnloadProvider,
     /// Scheduling choice: every task runs until nothing can move (a running
@@ -267,7 +273,25 @@ impl ReferenceStateMachine for DisposeRef {
                     .expect("the handle waits") as u8;
                 (act(s, A::DropCaller(k, c)), vec![])
             }
-            Op::UnloadOwner | Op::DropUnloadOwner => {
+            Op::DropUnloadOwner => {
+                let mut s = model(None).next_state(&s, A::UnloadOwner).unwrap_or(s);
+                for k in 0..s.attempts.len() {
+                    let a = &s.attempts[k];
+                    if a.effect == EffectState::Running(1)
+                        && a.callers.contains(&(Caller::Scope(ScopeId::Owner), false))
+                    {
+                        s = act(s, A::TeardownStep(k as u8));
+                    }
+                }
+                let (s, first) = match model(None).next_state(&s, A::DropUnload(ScopeId::Owner)) {
+                    Some(n) => (complete(n, true), "unload dropped"),
+                    None => (complete(s, false), "unload returned at once"),
+                };
+                let alone = unload_answer(&s, ScopeId::Owner);
+                let again = unload_answer(&s, ScopeId::Owner);
+                (s, vec![first.into(), alone, again])
+            }
+            Op::UnloadOwner => {
                 let s = complete(
                     model(None).next_state(&s, A::UnloadOwner).unwrap_or(s),
                     false,
@@ -332,7 +356,7 @@ fn quiet_listener_panics() {
 }
 
 /// The test, with the implementation's fault `FAULT` (0: none, 10: M10,
-/// 15: M15).
+/// 15: M15, 29: M29).
 struct DisposeConformance<const FAULT: u8>;
 
 impl<const FAULT: u8> DisposeConformance<FAULT> {
@@ -374,6 +398,7 @@ impl<const FAULT: u8> StateMachineTest for DisposeConformance<FAULT> {
         let faults = match FAULT {
             10 => Faults::none().with(Fault::M10),
             15 => Faults::none().with(Fault::M15),
+            29 => Faults::none().with(Fault::M29),
             _ => Faults::none(),
         };
         let mut d = Driver::new();
@@ -474,18 +499,33 @@ impl<const FAULT: u8> StateMachineTest for DisposeConformance<FAULT> {
             Op::DropUnloadOwner => {
                 let owner = sut.owner.clone();
                 let m = manual(async move { owner.unload().await });
-                if sut.d.poll_manual(&m).is_none() {
+                let first = if sut.d.poll_manual(&m).is_none() {
                     // The caller gives up: its future is dropped mid-unload.
                     sut.d.run(move || {
                         let dropped = m.borrow_mut().take();
                         drop(dropped);
                     });
                     sut.d.settle();
-                }
+                    "unload dropped"
+                } else {
+                    "unload returned at once"
+                };
+                // Observed in the journal: did the unload finish with no
+                // further call (D8)?
+                let alone = sut.rig.world.events().iter().any(
+                    |e| matches!(e, LifecycleEvent::ScopeUnloaded { scope } if scope == "owner"),
+                );
                 let owner = sut.owner.clone();
-                vec![unload_returned(
-                    sut.d.call(async move { owner.unload().await }),
-                )]
+                vec![
+                    first.into(),
+                    if alone {
+                        "unload returned"
+                    } else {
+                        "unload waits"
+                    }
+                    .into(),
+                    unload_returned(sut.d.call(async move { owner.unload().await })),
+                ]
             }
             Op::UnloadProvider => {
                 let p = sut.rig.provider.clone();
@@ -616,4 +656,11 @@ prop_state_machine! {
     #[test]
     #[should_panic(expected = "Test failed: assertion")]
     fn m15_implementation_disagrees_with_the_model(sequential 1..20 => DisposeConformance<15>);
+
+    // With M29 a dropped scope unload parks its work for the next caller:
+    // after the drop nothing moves, so the owner's unload has not finished
+    // by itself; the model's task the dropped caller left finishes it.
+    #[test]
+    #[should_panic(expected = "Test failed: assertion")]
+    fn m29_implementation_disagrees_with_the_model(sequential 1..20 => DisposeConformance<29>);
 }

@@ -41,7 +41,8 @@ pub fn model_of(fault: Fault) -> Option<&'static str> {
         | Fault::M15
         | Fault::M22
         | Fault::M24
-        | Fault::M25 => "dispose",
+        | Fault::M25
+        | Fault::M29 => "dispose",
         Fault::M16 | Fault::M17 | Fault::M18 | Fault::M26 => "durability",
         Fault::M2 | Fault::M20 | Fault::M21 => "shell",
         Fault::M7 | Fault::M8 | Fault::M27 | Fault::M28 => "acp",

@@ -87,11 +87,15 @@ pub enum Fault {
     /// A prompt sent while `session/load` is replaying is served at once:
     /// its turn runs during the replay (violates A9).
     M28,
+    /// The work of a dropped scope `unload` or bridge quiesce waits for
+    /// another caller to continue it: nothing drives it by itself
+    /// (violates D8).
+    M29,
 }
 
 impl Fault {
     /// Every fault, in SPEC order.
-    pub const ALL: [Fault; 28] = [
+    pub const ALL: [Fault; 29] = [
         Fault::M1,
         Fault::M2,
         Fault::M3,
@@ -120,6 +124,7 @@ impl Fault {
         Fault::M26,
         Fault::M27,
         Fault::M28,
+        Fault::M29,
     ];
 
     /// What the fault does.
@@ -169,6 +174,9 @@ impl Fault {
             Fault::M28 => {
                 "a prompt sent while session/load replays is served at once: its turn runs during the replay"
             }
+            Fault::M29 => {
+                "the work of a dropped scope unload or bridge quiesce waits for another caller to continue it"
+            }
         }
     }
 
@@ -190,7 +198,7 @@ impl Fault {
             Fault::M15 => &[Rule::D8, Rule::D1],
             Fault::M16 | Fault::M17 => &[Rule::D9],
             Fault::M18 | Fault::M26 => &[Rule::D10],
-            Fault::M25 => &[Rule::D8],
+            Fault::M25 | Fault::M29 => &[Rule::D8],
             Fault::M19 => &[Rule::C10],
             Fault::M20 => &[Rule::S7],
             Fault::M21 => &[Rule::S6],

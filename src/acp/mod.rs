@@ -782,6 +782,19 @@ impl<R: Rt> Bridge<R> {
         self.quiesce().await
     }
 
+    /// Resolves once the quiesce that has begun is over, without driving
+    /// it (at once if none has begun): work a dropped caller started
+    /// finishes by itself (D8). `label` names the wait in stall reports.
+    pub async fn quiesced(&self, label: Wait) {
+        let relay = self.state.read(|s| match &s.quiesce {
+            Quiesce::Started(relay) => Some(relay.clone()),
+            Quiesce::Idle => None,
+        });
+        if let Some(relay) = relay {
+            relay.finished(label).await;
+        }
+    }
+
     /// The bridge's own unload: quiesce, then unload its scope.
     pub async fn unload(&self) {
         self.quiesce().await;
@@ -817,7 +830,9 @@ impl<R: Rt> Bridge<R> {
         match () {
             #[cfg(feature = "faults")]
             () if self.hooks.has(Fault::M15) => relay.drive_unguarded(Wait::ACP_QUIESCE).await,
-            () => relay.drive_parking(Wait::ACP_QUIESCE).await,
+            // M29: the work of a dropped quiesce waits for a later caller.
+            () if self.hooks.has(Fault::M29) => relay.drive_parking(Wait::ACP_QUIESCE).await,
+            () => relay.drive(Wait::ACP_QUIESCE).await,
         }
     }
 }

@@ -20,7 +20,7 @@ pub(in crate::cli) struct ExploreArgs {
     /// (sim-dfs and loom both stop there, "stopped at budget").
     #[arg(long)]
     pub(super) budget: Option<u64>,
-    /// Switch a fault on (M1..M28).
+    /// Switch a fault on (M1..M29).
     #[arg(long)]
     pub(super) fault: Option<String>,
     /// `sim-dfs`: explore without sleep-set reduction.
@@ -79,7 +79,7 @@ pub(super) fn parse_checker(c: &str) -> Result<Checker, String> {
 }
 
 pub(super) fn parse_fault(f: &str) -> Result<Fault, String> {
-    Fault::parse(f).ok_or_else(|| format!("unknown fault {f:?} (M1..M28)"))
+    Fault::parse(f).ok_or_else(|| format!("unknown fault {f:?} (M1..M29)"))
 }
 
 /// The most executions any count may ask for (a trillion: months of work).

@@ -26,7 +26,7 @@ pub(in crate::cli) struct GenerateArgs {
     /// shuttle-random).
     #[arg(long)]
     checker: Vec<String>,
-    /// Switch a fault on (M1..M28).
+    /// Switch a fault on (M1..M29).
     #[arg(long)]
     fault: Option<String>,
     /// Run this one workload (a `gen-...` name, as a row or a replay line

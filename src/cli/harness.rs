@@ -87,7 +87,7 @@ pub(super) enum HarnessCommand {
         /// at ADDR, until stopped.
         #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = lifecycle_models::serve::DEFAULT_ADDR)]
         serve: Option<String>,
-        /// With --serve: switch this fault on (M1–M28 that have a model).
+        /// With --serve: switch this fault on (M1–M29 that have a model).
         #[arg(long, requires = "serve")]
         fault: Option<String>,
     },

@@ -15,11 +15,10 @@
 //! take it), or `Done`.
 //!
 //! [`Relay::drive_parking`] parks the work on a drop and spawns nothing,
-//! so it waits for another caller: a scope's unload and the bridge's
-//! quiesce are driven this way (their later callers, the owner's unload
-//! and the end of the connection, always come), and so is the teardown
-//! under fault M25. Fault M15 runs the work inside the first caller's
-//! future ([`Relay::drive_unguarded`]).
+//! so it waits for another caller: the rejected designs of faults M25 (the
+//! teardown) and M29 (a scope's unload, the bridge's quiesce). Fault M15
+//! runs the work inside the first caller's future
+//! ([`Relay::drive_unguarded`]).
 //!
 //! `futures::future::Shared` is not used: it wakes its waiters while
 //! holding a std mutex, which the simulator's preemption (a task suspended
@@ -76,6 +75,14 @@ impl<R: Rt> Relay<R> {
         self.state.read(|s| matches!(s, Work::Done))
     }
 
+    /// Resolves once the work is done, without driving it: whoever drives
+    /// it (a caller, or the task a dropped caller left) must finish it.
+    pub async fn finished(&self, label: impl Into<Wait>) {
+        self.state
+            .wait_until(label, |s| matches!(**s, Work::Done).then_some(()))
+            .await
+    }
+
     /// Drive the work until it is done, taking it over from any caller
     /// that gave up; if this caller gives up mid-work, a spawned task
     /// continues it (D8). Resolves when it is done. `label` names the wait
@@ -86,7 +93,7 @@ impl<R: Rt> Relay<R> {
 
     /// As [`drive`](Self::drive), but a caller that gives up mid-work only
     /// parks it, and it waits for some later caller to continue it (for the
-    /// teardown, the rejected design of fault M25).
+    /// rejected designs of faults M25 and M29).
     pub async fn drive_parking(self: &Arc<Self>, label: impl Into<Wait>) {
         self.drive_with(label, true).await
     }

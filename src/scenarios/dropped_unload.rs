@@ -5,26 +5,36 @@
 //!
 //! A timer task races the unload (`rig::give_up`), so every checker drops
 //! its future at each of its suspension points inside the session's
-//! teardown (the first poll starts it; once it is over, the scope's unload
-//! has nothing left to await), or lets it complete first. The
-//! later callers must all resolve, with the one quiesce and the one
-//! teardown run once (A6, D1, D2, the world oracle), nothing left
-//! registered or live (D8, A1, observed in the registry and the store),
-//! and the running prompt answered. Fault M15 runs the quiesce and the
-//! teardown inside their first caller's future: dropping it leaves every
-//! later caller waiting forever.
+//! teardown or the scope's unload (the first poll starts the quiesce), or
+//! lets it complete first. Then, with no further call, the body waits in
+//! the world journal for the work the dropped call started to finish by
+//! itself (D8): the session's teardown, and the scope's unload if it had
+//! begun. Only then do the later callers come: they must all resolve, with
+//! the one quiesce and the one teardown run once (A6, D1, D2, the world
+//! oracle), nothing left registered or live (D8, A1, observed in the
+//! registry and the store), and the running prompt answered. Fault M15
+//! runs the quiesce and the teardown inside their first caller's future,
+//! so dropping it drops them; fault M29 parks the dropped quiesce or scope
+//! unload for a later caller. Either way the wait never ends: a D8 stall.
 
 use super::goals::{excused, label, Goal};
-use super::rig::{give_up, Rig};
+use super::rig::{give_up_noting, Rig};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::acp::{Bridge, StopReason};
 use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
-use crate::rt::{self, Rt};
+use crate::rt::{self, Rt, Wait};
 use crate::rules::Rule;
 use lifecycle_spec::Checker;
+
+/// The body's wait for the dropped unload's work to finish with no further
+/// call: never ending, it breaks D8 (the dropped caller's work wedged).
+const FINISHES_ALONE: Wait = Wait::breaking(
+    "a dropped unload's quiesce and scope unload finish with no further call",
+    Rule::D8,
+);
 
 /// A goal of [`DROPPED_UNLOAD`].
 pub const DROPPED_MID_TEARDOWN: Goal = label(
@@ -55,13 +65,14 @@ pub static DROPPED_UNLOAD: Scenario = Scenario::new(
 )
 .rules(&[Rule::D8, Rule::A1, Rule::A4, Rule::A6])
 .goals(GOALS)
-.targets(&[Fault::M15])
-// loom at bound 1 (its threads: `tasks.dropped-unload.without-bystanders`)
-// takes minutes; the `loom_max` executions the PR tier samples reach both
-// goals.
+.targets(&[Fault::M15, Fault::M29])
+// loom at bound 1 (its threads: `tasks.dropped-unload.loom`) takes
+// minutes; the `loom_max` executions the PR tier samples reach both goals
+// (a completed unload is an early choice, which loom's depth-first order
+// varies last).
 .bounds(Bounds {
     dfs: None,
-    loom_max: Some(20_000),
+    loom_max: Some(100_000),
     ..Bounds::PR
 });
 
@@ -84,7 +95,8 @@ fn drop_point<R: Rt>(rig: &Rig<R>) -> &'static str {
 /// The body: see the module docs.
 pub async fn dropped_unload<R: Rt>(ctx: Ctx) -> Outcome {
     let rig = Rig::<R>::new(ctx.faults, ctx.durable);
-    let b = Bridge::with_hooks(rig.provider.clone(), rig.owner("acp"), rig.hooks());
+    let acp = rig.owner("acp");
+    let b = Bridge::with_hooks(rig.provider.clone(), acp.clone(), rig.hooks());
     let sid = b.new_session().await.expect("session/new");
     let agent = rig.registry.get(&sid).expect("registered");
     rig.track(&agent, rig.registry.entries()[0].1);
@@ -93,14 +105,30 @@ pub async fn dropped_unload<R: Rt>(ctx: Ctx) -> Outcome {
         b2.prompt(&s2, spec("A", 2)).await
     });
     agent.started(0).await;
-    let first = match give_up::<R, _>(b.unload()).await {
-        Some(()) => "completed",
-        None => drop_point(&rig),
+    let first = match give_up_noting::<R, _, _>(b.unload(), || drop_point(&rig)).await {
+        Ok(()) => "completed",
+        Err(at) => at,
     };
+    // D8: no further call; what the dropped unload started finishes by
+    // itself (the quiesce, and the scope's unload if it had begun), and
+    // the registry and the store then hold nothing of the session.
+    let mut left_alone = Vec::new();
+    if first != "completed" {
+        b.quiesced(FINISHES_ALONE).await;
+        acp.unloaded(FINISHES_ALONE).await;
+        left_alone = rig.leftovers(|_| true);
+    }
     futures::future::join3(b.disconnect(), b.unload(), rig.provider.unload()).await;
     let answer = prompting.join().await;
     let left = rig.leftovers(|_| true);
     let own = vec![
+        (
+            left_alone.is_empty(),
+            Violation::new(
+                Rule::D8,
+                format!("a dropped unload's work, finished with no further call, left {left_alone:?}"),
+            ),
+        ),
         (
             left.is_empty(),
             Violation::new(

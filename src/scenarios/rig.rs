@@ -21,7 +21,7 @@ use crate::faults::Faults;
 use crate::hooks::Hooks;
 use crate::oracle::{check_durable, check_journal, Violation, ORACLE_RULES};
 use crate::oracle_world::{check_world, WORLD_RULES};
-use crate::provider::{scope_journaled, Provider};
+use crate::provider::Provider;
 use crate::registry::Registry;
 use crate::rt::{self, Monitor, Mutex, Rt};
 use crate::rules::Rule;
@@ -39,6 +39,17 @@ use std::sync::Arc;
 /// the call's suspension points, so the call's future is dropped at each
 /// of them, or completes first (D8). `Some(output)` if it completed.
 pub async fn give_up<R: Rt, T>(call: impl std::future::Future<Output = T>) -> Option<T> {
+    give_up_noting::<R, T, ()>(call, || ()).await.ok()
+}
+
+/// As [`give_up`], but on a drop `noting` runs first, while the call's
+/// future still holds its work: what it reads (where the call had got to)
+/// cannot race with a task the drop leaves to continue that work. `Err`
+/// carries what it noted.
+pub async fn give_up_noting<R: Rt, T, N>(
+    call: impl std::future::Future<Output = T>,
+    noting: impl FnOnce() -> N,
+) -> Result<T, N> {
     let fired = Arc::new(Monitor::<R, bool>::new(false));
     let f2 = fired.clone();
     let timer = rt::spawn::<R, ()>("timeout", async move { f2.update(|f| *f = true) });
@@ -46,9 +57,9 @@ pub async fn give_up<R: Rt, T>(call: impl std::future::Future<Output = T>) -> Op
         let call = std::pin::pin!(call);
         let timeout = std::pin::pin!(fired.wait_until("timeout", |f| f.then_some(())));
         match futures::future::select(call, timeout).await {
-            futures::future::Either::Left((out, _)) => Some(out),
+            futures::future::Either::Left((out, _)) => Ok(out),
             // The call's future is dropped at the end of this block.
-            futures::future::Either::Right(_) => None,
+            futures::future::Either::Right(_) => Err(noting()),
         }
     };
     timer.join().await;
@@ -303,9 +314,9 @@ impl<R: Rt> Rig<R> {
         Hooks::observed(self.world.clone()).with_faults(self.faults)
     }
 
-    /// A journaled owner scope.
+    /// A journaled owner scope, with the rig's faults (M29).
     pub fn owner(&self, name: &str) -> Scope<R> {
-        scope_journaled(name, &self.world)
+        self.hooks().scope(name)
     }
 
     /// Registry entries and sessions left whose id `owned` says belongs to

@@ -30,7 +30,10 @@
 //!   drives it, and a caller dropped mid-chain leaves a task that drives it
 //!   on, so it finishes with no further call (D8; fault M15: only the first
 //!   caller's future drives it, so dropping that caller wedges it for
-//!   good).
+//!   good). A scope's unload is shared work of the same kind: its dropped
+//!   caller leaves a task that drives the unload, and so the chains it
+//!   waits on (fault M25: a dropped handle leaves none; fault M29: a
+//!   dropped unload leaves none).
 //! - Scopes `owner` and `provider`: `Active` → `Unloading` → `Unloaded`.
 //! - Registry entries `(id, serial)`; store sessions `(id, serial, live)`
 //!   with pending appends; the durable log. Step 3 detaches exactly the
@@ -49,7 +52,8 @@
 //! | `EndTurn`, `Flush`, `Exit` | the agent's loop |
 //! | `Return` | a dispose caller resolves |
 //! | `DropCaller` | the handle's `dispose()` future is dropped mid-chain (D8) |
-//! | `Quiet` | nobody | once every caller of a running chain dropped its future, no further call comes: the chain must finish by itself (D8, M25) |
+//! | `DropUnload` | a scope's `unload()` future is dropped while a chain it waits on runs: every caller it made is gone at once (D8) |
+//! | `Quiet` | nobody | once every caller of a running chain dropped its future, no further call comes: the chain must finish by itself (D8, M25, M29) |
 //! | `ScopeUnloaded` | an unloading scope whose effects are all done |
 //!
 //! The `agent/disposed` listener always panics (the D4 situation): the
@@ -248,6 +252,9 @@ pub enum DisposeAction {
     /// Caller `c` of agent `n` (the handle) drops its `dispose()` future
     /// while the chain runs.
     DropCaller(u8, u8),
+    /// The caller of a scope's `unload()` drops its future while a chain it
+    /// waits on runs.
+    DropUnload(ScopeId),
     /// A scope finishes unloading.
     ScopeUnloaded(ScopeId),
     /// Once every caller of a running chain dropped its future: no call
@@ -259,7 +266,8 @@ pub enum DisposeAction {
 /// The dispose model.
 #[derive(Clone, Debug)]
 pub struct DisposeModel {
-    /// The fault switched on (M1, M6, M9, M10, M15, M22, M24, M25 act here).
+    /// The fault switched on (M1, M6, M9, M10, M15, M22, M24, M25, M29 act
+    /// here).
     pub fault: Option<Fault>,
     /// Creation attempts: `(id, owner, whether its agent has a turn running)`.
     pub attempts: Vec<(u8, ScopeId, bool)>,
@@ -276,7 +284,7 @@ impl DisposeModel {
     /// M22 the two same-id creations, idle; M24 one idle `a`.
     pub fn new(fault: Option<Fault>) -> Self {
         let (attempts, configured) = match fault {
-            Some(Fault::M1 | Fault::M10) => (vec![(0, ScopeId::Owner, true)], false),
+            Some(Fault::M1 | Fault::M10 | Fault::M29) => (vec![(0, ScopeId::Owner, true)], false),
             Some(Fault::M6) => (vec![(0, ScopeId::Owner, true)], true),
             Some(Fault::M24) => (vec![(0, ScopeId::Owner, false)], false),
             Some(Fault::M9 | Fault::M22) => (
@@ -538,15 +546,22 @@ impl DisposeModel {
                 };
                 // D8: any waiting caller drives the shared chain, and so
                 // does the task a caller dropped mid-chain left to continue
-                // it (a caller gone while the chain runs was dropped); M15:
-                // only the first caller's future does; M25: only a caller
-                // still waiting does (a dropped one leaves no task).
+                // it (a caller gone while the chain runs was dropped). M15:
+                // only the first caller drives it, and a dropped handle
+                // took it along (a dropped unload's task still polls it);
+                // M25: a dropped handle leaves no task; M29: a dropped
+                // unload leaves none.
+                let drives = |c: &(Caller, bool)| {
+                    !c.1 || match c.0 {
+                        Caller::Handle => !self.has(Fault::M25) && !self.has(Fault::M15),
+                        Caller::Scope(_) => !self.has(Fault::M29),
+                        Caller::Create => true,
+                    }
+                };
                 let driven = if self.has(Fault::M15) {
-                    a.callers.first().is_some_and(|c| !c.1)
-                } else if self.has(Fault::M25) {
-                    a.callers.iter().any(|c| !c.1)
+                    a.callers.first().is_some_and(drives)
                 } else {
-                    !a.callers.is_empty()
+                    a.callers.iter().any(drives)
                 };
                 if !driven {
                     return None;
@@ -646,14 +661,36 @@ impl DisposeModel {
                 }
                 n.attempts[i].callers[c].1 = true;
             }
+            DisposeAction::DropUnload(sc) => {
+                if Self::scope(s, sc) != ScopeState::Unloading {
+                    return None;
+                }
+                let mut dropped = false;
+                for (i, a) in s.attempts.iter().enumerate() {
+                    let running = matches!(a.effect, EffectState::Running(_));
+                    for (c, &(caller, gone)) in a.callers.iter().enumerate() {
+                        if caller == Caller::Scope(sc) && !gone {
+                            n.attempts[i].callers[c].1 = true;
+                            dropped |= running;
+                        }
+                    }
+                }
+                if !dropped {
+                    return None;
+                }
+            }
             DisposeAction::ScopeUnloaded(sc) => {
                 if Self::scope(s, sc) != ScopeState::Unloading {
                     return None;
                 }
-                let waiting = s
-                    .attempts
-                    .iter()
-                    .any(|a| a.callers.iter().any(|&(c, r)| c == Caller::Scope(sc) && !r));
+                // Its unload's work waits on every chain it called, whether
+                // or not its caller is still there.
+                let waiting = s.attempts.iter().any(|a| {
+                    a.callers.iter().any(|&(c, r)| {
+                        c == Caller::Scope(sc)
+                            && (!r || matches!(a.effect, EffectState::Running(_)))
+                    })
+                });
                 if waiting {
                     return None;
                 }
@@ -759,6 +796,8 @@ impl Model for DisposeModel {
             all.extend((0..a.callers.len() as u8).map(|c| DisposeAction::DropCaller(i, c)));
         }
         all.extend([
+            DisposeAction::DropUnload(ScopeId::Owner),
+            DisposeAction::DropUnload(ScopeId::Provider),
             DisposeAction::ScopeUnloaded(ScopeId::Owner),
             DisposeAction::ScopeUnloaded(ScopeId::Provider),
             DisposeAction::Quiet,

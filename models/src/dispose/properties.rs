@@ -168,6 +168,17 @@ fn windows() -> Vec<P> {
             |_, s| s.quiet,
         ),
         P::sometimes(
+            "D8 window: a scope's unload was dropped while a chain it waits on runs",
+            |_, s| {
+                s.attempts.iter().any(|a| {
+                    matches!(a.effect, EffectState::Running(_))
+                        && a.callers
+                            .iter()
+                            .any(|&(c, gone)| matches!(c, super::Caller::Scope(_)) && gone)
+                })
+            },
+        ),
+        P::sometimes(
             "D8 window: the handle dropped its dispose mid-chain, another caller waits",
             |_, s| {
                 s.attempts.iter().any(|a| {
