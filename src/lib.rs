@@ -39,7 +39,7 @@
 //!
 //! ## How to reproduce a failure
 //! Every failure ends with a line such as
-//! `cargo run --release -- replay 'v2:cancel-before-claim:sim:M3:<fingerprint>:seed=1;time=virtual;plan=…'`
+//! `cargo run --release -- replay 'v3:cancel-before-claim:sim:M3:<fingerprint>:seed=1;time=virtual;plan=…'`
 //! (`lifecycle replay` explains the format).
 //!
 //! ## Limits: what is NOT checked

@@ -179,7 +179,7 @@ fn loom_deadlock_is_reported_not_fatal() {
     assert_eq!(r.status, Status::Fail);
     let v = r.violations.first().expect("a violation");
     assert!(
-        v.replay.starts_with("v2:cancel-mid-turn:loom:M4:"),
+        v.replay.starts_with("v3:cancel-mid-turn:loom:M4:"),
         "{}",
         v.replay
     );
@@ -305,17 +305,17 @@ fn malformed_replay_line_is_an_error() {
 fn bad_replay_lines_are_rejected() {
     for bad in [
         "v1:cancel-before-claim:sim:none:seed=1",
-        "v2:cancel-before-claim:sim:none:seed=1;time=free;plan=",
-        "v2:nope:sim:none:00000000:seed=1;time=free;plan=",
-        "v2:cancel-before-claim:nope:none:00000000:seed=1;time=free;plan=",
-        "v2:cancel-before-claim:sim:M99:00000000:seed=1;time=free;plan=",
-        "v2:cancel-before-claim:sim:none:0000000g:seed=1;time=free;plan=",
-        "v2:cancel-before-claim:sim:none:00000000:seed=x;time=free;plan=",
-        "v2:cancel-before-claim:sim:none:00000000:seed=1;time=slow;plan=",
-        "v2:cancel-before-claim:sim:none:00000000:seed=1;time=free;plan=A",
-        "v2:cancel-before-claim:sim:none:00000000:seed=1;time=free;plan={9",
-        "v2:cancel-before-claim:loom:none:00000000:exec=1",
-        "v2:cancel-before-claim:shuttle-pct:none:00000000:schedule=zz",
+        "v3:cancel-before-claim:sim:none:seed=1;time=free;plan=",
+        "v3:nope:sim:none:00000000:seed=1;time=free;plan=",
+        "v3:cancel-before-claim:nope:none:00000000:seed=1;time=free;plan=",
+        "v3:cancel-before-claim:sim:M99:00000000:seed=1;time=free;plan=",
+        "v3:cancel-before-claim:sim:none:0000000g:seed=1;time=free;plan=",
+        "v3:cancel-before-claim:sim:none:00000000:seed=x;time=free;plan=",
+        "v3:cancel-before-claim:sim:none:00000000:seed=1;time=slow;plan=",
+        "v3:cancel-before-claim:sim:none:00000000:seed=1;time=free;plan=A",
+        "v3:cancel-before-claim:sim:none:00000000:seed=1;time=free;plan={9",
+        "v3:cancel-before-claim:loom:none:00000000:exec=1",
+        "v3:cancel-before-claim:shuttle-pct:none:00000000:schedule=zz",
     ] {
         assert!(ReplayLine::parse(bad).is_err(), "accepted {bad}");
     }

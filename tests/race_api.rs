@@ -148,7 +148,7 @@ fn a_planted_fault_fails_under_loom_with_a_replay_line_that_reproduces_it() {
     let shown = failure.to_string();
     assert!(
         shown.contains(&format!("rule R1 broken in race test {NAME} (loom)"))
-            && shown.contains(&format!("{REPLAY_ENV}='v2:{NAME}:loom:M9:"))
+            && shown.contains(&format!("{REPLAY_ENV}='v3:{NAME}:loom:M9:"))
             && shown.contains(",pb=1' cargo test"),
         "{shown}"
     );
@@ -294,7 +294,7 @@ fn a_deadlock_under_loom_prints_its_failure_before_the_abort() {
     assert!(
         stderr.contains(&format!("rule progress broken in race test {NAME} (loom)"))
             && stderr.contains("waits parked: never")
-            && stderr.contains(&format!("{REPLAY_ENV}='v2:{NAME}:loom:none:")),
+            && stderr.contains(&format!("{REPLAY_ENV}='v3:{NAME}:loom:none:")),
         "{stderr}"
     );
 }
@@ -638,7 +638,7 @@ fn a_panic_under_shuttle_fails_with_a_replay_line_that_reproduces_it() {
     assert!(
         failure
             .replay
-            .starts_with(&format!("v2:{NAME}:shuttle-random:")),
+            .starts_with(&format!("v3:{NAME}:shuttle-random:")),
         "{failure}"
     );
     let again = t

@@ -105,6 +105,16 @@ pub fn peek_now_ms() -> Option<u64> {
 /// Does nothing outside a task, inside [`atomic`], while the run is torn
 /// down, in await-granularity mode ([`Sim::set_preemptive`]), or when no
 /// other task is runnable (a decision with one choice is no decision).
+/// With coarse points (the default, see
+/// [`Sim::set_coarse_points`](crate::Sim::set_coarse_points)) it also does
+/// nothing while the step has touched nothing shared since
+/// the decision that chose the task (no [`touch`](crate::touch), spawn,
+/// wake of another task or random draw; the same whether or not
+/// footprints are recorded, so a replay with a trace makes the same
+/// decisions): switching there
+/// reaches only what that decision's other alternatives reach, so it is
+/// no new decision, and a woken task's poll is not cut into an empty
+/// step and the rest.
 ///
 /// Put one before every access to shared state (a lock section, a wake, a
 /// clock read): that is where a preemptive runtime may switch threads.
@@ -127,6 +137,15 @@ pub fn schedule_point() {
     if !crate::task::lock(&shared.ready).others_runnable(task) {
         return;
     }
+    if shared.coarse_points.get()
+        && !shared.touched.get()
+        && untouched(&shared.footprint.borrow(), task)
+    {
+        // Nothing shared was touched since the decision that chose this
+        // task: switching here reaches what that decision's other
+        // alternatives reach, so it is no new decision.
+        return;
+    }
     let Some(yielder) = yielder_of(&shared, task) else {
         return;
     };
@@ -135,6 +154,14 @@ pub fn schedule_point() {
     // stack we are running on; it stays valid while the coroutine lives.
     let yielder = unsafe { &*yielder };
     let _ = yielder.suspend(crate::coro::Out::Point);
+}
+
+/// Whether a step's footprint so far holds nothing but the wake that
+/// enabled `task` (see [`WAKE`](crate::resource::WAKE)).
+fn untouched(footprint: &[u64], task: TaskId) -> bool {
+    footprint
+        .iter()
+        .all(|&r| r == crate::resource::WAKE | task as u64)
 }
 
 /// A scheduling point before taking a lock, also inside an enclosing
@@ -239,7 +266,7 @@ pub(crate) fn before_wake(target: TaskId) {
             shared
                 .footprint
                 .borrow_mut()
-                .push(crate::resource::WAKE | target as u64);
+                .push(crate::resource::WAKE | target as u64 | crate::resource::READ);
         }
     }
 }

@@ -62,7 +62,10 @@
 //! (`tests/classes.rs` counts the classes independently). The lifecycle's
 //! scenarios are not such programs, which is why `check` keeps source sets.
 //! A failed await is a *stutter* (see `resource::note_await`): no event,
-//! independent of everything for the sleep sets. Two things make it less
+//! independent of everything for the sleep sets. A decision whose chosen
+//! step stuttered (without a preemption) explores no other alternative:
+//! the decision after it has the same state and the same other tasks
+//! ready. Two things make it less
 //! than a no-op, and are why optimal DPOR still meets blocked runs there:
 //! the failed check registers the task as a waiter, so later writers wake
 //! it (steps that exist only in runs with that await); and a step ends at
@@ -764,6 +767,15 @@ impl State {
         let optimal = self.optimal();
         while let Some(node) = self.stack.last_mut() {
             let fp = node.footprint.take().unwrap_or_default();
+            let free = bound.is_none() || !is_preemption(&node.ready, node.last, node.chosen);
+            if free && is_stutter_step(&fp) {
+                // The chosen task failed an await and did nothing else: the
+                // decision after it has this one's state, every other task
+                // still ready and no preemption spent, so its subtree holds
+                // every alternative here (the stutter is no event).
+                self.stack.pop();
+                continue;
+            }
             node.done.push((node.chosen, fp));
             if optimal && !node.wakeup.is_empty() {
                 // The next owed branch whose task is ready (and not explored

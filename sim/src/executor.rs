@@ -140,6 +140,17 @@ impl Sim {
         self.shared.preemptive.set(on);
     }
 
+    /// Coarse points (on by default): a [`schedule_point`](crate::schedule_point)
+    /// reached before the step touched anything shared is no decision.
+    /// Off, every point where another task could run is one: the finer cut
+    /// a preemption-bounded search was calibrated on (with coarse points a
+    /// bound admits more runs, since the empty steps no longer keep their
+    /// tasks asleep in sibling subtrees). Set it the same way for a run and
+    /// its replay.
+    pub fn set_coarse_points(&mut self, on: bool) {
+        self.shared.coarse_points.set(on);
+    }
+
     /// Turns the trace vector on or off (on by default). Decisions and the
     /// trace hash are always recorded.
     pub fn set_trace(&mut self, on: bool) {
@@ -397,6 +408,7 @@ impl Sim {
         shared.current.set(Some(task));
         shared.step.set(step);
         shared.awaited.set(None);
+        shared.touched.set(false);
         let footprints_on = shared.footprints_on.get();
         {
             let mut fp = shared.footprint.borrow_mut();
@@ -428,12 +440,20 @@ impl Sim {
         } else {
             let mut fp = shared.footprint.borrow_mut();
             if matches!(outcome, CoroutineResult::Yield(Out::Pending))
-                && crate::resource::is_stutter(&fp, task, shared.awaited.get())
                 && !lock(&shared.ready).ready.contains(&task)
             {
-                fp.retain(|&e| e & crate::resource::READ != 0);
-                for e in fp.iter_mut() {
-                    *e |= crate::resource::STUTTER;
+                use crate::resource::{READ, STUTTER, WAKE};
+                let own_wake = WAKE | task as u64;
+                if crate::resource::is_stutter(&fp, task, shared.awaited.get()) {
+                    fp.retain(|&e| e & READ != 0);
+                    for e in fp.iter_mut() {
+                        *e |= STUTTER;
+                    }
+                } else if fp.iter().all(|&e| e == own_wake) {
+                    // Woken, touched nothing and parked again: a stutter
+                    // too, on its own wake (see `resource::note_await`).
+                    fp.clear();
+                    fp.push(own_wake | READ | STUTTER);
                 }
             }
             crate::resource::normalize(&mut fp);

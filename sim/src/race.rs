@@ -29,10 +29,12 @@ use std::collections::BTreeMap;
 use crate::resource::{base, is_read, is_stutter_step, WAKE};
 use crate::task::TaskId;
 
-/// The accesses to one resource so far: the last write and the reads since.
+/// The accesses to one resource so far: the last write, the write before
+/// it, and the reads since the last.
 #[derive(Default)]
 struct Accesses {
     write: Option<usize>,
+    before: Option<usize>,
     reads: Vec<usize>,
 }
 
@@ -47,9 +49,14 @@ pub(crate) struct Event<'a> {
 }
 
 impl Event<'_> {
+    /// Whether this step touched `resource` (read or written).
+    fn touches(&self, resource: u64) -> bool {
+        self.footprint.iter().any(|&r| base(r) == resource)
+    }
+
     /// Whether this step spawned or woke `task` while `task` was not ready.
     fn enabled(&self, task: TaskId) -> bool {
-        self.footprint.contains(&(WAKE | task as u64))
+        self.touches(WAKE | task as u64)
             && self.ready.is_some_and(|r| r.binary_search(&task).is_err())
     }
 }
@@ -65,7 +72,7 @@ fn feasible(events: &[Event<'_>], j: usize, i: usize, v: impl Iterator<Item = us
     }
     let wake = WAKE | ti as u64;
     v.take_while(|&k| k != i)
-        .any(|k| events[k].task != ti && events[k].footprint.contains(&wake))
+        .any(|k| events[k].task != ti && events[k].touches(wake))
 }
 
 /// A race to reverse: at decision `at`, one of `initials` must be explored.
@@ -118,6 +125,8 @@ fn analyse(events: &[Event<'_>]) -> Analysis {
     let mut objects: BTreeMap<u64, Accesses> = BTreeMap::new();
     let mut races: Vec<(usize, usize)> = Vec::new();
     let mut stutters = vec![false; n];
+    // Per task: the resource and write its last step (a stutter) read.
+    let mut failed: Vec<Option<(u64, Option<usize>)>> = vec![None; tasks];
     // The events `i` directly depends on through a resource.
     let mut preds: Vec<usize> = Vec::new();
     for (i, e) in events.iter().enumerate() {
@@ -142,9 +151,23 @@ fn analyse(events: &[Event<'_>]) -> Analysis {
         // the write it read, and is otherwise no event: no edge leaves it.
         let stutter = is_stutter_step(e.footprint);
         stutters[i] = stutter;
+        // The write a stutter read, and the one before it: reversing the
+        // race would make the check read the earlier one, and if this
+        // task's last step was the same check failing on that very write,
+        // the reversal can only fail again (a stutter changes nothing, so
+        // the task's own state is the same too).
+        let read_from = stutter
+            .then(|| e.footprint.first().map(|&r| base(r)))
+            .flatten()
+            .map(|x| (x, objects.get(&x).map(|a| (a.write, a.before))));
+        let known_fail = match (read_from, failed[p]) {
+            (Some((x, Some((_, before)))), Some((y, seen))) => x == y && before == seen,
+            _ => false,
+        };
+        failed[p] = read_from.map(|(x, acc)| (x, acc.and_then(|(w, _)| w)));
         for &j in &preds {
             let tj = events[j].task;
-            if tj == p {
+            if tj == p || known_fail {
                 continue;
             }
             let via_program = task_last[p].is_some_and(|k| clocks.hb(j, tj, k));
@@ -173,6 +196,7 @@ fn analyse(events: &[Event<'_>]) -> Analysis {
             if is_read(r) {
                 acc.reads.push(i);
             } else {
+                acc.before = acc.write;
                 acc.write = Some(i);
                 acc.reads.clear();
             }

@@ -36,8 +36,12 @@ pub const TIMER: u64 = 3 << 60;
 /// An application object; the low bits hold `(creator << 32) | n`.
 pub const OBJECT: u64 = 4 << 60;
 /// Enabling a task (a wake or its spawn); the low bits hold the task id.
-/// The woken task's next poll touches it too, so the happens-before order
-/// the search derives from footprints includes "woken before it runs".
+/// The woken task's next poll writes it (it takes the task off the ready
+/// set), so the happens-before order the search derives from footprints
+/// includes "woken before it runs". A spawn writes it too; a wake by
+/// another task only reads it: a wake marks the task ready whether or not
+/// it was, so two wakes of one task commute, while a wake and the task's
+/// poll do not.
 pub const WAKE: u64 = 5 << 60;
 const KIND: u64 = 0xF << 60;
 const LOW: u64 = !KIND & !READ & !STUTTER;
@@ -89,6 +93,9 @@ pub fn touch(resource: u64) {
     let Some(shared) = try_current() else {
         return;
     };
+    if shared.current.get().is_some() {
+        shared.touched.set(true);
+    }
     if !shared.footprints_on.get() {
         return;
     }
@@ -199,6 +206,13 @@ pub fn touch_read(resource: u64) {
 /// This is how stateless model checkers treat a blocking await: a failed
 /// await is not an event, yet the writes it saw are revisited. Any other
 /// access in the same step makes it an ordinary read.
+///
+/// A poll that touched nothing but the wake that enabled it and parked the
+/// task again (a wake that did not satisfy what it waits for, such as a
+/// join on an unfinished task) is a stutter too, a read of its own
+/// [`WAKE`]. The search gives a decision whose step stuttered no other
+/// alternative, and race analysis does not reverse a failed check onto
+/// the write the same task's previous failed check read.
 pub fn note_await(resource: u64) {
     if resource == 0 {
         return;

@@ -209,6 +209,12 @@ pub(crate) struct Shared {
     /// and the executor's per-poll bookkeeping do nothing (seeded
     /// sampling needs none of it).
     pub(crate) footprints_on: Cell<bool>,
+    /// Whether the running step has touched an object (see
+    /// [`touch`](crate::touch)), recorded even where footprints are not.
+    pub(crate) touched: Cell<bool>,
+    /// Whether a scheduling point before any access is skipped (see
+    /// [`Sim::set_coarse_points`](crate::Sim::set_coarse_points)).
+    pub(crate) coarse_points: Cell<bool>,
     /// The object the current poll's failed check read (`note_await`).
     pub(crate) awaited: Cell<Option<u64>>,
     /// Objects created so far, by creating task.
@@ -262,6 +268,8 @@ impl Shared {
             scheduler: RefCell::new(scheduler),
             footprint: RefCell::new(Vec::with_capacity(32)),
             footprints_on: Cell::new(true),
+            touched: Cell::new(false),
+            coarse_points: Cell::new(true),
             awaited: Cell::new(None),
             created: RefCell::new(Vec::new()),
             created_outside: Cell::new(0),

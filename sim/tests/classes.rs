@@ -26,8 +26,8 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use lifecycle_sim::{
-    new_object, note_await, spawn, touch, touch_read, yield_now, Dfs, DfsConfig, ExecKind, Sim,
-    READ,
+    new_object, note_await, schedule_point, spawn, touch, touch_read, yield_now, Dfs, DfsConfig,
+    ExecKind, Sim, READ,
 };
 
 /// Whether two steps' footprints conflict: a resource both touch, written
@@ -332,6 +332,121 @@ fn failed_awaits_are_stutters_that_lose_no_state() {
         assert!(
             reduced_runs < naive_runs,
             "{how:?}: {reduced_runs} runs reduced, {naive_runs} naive"
+        );
+    }
+}
+
+/// The waiting program, with every check and bump preceded by a scheduling
+/// point (as a lock section's acquisition is) when `points`, and the second
+/// waiter joining the first through a flag it only sees through its wake
+/// (a poll that touches nothing and parks again is a stutter too).
+async fn pointed_program(log: Rc<RefCell<Vec<String>>>, points: bool) {
+    let c = Rc::new(RefCell::new(Counter {
+        object: new_object(),
+        ..Counter::default()
+    }));
+    let out = new_object();
+    let done: Rc<RefCell<(bool, Option<Waker>)>> = Rc::new(RefCell::new((false, None)));
+    {
+        let (c, log, done) = (Rc::clone(&c), Rc::clone(&log), Rc::clone(&done));
+        spawn("w1", async move {
+            if points {
+                schedule_point();
+            }
+            let v = wait_for(c, 1).await;
+            touch(out);
+            log.borrow_mut().push(format!("w1:{v}"));
+            let mut d = done.borrow_mut();
+            d.0 = true;
+            if let Some(w) = d.1.take() {
+                drop(d);
+                w.wake();
+            }
+        });
+    }
+    {
+        let (c, log, done) = (Rc::clone(&c), Rc::clone(&log), Rc::clone(&done));
+        spawn("w2", async move {
+            std::future::poll_fn(|cx: &mut Context<'_>| {
+                let mut d = done.borrow_mut();
+                if d.0 {
+                    Poll::Ready(())
+                } else {
+                    d.1 = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            })
+            .await;
+            let v = wait_for(c, 2).await;
+            touch(out);
+            log.borrow_mut().push(format!("w2:{v}"));
+        });
+    }
+    for _ in 0..2 {
+        let c = Rc::clone(&c);
+        spawn("bump", async move {
+            yield_now().await;
+            if points {
+                schedule_point();
+            }
+            bump(&c);
+        });
+    }
+}
+
+/// A scheduling point reached before a step touched anything is no
+/// decision: adding one at the start of every poll changes no seeded run,
+/// with or without footprints recorded (a trace records them).
+#[test]
+fn a_point_before_any_access_is_no_decision() {
+    for seed in 0..20 {
+        let decisions = |points: bool, trace: bool| {
+            let mut sim = Sim::with_seed(seed);
+            sim.set_trace(trace);
+            let log = Rc::new(RefCell::new(Vec::new()));
+            sim.block_on(pointed_program(Rc::clone(&log), points))
+                .expect("the program finishes");
+            let out = log.borrow().clone();
+            (sim.decisions().to_vec(), out)
+        };
+        let plain = decisions(false, false);
+        assert_eq!(decisions(true, false), plain, "seed {seed}");
+        assert_eq!(decisions(true, true), plain, "seed {seed}, traced");
+    }
+}
+
+/// Stutters on a monitor and on a bare wake, and points before any
+/// access: the reduced searches reach every terminal state the naive one
+/// does, in fewer runs.
+#[test]
+fn stutters_and_empty_points_lose_no_state() {
+    let outcomes = |how: Reduction| {
+        let mut dfs = search(how);
+        let mut seen = BTreeSet::new();
+        while let Some(s) = dfs.next_scheduler() {
+            let log = Rc::new(RefCell::new(Vec::new()));
+            let mut sim = Sim::new(s, 10_000);
+            sim.block_on(pointed_program(Rc::clone(&log), true))
+                .expect("the program finishes");
+            if dfs.end_execution() == ExecKind::Complete {
+                let out = log.borrow().join(",");
+                seen.insert(out);
+            }
+        }
+        assert!(dfs.exhausted());
+        (seen, dfs.stats().complete)
+    };
+    let (naive, naive_runs) = outcomes(Reduction::Naive);
+    assert!(naive.len() > 1, "the program has one outcome: {naive:?}");
+    for how in [Reduction::SourceSets, Reduction::Optimal] {
+        let (reduced, runs) = outcomes(how);
+        assert_eq!(
+            reduced, naive,
+            "{how:?}: the reduced search lost a terminal state"
+        );
+        assert!(
+            runs < naive_runs,
+            "{how:?}: {runs} runs reduced, {naive_runs} naive"
         );
     }
 }

@@ -441,7 +441,7 @@ mod tests {
         ReplayPage {
             title: "t".into(),
             checker: "sim".into(),
-            command: "lifecycle replay 'v2:x'".into(),
+            command: "lifecycle replay 'v3:x'".into(),
             trace,
             labels,
             anchor: Some(Anchor {

@@ -3,8 +3,8 @@
 //! [`Payload`]) and printed (`Display`). Running the execution a line names
 //! is `super::replay`'s (the dispatch, above every checker).
 //!
-//! Format: `v2:<scenario>:<checker>:<fault or none>:<fingerprint>:<payload>`,
-//! e.g. `v2:cancel-before-claim:sim:M3:1f2e3d4c:seed=17;time=free;plan=1210`.
+//! Format: `v3:<scenario>:<checker>:<fault or none>:<fingerprint>:<payload>`,
+//! e.g. `v3:cancel-before-claim:sim:M3:1f2e3d4c:seed=17;time=free;plan=1210`.
 //!
 //! The fingerprint hashes the scenario with the scheduling-relevant source of
 //! the build that recorded the line (see `build.rs`). A line from another
@@ -500,15 +500,15 @@ impl ReplayLine {
         let versioned = |v: &str| {
             v.len() > 1 && v.starts_with('v') && v[1..].chars().all(|c| c.is_ascii_digit())
         };
-        if parts.first().is_some_and(|v| versioned(v) && *v != "v2") {
+        if parts.first().is_some_and(|v| versioned(v) && *v != "v3") {
             return err(format!(
-                "replay line version {} is not supported by this build (v2); re-run the check that printed it",
+                "replay line version {} is not supported by this build (v3); re-run the check that printed it",
                 quote_cut(parts[0])
             ));
         }
-        if parts.len() != 6 || parts[0] != "v2" {
+        if parts.len() != 6 || parts[0] != "v3" {
             return err(format!(
-                "malformed replay line {}: expected v2:<scenario>:<checker>:<fault|none>:<fingerprint>:<payload>",
+                "malformed replay line {}: expected v3:<scenario>:<checker>:<fault|none>:<fingerprint>:<payload>",
                 quote_cut(line)
             ));
         }
@@ -585,7 +585,7 @@ impl fmt::Display for ReplayLine {
         let fault = self.fault.map_or("none".to_string(), |f| f.to_string());
         write!(
             f,
-            "v2:{}:{}:{}:{}:{}",
+            "v3:{}:{}:{}:{}:{}",
             self.scenario.name, self.checker, fault, self.fingerprint, self.text
         )
     }

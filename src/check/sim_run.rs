@@ -36,6 +36,7 @@ pub fn run_scheduled(
     sim.set_trace(trace);
     sim.set_untimed(untimed);
     sim.set_preemptive(scenario.granularity == Granularity::Lock);
+    sim.set_coarse_points(scenario.bounds.dfs.is_none());
     let outcome = match sim.block_on(scenarios::run::<SimRt>(scenario, faults)) {
         Ok(outcome) => outcome,
         Err(e) => sim_error_outcome(&e),

@@ -146,7 +146,11 @@ pub struct Bounds {
     /// loom row says `sampled`.
     pub loom_max: Option<usize>,
     /// The simulator's exhaustive search is preemption-bounded at this in
-    /// the PR tier (`None`: unbounded, the whole space).
+    /// the PR tier (`None`: unbounded, the whole space). A scenario without
+    /// a bound runs on the simulator with coarse points (a scheduling point
+    /// before any access is no decision, see `Sim::set_coarse_points`) in
+    /// every checker and replay; one with a bound keeps every point, the
+    /// cut its bound was chosen on.
     pub dfs: Option<u32>,
 }
 

@@ -26,7 +26,7 @@ fn replay_payloads_are_bounded_and_checked_field_by_field() {
     let line = found_line("when-idle-waiters", "sim", "M12");
     let fp = fingerprint_of(&line);
     let w = |checker: &str, payload: &str| {
-        format!("v2:when-idle-waiters:{checker}:none:{fp}:{payload}")
+        format!("v3:when-idle-waiters:{checker}:none:{fp}:{payload}")
     };
     refused(&w("tokio", "runs=18446744073709551615"), "`runs`");
     refused(&w("tokio", "runs=99999999999999999999999"), "`runs`");
@@ -56,11 +56,11 @@ fn replay_payloads_are_bounded_and_checked_field_by_field() {
     refused(&w("sim", "seed=1;time=virtual"), "`plan` is missing");
     refused(&w("sim", "seed=1;time=sometimes;plan=0"), "`time`");
     refused(
-        &format!("v2:wh\u{e9}n:sim:none:{fp}:seed=1"),
+        &format!("v3:wh\u{e9}n:sim:none:{fp}:seed=1"),
         "unknown scenario",
     );
     refused(
-        "v2:when-idle-waiters:sim:none:0000000\u{e9}:seed=1",
+        "v3:when-idle-waiters:sim:none:0000000\u{e9}:seed=1",
         "fingerprint",
     );
     refused(
@@ -68,7 +68,12 @@ fn replay_payloads_are_bounded_and_checked_field_by_field() {
         "`runs`",
     );
     refused(&"x".repeat(30_000), "malformed replay line");
-    refused(&line.replacen("v2:", "x2:", 1), "malformed replay line");
+    refused(&line.replacen("v3:", "x2:", 1), "malformed replay line");
+    // A line of the previous version (schedules cut at other points).
+    refused(
+        &line.replacen("v3:", "v2:", 1),
+        "is not supported by this build (v3)",
+    );
 }
 
 #[test]

@@ -175,7 +175,7 @@ fn follow_up_commands_name_the_binary_as_invoked() {
         .map_or(BIN.to_string(), |p| p.display().to_string());
     assert!(
         r.out.contains(&format!(
-            "  replay: {shown} replay 'v2:when-idle-waiters:sim:M12:"
+            "  replay: {shown} replay 'v3:when-idle-waiters:sim:M12:"
         )),
         "{}",
         r.out
