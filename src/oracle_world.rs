@@ -14,7 +14,7 @@ use crate::rules::Rule;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The rules [`check_world`] evaluates.
-pub const WORLD_RULES: [&str; 6] = ["D1", "D2", "D3", "D4", "R1", "R3"];
+pub const WORLD_RULES: [Rule; 6] = [Rule::D1, Rule::D2, Rule::D3, Rule::D4, Rule::R1, Rule::R3];
 
 #[derive(Default)]
 struct Teardown {

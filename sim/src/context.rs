@@ -319,16 +319,27 @@ pub fn current_task() -> Option<(TaskId, String)> {
 /// task is polled again, so call this right before the `.await` that may
 /// block. Does nothing outside a task.
 pub fn note_wait(what: &str) {
+    note(what, None);
+}
+
+/// [`note_wait`] with a tag: a number of the caller's own that the
+/// [`StallReport`](crate::StallReport) carries with the label
+/// ([`BlockedTask::tag`](crate::BlockedTask::tag)), so a stall can be
+/// classified (by the rule its wait breaks, say) without reading the label
+/// back as text.
+pub fn note_wait_tagged(what: &str, tag: u32) {
+    note(what, Some(tag));
+}
+
+fn note(what: &str, tag: Option<u32>) {
     let Some(shared) = try_current() else {
         return;
     };
     let Some(id) = shared.current.get() else {
         return;
     };
-    if let Some(label) = shared.labels.borrow_mut().get_mut(id) {
-        // Reuses the label's buffer: no allocation once warmed up.
-        label.clear();
-        label.push_str(what);
+    if let Some(note) = shared.labels.borrow_mut().get_mut(id) {
+        note.set(what, tag);
     };
 }
 

@@ -563,11 +563,12 @@ impl Sim {
             .map(|(id, _)| BlockedTask {
                 id,
                 name: names[id].to_string(),
-                waits_on: if labels[id].is_empty() {
+                waits_on: if labels[id].label.is_empty() {
                     UNLABELLED_WAIT.to_string()
                 } else {
-                    labels[id].clone()
+                    labels[id].label.clone()
                 },
+                tag: labels[id].tag,
             })
             .collect();
         StallReport { blocked }

@@ -123,8 +123,8 @@ mod wakeup;
 
 pub use context::{
     atomic, block_mid_poll, can_spawn, current_step, current_task, current_task_id, is_running,
-    lock_point, note_wait, now_ms, peek_now_ms, random_u64, schedule_point, spawn, yield_now,
-    YieldNow,
+    lock_point, note_wait, note_wait_tagged, now_ms, peek_now_ms, random_u64, schedule_point,
+    spawn, yield_now, YieldNow,
 };
 pub use dfs::{Dfs, DfsConfig, DfsStats, ExecKind, Shard};
 pub use executor::{Sim, DEFAULT_MAX_STEPS};

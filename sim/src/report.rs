@@ -137,6 +137,9 @@ pub struct BlockedTask {
     /// What it said it waits on ([`note_wait`](crate::note_wait)), or a
     /// placeholder if it said nothing.
     pub waits_on: String,
+    /// The tag it gave with the label
+    /// ([`note_wait_tagged`](crate::note_wait_tagged)), if any.
+    pub tag: Option<u32>,
 }
 
 /// `waits_on` of a task that never called `note_wait` before blocking.
@@ -292,11 +295,13 @@ mod tests {
                     id: 0,
                     name: "main".into(),
                     waits_on: "join agent-loop".into(),
+                    tag: None,
                 },
                 BlockedTask {
                     id: 1,
                     name: "agent-loop".into(),
                     waits_on: "inbox wake".into(),
+                    tag: Some(7),
                 },
             ],
         };

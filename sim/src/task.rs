@@ -179,6 +179,29 @@ impl Wake for TaskWaker {
     }
 }
 
+/// What a task said it waits on: a label (empty: nothing said) and the
+/// caller's tag, cleared each time the task is polled again.
+#[derive(Default)]
+pub(crate) struct WaitNote {
+    pub(crate) label: String,
+    pub(crate) tag: Option<u32>,
+}
+
+impl WaitNote {
+    /// Says `label` (reusing the buffer: no allocation once warmed up).
+    pub(crate) fn set(&mut self, label: &str, tag: Option<u32>) {
+        self.label.clear();
+        self.label.push_str(label);
+        self.tag = tag;
+    }
+
+    /// Says nothing.
+    pub(crate) fn clear(&mut self) {
+        self.label.clear();
+        self.tag = None;
+    }
+}
+
 /// State shared between the [`Sim`](crate::Sim) and the free functions that
 /// tasks call (through the thread-local context).
 pub(crate) struct Shared {
@@ -190,8 +213,8 @@ pub(crate) struct Shared {
     pub(crate) names: RefCell<Vec<Rc<str>>>,
     /// One waker per task, by id.
     pub(crate) wakers: RefCell<Vec<Waker>>,
-    /// What each task said it waits on (`note_wait`); empty = nothing said.
-    pub(crate) labels: RefCell<Vec<String>>,
+    /// What each task said it waits on (`note_wait`, `note_wait_tagged`).
+    pub(crate) labels: RefCell<Vec<WaitNote>>,
     /// Number of spawned tasks that have not finished.
     pub(crate) live: Cell<usize>,
     /// The task being polled, if any.
@@ -307,7 +330,7 @@ impl Shared {
         self.tasks.borrow_mut().push(Some(fut));
         self.names.borrow_mut().push(Rc::from(name));
         self.wakers.borrow_mut().push(waker);
-        self.labels.borrow_mut().push(String::new());
+        self.labels.borrow_mut().push(WaitNote::default());
         self.coros.borrow_mut().push(None);
         self.yielders.borrow_mut().push(std::ptr::null());
         if self.current.get().is_some() {

@@ -7,7 +7,8 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use lifecycle_sim::{
-    current_task, is_running, note_wait, now_ms, sleep, spawn, yield_now, Sim, SimError, Step,
+    current_task, is_running, note_wait, note_wait_tagged, now_ms, sleep, spawn, yield_now, Sim,
+    SimError, Step,
 };
 
 #[test]
@@ -31,6 +32,30 @@ fn stall_names_task_and_wait() {
     assert!(text.contains("task 1 `quiet` waits on"), "{text}");
     assert!(!text.contains("BlockedTask"), "no Debug dumps: {text}");
     assert!(matches!(sim.step(), Step::Stalled(_)));
+}
+
+#[test]
+fn a_stall_carries_the_tag_of_the_wait_still_noted() {
+    let mut sim = Sim::with_seed(0);
+    sim.spawn("tagged", async {
+        note_wait("first");
+        yield_now().await;
+        note_wait_tagged("shared work", 17);
+        pending::<()>().await;
+    });
+    sim.spawn("retagged", async {
+        note_wait_tagged("first", 3);
+        yield_now().await;
+        note_wait("second");
+        pending::<()>().await;
+    });
+    let err = sim.run().unwrap_err();
+    let SimError::Stalled(report) = &err else {
+        panic!("expected a stall, got {err}");
+    };
+    let tags: Vec<_> = report.blocked.iter().map(|t| t.tag).collect();
+    assert_eq!(tags, [Some(17), None], "{err}");
+    assert_eq!(report.blocked[0].waits_on, "shared work");
 }
 
 #[test]

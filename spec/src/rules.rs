@@ -86,6 +86,17 @@ impl Rule {
         Rule::ALL.into_iter().find(|r| r.name() == id)
     }
 
+    /// Its position in [`ALL`](Self::ALL) (`C1` is 0): a compact tag for
+    /// carriers that cannot hold the type (a simulator's stall report).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The rule at `index` in [`ALL`](Self::ALL), if there is one.
+    pub fn from_index(index: usize) -> Option<Rule> {
+        Rule::ALL.get(index).copied()
+    }
+
     /// Its family, from the ID's letter.
     pub fn family(self) -> Family {
         match self.name().as_bytes()[0] {
@@ -127,7 +138,9 @@ mod tests {
     fn every_rule_parses_from_its_name_and_has_its_family() {
         for r in Rule::ALL {
             assert_eq!(Rule::parse(r.name()), Some(r));
+            assert_eq!(Rule::from_index(r.index()), Some(r));
         }
+        assert_eq!(Rule::from_index(Rule::ALL.len()), None);
         assert_eq!(Rule::ALL.len(), 41);
         assert_eq!(Family::Acp.rules().count(), 11);
         assert_eq!(Rule::parse("D1"), Some(Rule::D1));

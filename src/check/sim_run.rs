@@ -62,11 +62,11 @@ pub fn run_plan(
 /// A simulator error as a failed outcome.
 pub fn sim_error_outcome(e: &SimError) -> Outcome {
     let rule = match e {
-        SimError::Stalled(report) => crate::scenarios::deadlock_rule(
+        SimError::Stalled(report) => crate::scenarios::deadlock_rule_of(
             report
                 .blocked
                 .iter()
-                .filter_map(|t| crate::rt::Wait::of_label(&t.waits_on)),
+                .filter_map(|t| crate::rules::Rule::from_index(t.tag? as usize)),
         ),
         SimError::StepLimit { .. } | SimError::Abandoned { .. } => RuleId::Progress,
         SimError::TaskPanicked { .. } => RuleId::Panic,

@@ -315,7 +315,7 @@ fn check_exercise(
             }
             let checked = s.rules.contains(&rule)
                 || crate::oracle::ORACLE_RULES.contains(&rule)
-                || crate::oracle_world::WORLD_RULES.contains(&rule.name());
+                || crate::oracle_world::WORLD_RULES.contains(&rule);
             if !checked {
                 return Err(Broken::RuleNotChecked(name));
             }

@@ -225,35 +225,52 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
     }
 }
 
-/// Counts, per label, the waits parked right now, on backends whose
-/// deadlock report names no wait (loom, shuttle: `Rt::COUNTS_PARKED`), so
-/// a deadlock can say which waits never ended (`parked_waits`). Reset at
-/// the start of every execution.
-static PARKED: std::sync::Mutex<Vec<(Wait, u32)>> = std::sync::Mutex::new(Vec::new());
+std::thread_local! {
+    /// Counts, per wait, the waits parked right now, on backends whose
+    /// deadlock report names no wait (loom, shuttle: `Rt::COUNTS_PARKED`),
+    /// so a deadlock can say which waits never ended (`parked_waits`).
+    /// Reset at the start of every execution.
+    ///
+    /// Per thread, which is per execution: loom and shuttle run every task
+    /// of one execution on the thread that runs the execution (each task a
+    /// coroutine there), and an execution's deadlock report is raised and
+    /// read on it too. A process-wide count would let one test's new
+    /// execution wipe the parked waits of another running beside it.
+    static PARKED: std::cell::RefCell<Vec<(Wait, u32)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
 
 fn parked_count(wait: Wait, delta: i32) {
-    let mut p = PARKED.lock().unwrap_or_else(|e| e.into_inner());
-    match p.iter_mut().find(|(w, _)| *w == wait) {
-        Some((_, n)) => *n = n.saturating_add_signed(delta),
-        None if delta > 0 => p.push((wait, 1)),
-        None => {}
-    }
+    // `try_with`: a wait dropped while the thread's locals are torn down
+    // has no count left to change.
+    let _ = PARKED.try_with(|p| {
+        let mut p = p.borrow_mut();
+        match p.iter_mut().find(|(w, _)| *w == wait) {
+            Some((_, n)) => *n = n.saturating_add_signed(delta),
+            None if delta > 0 => p.push((wait, 1)),
+            None => {}
+        }
+    });
 }
 
-/// Forgets every parked wait (a new execution starts).
+/// Forgets every parked wait of this thread's executions (a new execution
+/// starts).
 pub fn reset_parked_waits() {
-    PARKED.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    PARKED.with(|p| p.borrow_mut().clear());
 }
 
-/// The waits parked right now (loom and shuttle only).
+/// The waits parked right now in this thread's execution (loom and shuttle
+/// only).
 pub fn parked_waits() -> Vec<Wait> {
     PARKED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(l, _)| *l)
-        .collect()
+        .try_with(|p| {
+            p.borrow()
+                .iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(w, _)| *w)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// One wait's entry in the parked count.
@@ -335,5 +352,31 @@ pub fn spawn<R: Rt, T: Send + 'static>(
     JoinHandle {
         slot,
         name: name.to_string(),
+    }
+}
+
+#[cfg(all(test, feature = "harness"))]
+mod tests {
+    use super::*;
+    use crate::rt::ShuttleRt;
+
+    #[test]
+    fn an_execution_on_another_thread_does_not_wipe_the_parked_waits() {
+        reset_parked_waits();
+        let mut mine = Parked::<ShuttleRt>::new(Wait::WHEN_IDLE);
+        mine.park();
+        // Another test's execution starts (resets) and parks its own wait
+        // while this one is still deadlocked.
+        std::thread::spawn(|| {
+            reset_parked_waits();
+            let mut theirs = Parked::<ShuttleRt>::new(Wait::TEARDOWN);
+            theirs.park();
+            assert_eq!(parked_waits(), [Wait::TEARDOWN]);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(parked_waits(), [Wait::WHEN_IDLE]);
+        mine.unpark();
+        assert_eq!(parked_waits(), []);
     }
 }

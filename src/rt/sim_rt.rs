@@ -178,8 +178,12 @@ impl Rt for SimRt {
     }
 
     fn note_wait(wait: super::Wait) {
-        super::wait::note(wait);
-        lifecycle_sim::note_wait(wait.label);
+        // The rule rides with the label as a tag, so a stall report says
+        // which rule it breaks without reading the label back.
+        match wait.breaks {
+            Some(rule) => lifecycle_sim::note_wait_tagged(wait.label, rule.index() as u32),
+            None => lifecycle_sim::note_wait(wait.label),
+        }
     }
 
     fn footprint_error(what: &str) {

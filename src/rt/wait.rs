@@ -55,40 +55,15 @@ impl Wait {
     /// is judged when waits of several are parked.
     pub const PRECEDENCE: [Rule; 3] = [Rule::C10, Rule::D8, Rule::C7];
 
-    /// The wait a simulator stall report names by its label: one this
-    /// thread announced through `Rt::note_wait` with a rule to it, else
-    /// `None` (no rule hangs on it).
-    pub fn of_label(label: &str) -> Option<Wait> {
-        NOTED.with(|n| n.borrow().iter().copied().find(|w| w.label == label))
-    }
-
-    /// The rule a deadlock with `parked` still parked breaks: of theirs,
-    /// the first in [`PRECEDENCE`](Self::PRECEDENCE), else any (`None`:
-    /// no rule hangs on any of them).
-    pub fn deadlock_breaks(parked: impl IntoIterator<Item = Wait>) -> Option<Rule> {
-        let rules: Vec<Rule> = parked.into_iter().filter_map(|w| w.breaks).collect();
+    /// The rule a deadlock breaks whose parked waits break `breaks`: of
+    /// those, the first in [`PRECEDENCE`](Self::PRECEDENCE), else any
+    /// (`None`: no rule hangs on any of them).
+    pub fn deadlock_breaks(breaks: impl IntoIterator<Item = Rule>) -> Option<Rule> {
+        let rules: Vec<Rule> = breaks.into_iter().collect();
         Wait::PRECEDENCE
             .into_iter()
             .find(|r| rules.contains(r))
             .or_else(|| rules.first().copied())
-    }
-}
-
-std::thread_local! {
-    /// The waits with a rule that this thread's simulator tasks announced
-    /// (a label names one wait: the simulator's stall report keeps labels).
-    static NOTED: std::cell::RefCell<Vec<Wait>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Remember `wait` for [`Wait::of_label`] if a rule hangs on it.
-pub(super) fn note(wait: Wait) {
-    if wait.breaks.is_some() {
-        NOTED.with(|n| {
-            let mut n = n.borrow_mut();
-            if !n.contains(&wait) {
-                n.push(wait);
-            }
-        });
     }
 }
 
@@ -107,28 +82,24 @@ impl From<&'static str> for Wait {
 mod tests {
     use super::*;
 
+    fn breaks(parked: &[Wait]) -> Option<Rule> {
+        Wait::deadlock_breaks(parked.iter().filter_map(|w| w.breaks))
+    }
+
     #[test]
     fn a_deadlock_breaks_the_rule_of_the_first_breaking_wait_parked() {
         let turn = Wait::new("turn start");
-        assert_eq!(Wait::deadlock_breaks([turn]), None);
+        assert_eq!(breaks(&[turn]), None);
+        assert_eq!(breaks(&[turn, Wait::WHEN_IDLE]), Some(Rule::C7));
+        assert_eq!(breaks(&[Wait::WHEN_IDLE, Wait::TEARDOWN]), Some(Rule::D8));
         assert_eq!(
-            Wait::deadlock_breaks([turn, Wait::WHEN_IDLE]),
-            Some(Rule::C7)
-        );
-        assert_eq!(
-            Wait::deadlock_breaks([Wait::WHEN_IDLE, Wait::TEARDOWN]),
-            Some(Rule::D8)
-        );
-        assert_eq!(
-            Wait::deadlock_breaks([Wait::SCOPE_UNLOAD, Wait::STEP_SIGNAL]),
+            breaks(&[Wait::SCOPE_UNLOAD, Wait::STEP_SIGNAL]),
             Some(Rule::C10)
         );
-        // A stall report's label names the wait announced with it, and
-        // only that one: a label that merely contains it is another wait.
-        note(Wait::ACP_QUIESCE);
-        note(turn);
-        assert_eq!(Wait::of_label("acp quiesce"), Some(Wait::ACP_QUIESCE));
-        assert_eq!(Wait::of_label("acp quiesce finished"), None);
-        assert_eq!(Wait::of_label("turn start"), None);
+        // A rule outside the precedence is still the deadlock's.
+        assert_eq!(
+            breaks(&[turn, Wait::breaking("a scenario's own", Rule::D3)]),
+            Some(Rule::D3)
+        );
     }
 }

@@ -61,7 +61,13 @@ pub const EXPECTED_PANICS: [&str; 2] = [OBSERVER_PANIC, rig::LISTENER_PANIC];
 /// [`Wait`]): C10, D8 or C7 when one of theirs is parked, else a
 /// `progress` failure.
 pub fn deadlock_rule(parked: impl IntoIterator<Item = Wait>) -> RuleId {
-    Wait::deadlock_breaks(parked).map_or(RuleId::Progress, RuleId::from)
+    deadlock_rule_of(parked.into_iter().filter_map(|w| w.breaks))
+}
+
+/// [`deadlock_rule`] from the rules of the waits still parked (what a
+/// simulator stall report carries).
+pub fn deadlock_rule_of(breaks: impl IntoIterator<Item = crate::rules::Rule>) -> RuleId {
+    Wait::deadlock_breaks(breaks).map_or(RuleId::Progress, RuleId::from)
 }
 
 /// The message of the deliberately panicking observer.
