@@ -176,3 +176,43 @@ fn loom_runs_a_workload_that_fits_its_threads_and_skips_one_that_does_not() {
     assert!(r.skipped.is_some(), "ran {} executions", r.executions);
     assert!(r.violations.is_empty());
 }
+
+/// A stall is judged by the waits still parked in it, and a wait names the
+/// rule only where that rule is the one broken. Under M27 a second cancel
+/// misses the prompt waiting behind the first, whose scripted step then
+/// waits for a signal that never fires: the stall breaks A2 (the client
+/// waits for the answer of a prompt it cancelled after its admission), not
+/// C10 (a step parked before its signal fired has no signal to miss).
+#[test]
+fn a_lost_cancel_stalls_as_a2_not_as_a_step_that_missed_its_signal() {
+    use agent_lifecycle::check::sim_check::explore_dfs;
+    use agent_lifecycle::check::DfsOptions;
+    agent_lifecycle::check::quiet_panics();
+    let scenario = generate::scenario_named("gen-p11.p11.n.x.co+po1.w0.l.io+l.po1.i0.l.i0")
+        .expect("a generated name");
+    let first_schedule = |fault: Option<Fault>| {
+        let mut opts = DfsOptions {
+            shallow: false,
+            shrink: false,
+            ..DfsOptions::exhaustive(1)
+        };
+        opts.config.preemption_bound = Some(0);
+        let faults = fault.map_or(Faults::none(), |f| Faults::none().with(f));
+        explore_dfs(scenario, faults, &opts, true, &|_| {})
+    };
+    assert!(first_schedule(None).violations.is_empty());
+    let lost = first_schedule(Some(Fault::M27));
+    let v = lost.violations.first().expect("M27 stalls this workload");
+    assert_eq!(v.rule, Rule::A2, "{}", v.message);
+    assert!(
+        v.message
+            .contains("waits on the answer of a prompt cancelled after its admission"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message.contains("waits on the turn's cancel") && !v.message.contains("(C10)"),
+        "{}",
+        v.message
+    );
+}

@@ -566,21 +566,26 @@ impl<R: Rt> Agent<R> {
         });
     }
 
-    /// The running turn's signal (C10). Fault M19: a signal that never
-    /// fires, so a step runs until it ends by itself.
+    /// The running turn's signal (C10). Fault M19: a signal the step never
+    /// sees, so a step runs until it ends by itself.
+    ///
+    /// A step parked before the signal fires waits for a cancel that has
+    /// not come (no rule of its own: the rule is whoever's cancel was
+    /// lost); only a step still parked after it fired breaks C10
+    /// ([`Wait::STEP_SIGNAL`]).
     fn step_signal(&self, prompt: crate::journal::PromptId) -> StepSignal {
         let agent = self.clone();
         let m19 = self.shared.faults.has(Fault::M19);
         StepSignal::new(move || {
             let agent = agent.clone();
             Box::pin(async move {
-                agent
-                    .shared
-                    .signal
-                    .wait_until(Wait::STEP_SIGNAL, |s| {
-                        (!m19 && **s == Some(prompt)).then_some(())
-                    })
-                    .await
+                let signal = &agent.shared.signal;
+                signal
+                    .wait_until(Wait::TURN_CANCEL, |s| (**s == Some(prompt)).then_some(()))
+                    .await;
+                if m19 {
+                    signal.wait_until(Wait::STEP_SIGNAL, |_| None::<()>).await;
+                }
             })
         })
     }

@@ -162,7 +162,7 @@ pub struct DfsOptions {
     /// A stop request from outside.
     pub stop: Stop,
     /// With `stop_at_first`, run the shallow passes first (see
-    /// [`SHALLOW_BOUNDS`]).
+    /// [`SHALLOW_PASSES`]).
     pub shallow: bool,
 }
 
@@ -446,9 +446,31 @@ fn dfs_line(scenario: &Scenario, faults: Faults, run: &SimRun) -> ReplayLine {
     )
 }
 
-/// Preemption bounds of the shallow passes that run before a search that
-/// stops at its first failure, below the search's own bound.
-pub const SHALLOW_BOUNDS: [u32; 2] = [0, 1];
+/// One shallow pass: the search at a preemption bound, for at most so
+/// many schedules (`None`: until exhausted).
+#[derive(Clone, Copy, Debug)]
+pub struct ShallowPass {
+    /// Its preemption bound.
+    pub bound: u32,
+    /// Its schedules at most (`None`: until exhausted).
+    pub schedules: Option<u64>,
+}
+
+/// The shallow passes that run before a search that stops at its first
+/// failure, those below the search's own bound: the first schedules at
+/// bound 0, then bound 1 until exhausted. Bound 0 is not run to the end:
+/// most of its runs are sleep-blocked, and the bound-1 pass, a superset,
+/// runs them again.
+pub const SHALLOW_PASSES: [ShallowPass; 2] = [
+    ShallowPass {
+        bound: 0,
+        schedules: Some(10),
+    },
+    ShallowPass {
+        bound: 1,
+        schedules: None,
+    },
+];
 
 /// What the shallow passes found.
 enum Shallow {
@@ -460,8 +482,8 @@ enum Shallow {
 
 /// Shallow first: a search after its first failure
 /// first runs the same search at preemption bounds 0 and 1
-/// ([`SHALLOW_BOUNDS`], those below its own bound), each until exhausted,
-/// within the whole search's schedule budget. A failure that needs few
+/// ([`SHALLOW_PASSES`], those below its own bound), within the whole
+/// search's schedule budget. A failure that needs few
 /// preemptions is then found among the first schedules, not where the
 /// depth-first order of the unbounded tree reaches it. Those passes only
 /// look for a wanted failure: their runs are not counted in the tally's
@@ -475,14 +497,18 @@ fn shallow_first(
 ) -> Shallow {
     let top = opts.config.preemption_bound.unwrap_or(u32::MAX);
     let mut executions = 0;
-    for bound in SHALLOW_BOUNDS.into_iter().filter(|&b| b < top) {
+    for shallow in SHALLOW_PASSES.into_iter().filter(|p| p.bound < top) {
         let mut pass = Dfs::new(DfsConfig {
-            preemption_bound: Some(bound),
+            preemption_bound: Some(shallow.bound),
             ..opts.config.clone()
         });
         let before = executions;
         while let Some(scheduler) = pass.next_scheduler() {
-            if before + pass.stats().executions > opts.max_executions || opts.stop.requested() {
+            let ran = pass.stats().executions;
+            if before + ran > opts.max_executions
+                || shallow.schedules.is_some_and(|cap| ran >= cap)
+                || opts.stop.requested()
+            {
                 break;
             }
             let run = run_scheduled(scenario, faults, scheduler, true, false);

@@ -29,6 +29,7 @@ pub mod run;
 pub mod script;
 pub mod workload;
 
+use crate::check::sim_check::ShallowPass;
 use crate::check::{self, Budget, Checker, Report};
 use crate::faults::{Fault, Faults};
 use crate::rt::{LoomRt, ShuttleRt, SimRt, TokioRt};
@@ -336,15 +337,23 @@ pub fn hunt(fault: Fault, checker: Checker, stop: check::Stop) -> Option<Report>
         ..plan.budget()
     };
     let faults = Faults::none().with(fault);
-    // Shallow first across the workloads: `sim-dfs` searches every one at
-    // preemption bound 0, then 1, then at its own bound, so a race that
-    // needs few preemptions in a later workload is not found only after
-    // the whole searches of the earlier ones.
+    // Shallow first across the workloads: `sim-dfs` runs every one's
+    // first schedule (no preemption), then the shallow passes of each
+    // (`sim_check::SHALLOW_PASSES`), then its search at its own bound, so
+    // a race that needs few preemptions in a later workload is not found
+    // only after the whole searches of the earlier ones.
     let passes: Vec<Budget> = if checker == Checker::SimDfs {
-        check::sim_check::SHALLOW_BOUNDS
-            .iter()
-            .map(|&b| Budget {
-                dfs_preemptions: Some(b),
+        let first = ShallowPass {
+            bound: 0,
+            schedules: Some(1),
+        };
+        std::iter::once(first)
+            .chain(check::sim_check::SHALLOW_PASSES)
+            .map(|pass| Budget {
+                dfs_preemptions: Some(pass.bound),
+                dfs_executions: pass
+                    .schedules
+                    .map_or(budget.dfs_executions, |cap| cap.min(budget.dfs_executions)),
                 dfs_shallow: false,
                 ..budget.clone()
             })

@@ -441,10 +441,61 @@ const FINISHES_ALONE: Wait = Wait::breaking(
     Rule::D8,
 );
 
+/// The wait of a client for the answer of a prompt it cancelled after the
+/// server admitted it: never ending, the cancel was lost (A2; A8 for a
+/// prompt waiting behind a cancelled one).
+const CANCELLED_ANSWER: Wait = Wait::breaking(
+    "the answer of a prompt cancelled after its admission",
+    Rule::A2,
+);
+
+/// A request's answer the client still owes a join: the task that finishes
+/// the request, the session if it is a prompt, and whether the client
+/// cancelled that session after the prompt was admitted.
+struct Owed<R: Rt> {
+    task: JoinHandle<R, ()>,
+    prompt_on: Option<String>,
+    cancelled: bool,
+}
+
+impl<R: Rt> Owed<R> {
+    fn request(task: JoinHandle<R, ()>) -> Self {
+        Owed {
+            task,
+            prompt_on: None,
+            cancelled: false,
+        }
+    }
+
+    fn prompt(task: JoinHandle<R, ()>, on: &str) -> Self {
+        Owed {
+            task,
+            prompt_on: Some(on.to_string()),
+            cancelled: false,
+        }
+    }
+
+    /// The client cancels `session`: every owed prompt on it must answer.
+    fn cancel(owed: &mut [Owed<R>], session: &str) {
+        for o in owed {
+            o.cancelled |= o.prompt_on.as_deref() == Some(session);
+        }
+    }
+
+    async fn join(self) {
+        let wait = if self.cancelled {
+            CANCELLED_ANSWER
+        } else {
+            Wait::new("join")
+        };
+        self.task.join_as(wait).await
+    }
+}
+
 /// One client's program.
 async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
     let mut mine: Vec<String> = Vec::new();
-    let mut owed: Vec<JoinHandle<R, ()>> = Vec::new();
+    let mut owed: Vec<Owed<R>> = Vec::new();
     let conn = env.conn.clone();
     let sent = |op: u8, req: Req| {
         conn.push(Obs::Sent {
@@ -491,7 +542,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                     }
                     e.answered(me, j, Answer::Load(r));
                 });
-                owed.extend(admit::<R>("session/load", fut).await);
+                owed.extend(admit::<R>("session/load", fut).await.map(Owed::request));
                 admitted(j);
             }
             Op::Prompt { .. } | Op::Job { .. } => {
@@ -510,7 +561,11 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                         hung: false,
                     },
                 );
-                owed.extend(prompt(&env, me, j, id, text).await);
+                owed.extend(
+                    prompt(&env, me, j, id.clone(), text)
+                        .await
+                        .map(|t| Owed::prompt(t, &id)),
+                );
                 admitted(j);
             }
             Op::Interrupt { on } => {
@@ -524,7 +579,11 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                     },
                 );
                 let (text, _) = script::script(me, j, 1, Some(HUNG));
-                owed.extend(prompt(&env, me, j, id.clone(), text).await);
+                owed.extend(
+                    prompt(&env, me, j, id.clone(), text)
+                        .await
+                        .map(|t| Owed::prompt(t, &id)),
+                );
                 admitted(j);
                 sent(
                     j,
@@ -533,6 +592,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                     },
                 );
                 env.core.cancel(&id);
+                Owed::cancel(&mut owed, &id);
                 admitted(j);
             }
             Op::Listen => {
@@ -566,6 +626,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                     },
                 );
                 env.core.cancel(&id);
+                Owed::cancel(&mut owed, &id);
                 admitted(j);
             }
             Op::Close { on } => {
@@ -581,12 +642,12 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                     let r = e.core.clone().close(id).await;
                     e.answered(me, j, Answer::Close(r));
                 });
-                owed.extend(admit::<R>("session/close", fut).await);
+                owed.extend(admit::<R>("session/close", fut).await.map(Owed::request));
                 admitted(j);
             }
             Op::Await => {
-                for h in owed.drain(..) {
-                    h.join().await;
+                for o in owed.drain(..) {
+                    o.join().await;
                 }
             }
             Op::Disconnect => {
@@ -629,8 +690,8 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
             Op::UnloadOwner => env.owner.unload().await,
         }
     }
-    for h in owed {
-        h.join().await;
+    for o in owed {
+        o.join().await;
     }
 }
 

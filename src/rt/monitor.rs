@@ -324,9 +324,16 @@ impl<R: Rt, T: Send + 'static> JoinHandle<R, T> {
 
     /// Wait for the task's output.
     pub async fn join(self) -> T {
+        self.join_as(Wait::new("join")).await
+    }
+
+    /// [`join`](Self::join), parked as `wait`: a join a rule hangs on (the
+    /// answer of a cancelled prompt, say) names it, so a deadlock with it
+    /// still parked breaks that rule.
+    pub async fn join_as(self, wait: Wait) -> T {
         // Read first: `take` on an empty slot would take write access.
         self.slot
-            .wait_until("join", |s| if s.is_some() { s.take() } else { None })
+            .wait_until(wait, |s| if s.is_some() { s.take() } else { None })
             .await
     }
 }

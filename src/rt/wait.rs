@@ -3,8 +3,8 @@
 //! still parked.
 //!
 //! A deadlock (every task waiting, none able to wake another) breaks the
-//! rule of the waits still parked in it, in this order: a step never
-//! signalled, C10 ([`Wait::STEP_SIGNAL`]); shared work that never finishes
+//! rule of the waits still parked in it, in this order: a step whose
+//! signal fired and never reached it, C10 ([`Wait::STEP_SIGNAL`]); shared work that never finishes
 //! for its waiters, D8 ([`Wait::TEARDOWN`], [`Wait::ACP_QUIESCE`],
 //! [`Wait::SCOPE_UNLOAD`]); a `when_idle` that never resolves, C7
 //! ([`Wait::WHEN_IDLE`]); a wait built with [`Wait::breaking`], its rule;
@@ -40,7 +40,10 @@ impl Wait {
         }
     }
 
-    /// A step waiting for a signal that never reaches it (C10).
+    /// A step waiting for its turn's signal to fire: a cancel that has not
+    /// come (no rule of its own).
+    pub const TURN_CANCEL: Wait = Wait::new("the turn's cancel");
+    /// A step waiting for a signal that fired and never reaches it (C10).
     pub const STEP_SIGNAL: Wait = Wait::breaking("step signal (C10)", Rule::C10);
     /// A caller of the memoized teardown (D8).
     pub const TEARDOWN: Wait = Wait::breaking("teardown (memoized)", Rule::D8);
