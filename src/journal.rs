@@ -251,10 +251,10 @@ impl Journal {
     /// Append `event` at time `at_ms`.
     pub fn push(&mut self, at_ms: u64, event: Event) {
         let seq = self.dropped + self.records.len() as u64;
-        if tracing::enabled!(target: "journal", tracing::Level::DEBUG) {
+        if tracing::enabled!(target: crate::trace::Target::JOURNAL, tracing::Level::DEBUG) {
             let json = serde_json::to_string(&event).unwrap_or_default();
             let agent = self.owner.as_deref().unwrap_or("-");
-            tracing::debug!(target: "journal", agent, seq, at_ms, "{json}");
+            tracing::debug!(target: crate::trace::Target::JOURNAL, agent, seq, at_ms, "{json}");
         }
         self.note_fate(&event);
         self.records.push(Record { seq, at_ms, event });

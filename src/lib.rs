@@ -93,5 +93,6 @@ pub mod session_log;
 pub mod shell;
 pub mod store;
 pub mod tool_bash;
+pub mod trace;
 #[cfg(feature = "faults")]
 pub mod world;

@@ -38,9 +38,9 @@ impl<R: Rt> World<R> {
 
     /// Record `event`.
     pub fn record(&self, event: LifecycleEvent) {
-        if tracing::enabled!(target: "world", tracing::Level::DEBUG) {
+        if tracing::enabled!(target: crate::trace::Target::WORLD, tracing::Level::DEBUG) {
             let json = serde_json::to_string(&event).unwrap_or_default();
-            tracing::debug!(target: "world", "{json}");
+            tracing::debug!(target: crate::trace::Target::WORLD, "{json}");
         }
         let numbered = |event| (self.next.fetch_add(1, Ordering::SeqCst), event);
         if matches!(

@@ -428,7 +428,7 @@ impl Sim {
         });
         let entered = span.as_ref().map(|s| s.enter());
         if let (Some(l), true) = (preempted, self.trace_on) {
-            tracing::info!(target: "sim", "preempts task {l} `{}`", self.shared.name(l));
+            tracing::info!(target: crate::TRACE_TARGET, "preempts task {l} `{}`", self.shared.name(l));
         }
         shared.on_task_stack.set(true);
         let outcome = coro.resume(Cmd::Run);

@@ -126,6 +126,9 @@ pub use context::{
     lock_point, note_wait, note_wait_tagged, now_ms, peek_now_ms, random_u64, schedule_point,
     spawn, yield_now, YieldNow,
 };
+/// The `tracing` target of the simulator's own events (a preemption).
+pub const TRACE_TARGET: &str = "sim";
+
 pub use dfs::{Dfs, DfsConfig, DfsStats, ExecKind, Shard};
 pub use executor::{Sim, DEFAULT_MAX_STEPS};
 pub use pct::PctScheduler;

@@ -80,7 +80,7 @@ impl JournalTap {
     pub fn dispatch(&self) -> tracing::Dispatch {
         use tracing_subscriber::layer::SubscriberExt;
         let only_journal = tracing_subscriber::filter::Targets::new()
-            .with_target("journal", tracing::Level::DEBUG);
+            .with_target(crate::trace::Target::JOURNAL, tracing::Level::DEBUG);
         let layer = tracing_subscriber::Layer::with_filter(self.clone(), only_journal);
         tracing::Dispatch::new(tracing_subscriber::registry().with(layer))
     }
@@ -113,10 +113,10 @@ mod tests {
     fn groups_by_agent_in_order_of_first_record_and_clears() {
         let tap = JournalTap::new();
         tracing::dispatcher::with_default(&tap.dispatch(), || {
-            tracing::debug!(target: "journal", agent = "b", seq = 0u64, at_ms = 5u64, "x");
-            tracing::debug!(target: "journal", agent = "a", seq = 0u64, at_ms = 6u64, "y");
-            tracing::debug!(target: "journal", agent = "b", seq = 1u64, at_ms = 7u64, "z");
-            tracing::debug!(target: "world", "not a journal event");
+            tracing::debug!(target: crate::trace::Target::JOURNAL, agent = "b", seq = 0u64, at_ms = 5u64, "x");
+            tracing::debug!(target: crate::trace::Target::JOURNAL, agent = "a", seq = 0u64, at_ms = 6u64, "y");
+            tracing::debug!(target: crate::trace::Target::JOURNAL, agent = "b", seq = 1u64, at_ms = 7u64, "z");
+            tracing::debug!(target: crate::trace::Target::WORLD, "not a journal event");
         });
         let j = tap.journals();
         assert_eq!(j.len(), 2);

@@ -27,7 +27,7 @@ pub fn quiet_panics() {
         std::panic::set_hook(Box::new(move |info| {
             let message = crate::bus::panic_message(info.payload());
             if crate::scenarios::EXPECTED_PANICS.contains(&message.as_str()) || message == STOP {
-                tracing::debug!(target: "panic", "{info}");
+                tracing::debug!(target: crate::trace::Target::PANIC, "{info}");
             } else {
                 previous(info);
             }

@@ -203,7 +203,7 @@ fn enter_shuttle_hook() {
     std::panic::set_hook(Box::new(move |info| {
         let message = crate::bus::panic_message(info.payload());
         if scenarios::EXPECTED_PANICS.contains(&message.as_str()) || QUIET.with(Cell::get) {
-            tracing::debug!(target: "panic", "{info}");
+            tracing::debug!(target: crate::trace::Target::PANIC, "{info}");
         } else {
             shuttle(info);
         }

@@ -27,6 +27,7 @@ use crate::check::swimlane::{self, races};
 use crate::check::{Checker, ReplayLine};
 use crate::oracle::check_journal;
 use crate::oracle_world::check_world;
+use crate::trace::Target;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
@@ -40,7 +41,7 @@ mod page;
 #[derive(Clone, Debug)]
 struct Seen {
     step: Option<u64>,
-    target: String,
+    target: Option<Target>,
     /// `journal`: the agent whose journal it is (the `agent` field).
     agent: Option<String>,
     /// `journal`: the record's sequence number and time.
@@ -107,7 +108,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StepRecorder {
         if let Ok(mut seen) = self.seen.lock() {
             seen.push(Seen {
                 step: lifecycle_sim::current_step(),
-                target: event.metadata().target().to_string(),
+                target: Target::of(event.metadata().target()),
                 agent: f.agent,
                 seq: f.seq,
                 at_ms: f.at_ms,
@@ -144,11 +145,11 @@ fn replay_traced(line: &ReplayLine) -> (Result<Replayed, String>, Vec<Seen>) {
         .with_timer(VirtualTime)
         .with_writer(std::io::stdout);
     let filter = tracing_subscriber::filter::Targets::new()
-        .with_target("journal", tracing::Level::DEBUG)
-        .with_target("world", tracing::Level::DEBUG)
-        .with_target("check", tracing::Level::DEBUG)
-        .with_target("observation", tracing::Level::INFO)
-        .with_target("sim", tracing::Level::INFO)
+        .with_target(Target::JOURNAL, tracing::Level::DEBUG)
+        .with_target(Target::WORLD, tracing::Level::DEBUG)
+        .with_target(Target::CHECK, tracing::Level::DEBUG)
+        .with_target(Target::OBSERVATION, tracing::Level::INFO)
+        .with_target(Target::SIM, tracing::Level::INFO)
         // The spans: `step{n, t_ms, task}` per poll, `task{name}` per task.
         .with_target("lifecycle_sim", tracing::Level::INFO)
         .with_target("agent_lifecycle", tracing::Level::INFO)
@@ -169,7 +170,7 @@ fn replay_traced(line: &ReplayLine) -> (Result<Replayed, String>, Vec<Seen>) {
 /// not name its agent (a build whose journal events carry no `agent`).
 fn agent_journals(seen: &[Seen]) -> Option<Vec<(&str, Vec<&Seen>)>> {
     let mut out: Vec<(&str, Vec<&Seen>)> = Vec::new();
-    for s in seen.iter().filter(|s| s.target == "journal") {
+    for s in seen.iter().filter(|s| s.target == Some(Target::Journal)) {
         let agent = s.agent.as_deref()?;
         match out.iter_mut().find(|(a, _)| *a == agent) {
             Some((_, records)) => records.push(s),
@@ -230,7 +231,7 @@ fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<Anchor> {
         let n = taken.entry(json.clone()).or_insert(0);
         let step = seen
             .iter()
-            .filter(|s| s.target == "world" && s.message == json)
+            .filter(|s| s.target == Some(Target::World) && s.message == json)
             .nth(*n)
             .and_then(|s| s.step);
         *n += 1;
@@ -249,7 +250,7 @@ fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<Anchor> {
         if let Some(n) = v.observation {
             let made = seen
                 .iter()
-                .find(|s| s.target == "observation" && s.n == Some(n as u64));
+                .find(|s| s.target == Some(Target::Observation) && s.n == Some(n as u64));
             consider(
                 made.and_then(|s| index_of(s.step)),
                 v.rule,
@@ -257,7 +258,7 @@ fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<Anchor> {
             );
         }
         if let Some(s) = seen.iter().find(|s| {
-            s.target == "check"
+            s.target == Some(Target::Check)
                 && s.rule.as_deref() == Some(v.rule.name())
                 && s.message == v.message
         }) {
@@ -273,7 +274,7 @@ fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<Anchor> {
             let rec = &journal[k - 1];
             let json = serde_json::to_string(&rec.event).unwrap_or_default();
             let found = seen.iter().find(|s| {
-                s.target == "journal"
+                s.target == Some(Target::Journal)
                     && s.seq == Some(rec.seq)
                     && s.message == json
                     && (main.is_none() || s.agent.as_deref() == main)
@@ -433,13 +434,13 @@ fn parse_checked(line: &str) -> Result<ReplayLine, ExitCode> {
 fn poll_labels(replayed: &Replayed, seen: &[Seen]) -> BTreeMap<usize, Vec<String>> {
     let mut labels: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for s in seen {
-        let label = match s.target.as_str() {
-            "journal" => match &s.agent {
+        let label = match s.target {
+            Some(Target::Journal) => match &s.agent {
                 Some(agent) => format!("journal {agent} #{}: {}", s.seq.unwrap_or(0), s.message),
                 None => format!("journal #{}: {}", s.seq.unwrap_or(0), s.message),
             },
-            "world" => format!("world: {}", s.message),
-            "check" => format!(
+            Some(Target::World) => format!("world: {}", s.message),
+            Some(Target::Check) => format!(
                 "check failed: {} {}",
                 s.rule.as_deref().unwrap_or("?"),
                 s.message

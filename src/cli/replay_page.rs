@@ -6,6 +6,7 @@ use super::{Anchor, Seen};
 use crate::check::html;
 use crate::check::replay::Replayed;
 use crate::check::{Checker, ReplayLine};
+use crate::trace::Target;
 use std::collections::BTreeMap;
 
 /// The page of one replay: `anchor` its violating step, `labels` the
@@ -80,14 +81,14 @@ fn events(parsed: &ReplayLine, replayed: &Replayed, seen: &[Seen]) -> Vec<html::
         return seen
             .iter()
             .filter_map(|s| {
-                let (kind, who) = match s.target.as_str() {
-                    "journal" => ("journal", s.agent.clone()),
-                    "world" => ("world", None),
-                    "check" => ("check", s.rule.clone()),
+                let (kind, who) = match s.target? {
+                    Target::Journal => (Target::JOURNAL, s.agent.clone()),
+                    Target::World => (Target::WORLD, None),
+                    Target::Check => (Target::CHECK, s.rule.clone()),
                     _ => return None,
                 };
                 let text = match (kind, s.seq) {
-                    ("journal", Some(seq)) => {
+                    (Target::JOURNAL, Some(seq)) => {
                         format!("#{seq} t={}ms {}", s.at_ms.unwrap_or(0), s.message)
                     }
                     _ => s.message.clone(),
@@ -105,7 +106,7 @@ fn events(parsed: &ReplayLine, replayed: &Replayed, seen: &[Seen]) -> Vec<html::
     for (agent, lines) in &replayed.journals {
         events.extend(lines.iter().map(|l| html::Event {
             index: None,
-            kind: "journal",
+            kind: Target::JOURNAL,
             who: Some(agent.clone()),
             text: l.clone(),
         }));
@@ -113,14 +114,14 @@ fn events(parsed: &ReplayLine, replayed: &Replayed, seen: &[Seen]) -> Vec<html::
     if replayed.journals.is_empty() {
         events.extend(replayed.journal.iter().map(|l| html::Event {
             index: None,
-            kind: "journal",
+            kind: Target::JOURNAL,
             who: None,
             text: l.clone(),
         }));
     }
     events.extend(replayed.outcome.world.iter().map(|e| html::Event {
         index: None,
-        kind: "world",
+        kind: Target::WORLD,
         who: None,
         text: serde_json::to_string(e).unwrap_or_default(),
     }));

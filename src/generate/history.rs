@@ -172,7 +172,7 @@ impl Connection {
     /// the observation.
     pub fn push(&self, obs: Obs) {
         let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
-        tracing::info!(target: "observation", n = log.len() as u64 + 1, "{obs}");
+        tracing::info!(target: crate::trace::Target::OBSERVATION, n = log.len() as u64 + 1, "{obs}");
         log.push(obs);
     }
 

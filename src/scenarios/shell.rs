@@ -152,7 +152,7 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
         // job is a reload breaking ownership (S5).
         let rule = if gen > 1 { Rule::S5 } else { rule_before };
         if !ok {
-            tracing::info!(target: "check", rule = rule.name(), "{what}");
+            tracing::info!(target: crate::trace::Target::CHECK, rule = rule.name(), "{what}");
         }
         own.push((ok, Violation::new(rule, what)));
     };
