@@ -186,15 +186,18 @@ fn a_missing_operation_property_or_test_breaks_the_clause() {
     );
     // A property of another rule, and one the model does not have.
     for property in [
-        "C8 a cancelled turn absorbs no steering",
-        "C3 a cancelled turn ends aborted, disposed or not",
+        lifecycle_models::agent::C8_NO_STEERING,
+        lifecycle_models::PropertyId::new(
+            Rule::C3,
+            "C3 a cancelled turn ends aborted, disposed or not",
+        ),
     ] {
         let table = with("C3.1", |c| {
             c.exercises = conformance("Cancel", Some(property))
         });
         assert_eq!(
             validate(&table)[0].what,
-            Broken::UnknownProperty("conformance_agent", property)
+            Broken::UnknownProperty("conformance_agent", property.name)
         );
     }
     // A test that does not exist, and one that is ignored.

@@ -46,7 +46,42 @@
 
 use crate::checker::{Model, Named, Property, Representative};
 use crate::fault::Fault;
+use crate::PropertyId;
 use lifecycle_spec::Rule;
+
+/// The property that states A1 (the rule-clause table names it).
+pub const A1_NONE: PropertyId = PropertyId::new(
+    Rule::A1,
+    "A1 after close no bridge-owned agent outlives the quiesce",
+);
+
+/// The property that states A2 (the rule-clause table names it).
+pub const A2_CANCELLED_NEVER_RUNS: PropertyId = PropertyId::new(
+    Rule::A2,
+    "A2 a prompt cancelled before its turn (queued or waiting) never runs",
+);
+
+/// The property that states A4 (the rule-clause table names it).
+pub const A4_DISPOSED_ANSWERS_CANCELLED: PropertyId = PropertyId::new(
+    Rule::A4,
+    "A4 a prompt of a disposed session answers cancelled",
+);
+
+/// The property that states A5 (the rule-clause table names it).
+pub const A5_NEVER_LOADED_TWICE: PropertyId =
+    PropertyId::new(Rule::A5, "A5 a session is never loaded twice");
+
+/// The property that states A6 (the rule-clause table names it).
+pub const A6_ONE_QUIESCE: PropertyId =
+    PropertyId::new(Rule::A6, "A6 disconnect and unload share one quiesce");
+
+/// The property that states A7 (the rule-clause table names it).
+pub const A7_NEW_AFTER_CLOSE: PropertyId =
+    PropertyId::new(Rule::A7, "A7 after close session/new creates nothing");
+
+/// The property that states A8 (the rule-clause table names it).
+pub const A8_ONE_IN_FLIGHT: PropertyId =
+    PropertyId::new(Rule::A8, "A8 one prompt in flight per session");
 
 /// Session ids: `old` (a durable session to load) and `new`.
 pub const SESSIONS: [&str; 2] = ["old", "new"];
@@ -670,26 +705,19 @@ impl Model for AcpModel {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::<Self>::always(
-                "A1 after close no bridge-owned agent outlives the quiesce",
-                |_, s| {
-                    !(s.quiesced && AcpModel::settled(s)) || s.agents.iter().all(|&(_, gone)| gone)
-                },
-            ),
-            Property::<Self>::always(
-                "A2 a prompt cancelled before its turn (queued or waiting) never runs",
-                |_, s| !s.broken.contains(&Rule::A2),
-            ),
-            Property::<Self>::always(
-                "A4 a prompt of a disposed session answers cancelled",
-                |_, s| {
-                    s.prompts.iter().all(|p| {
-                        AcpModel::live(s, p.session)
-                            || !p.state.pending()
-                            || p.state == PromptState::AwaitLoad
-                    })
-                },
-            ),
+            Property::<Self>::always(A1_NONE.name, |_, s| {
+                !(s.quiesced && AcpModel::settled(s)) || s.agents.iter().all(|&(_, gone)| gone)
+            }),
+            Property::<Self>::always(A2_CANCELLED_NEVER_RUNS.name, |_, s| {
+                !s.broken.contains(&Rule::A2)
+            }),
+            Property::<Self>::always(A4_DISPOSED_ANSWERS_CANCELLED.name, |_, s| {
+                s.prompts.iter().all(|p| {
+                    AcpModel::live(s, p.session)
+                        || !p.state.pending()
+                        || p.state == PromptState::AwaitLoad
+                })
+            }),
             Property::<Self>::always("A4 no turn starts in a session being closed", |_, s| {
                 !s.broken.contains(&Rule::A4)
             }),
@@ -701,16 +729,14 @@ impl Model for AcpModel {
                     })
                 },
             ),
-            Property::<Self>::always("A5 a session is never loaded twice", |_, s| {
+            Property::<Self>::always(A5_NEVER_LOADED_TWICE.name, |_, s| {
                 !s.broken.contains(&Rule::A5)
             }),
-            Property::<Self>::always("A6 disconnect and unload share one quiesce", |_, s| {
-                s.quiesces <= 1
-            }),
-            Property::<Self>::always("A7 after close session/new creates nothing", |_, s| {
+            Property::<Self>::always(A6_ONE_QUIESCE.name, |_, s| s.quiesces <= 1),
+            Property::<Self>::always(A7_NEW_AFTER_CLOSE.name, |_, s| {
                 !matches!(s.new_call, Call::Done(Ok(_))) || !s.closed || s.quiesces == 1
             }),
-            Property::<Self>::always("A8 one prompt in flight per session", |_, s| {
+            Property::<Self>::always(A8_ONE_IN_FLIGHT.name, |_, s| {
                 (0..2u8).all(|x| AcpModel::pending(s, x).filter(|p| p.in_flight()).count() <= 1)
             }),
             Property::<Self>::always(

@@ -41,7 +41,42 @@
 
 use crate::checker::{Model, Named, Property};
 use crate::fault::Fault;
+use crate::PropertyId;
 use lifecycle_spec::Rule;
+
+/// The property that states D10 (the rule-clause table names it).
+pub const D10_NOTHING_UNTIL_REPAIRED: PropertyId = PropertyId::new(
+    Rule::D10,
+    "D10 after a failed write or sync the session appends nothing until repaired",
+);
+
+/// The property that states D9 (the rule-clause table names it).
+pub const D9_NO_OPEN_TURN: PropertyId = PropertyId::new(
+    Rule::D9,
+    "D9 after a load, and between turns, no turn is open in the durable log",
+);
+
+/// The property that states D9 (the rule-clause table names it).
+pub const D9_SHOWN_IS_DURABLE: PropertyId = PropertyId::new(
+    Rule::D9,
+    "D9 nothing a client was shown is lost: a delivered output is durable",
+);
+
+/// The property that states D9 (the rule-clause table names it).
+pub const D9_SYNCED_SURVIVES: PropertyId =
+    PropertyId::new(Rule::D9, "D9 every synced record survives and loads");
+
+/// The property that states D9 (the rule-clause table names it).
+pub const D9_TORN_TAIL: PropertyId = PropertyId::new(
+    Rule::D9,
+    "D9 a torn tail is truncated, never appended onto: every load parses",
+);
+
+/// The property that states D9 (the rule-clause table names it).
+pub const D9_WRITE_AHEAD: PropertyId = PropertyId::new(
+    Rule::D9,
+    "D9 write-ahead: turn/start is durable before the turn's step runs",
+);
 
 /// Why a durable turn ended: `lifecycle-spec`'s type, shared with the
 /// implementation (this model ends turns `completed`, `interrupted` or
@@ -500,16 +535,16 @@ impl Model for DurabilityModel {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::<Self>::always("D9 every synced record survives and loads", |_, s| {
+            Property::<Self>::always(D9_SYNCED_SURVIVES.name, |_, s| {
                 DurabilityModel::durable(s)
                     .is_some_and(|log| s.flushed.iter().all(|r| log.contains(r)))
             }),
             Property::<Self>::always(
-                "D9 a torn tail is truncated, never appended onto: every load parses",
+                D9_TORN_TAIL.name,
                 |_, s| DurabilityModel::durable(s).is_some(),
             ),
             Property::<Self>::always(
-                "D9 after a load, and between turns, no turn is open in the durable log",
+                D9_NO_OPEN_TURN.name,
                 |_, s| {
                     s.proc != Proc::Up
                         || s.pos != Pos::Idle
@@ -518,7 +553,7 @@ impl Model for DurabilityModel {
                 },
             ),
             Property::<Self>::always(
-                "D9 write-ahead: turn/start is durable before the turn's step runs",
+                D9_WRITE_AHEAD.name,
                 |_, s| {
                     s.proc != Proc::Up
                         || !matches!(s.pos, Pos::Output | Pos::Deliver)
@@ -528,7 +563,7 @@ impl Model for DurabilityModel {
                 },
             ),
             Property::<Self>::always(
-                "D9 nothing a client was shown is lost: a delivered output is durable",
+                D9_SHOWN_IS_DURABLE.name,
                 |_, s| {
                     DurabilityModel::durable(s).is_some_and(|log| {
                         s.shown.iter().all(|t| log.contains(&Record::Output(*t)))
@@ -536,7 +571,7 @@ impl Model for DurabilityModel {
                 },
             ),
             Property::<Self>::always(
-                "D10 after a failed write or sync the session appends nothing until repaired",
+                D10_NOTHING_UNTIL_REPAIRED.name,
                 |_, s| !s.broken.contains(&Rule::D10),
             ),
             Property::<Self>::always(

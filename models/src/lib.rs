@@ -84,6 +84,7 @@ pub mod checker;
 pub mod dispose;
 pub mod durability;
 pub mod fault;
+mod property_id;
 pub mod report;
 pub mod serve;
 pub mod shell;
@@ -93,3 +94,4 @@ pub use checker::{
     PropertyResult, Representative,
 };
 pub use fault::Fault;
+pub use property_id::PropertyId;

@@ -27,7 +27,52 @@
 
 use crate::checker::{Model, Named, Property};
 use crate::fault::Fault;
+use crate::PropertyId;
 use lifecycle_spec::Rule;
+
+/// The property that states S2 (the rule-clause table names it).
+pub const S2_OTHER: PropertyId = PropertyId::new(
+    Rule::S2,
+    "S2 a caller other than the owner is rejected; nothing is read or killed",
+);
+
+/// The property that states S6 (the rule-clause table names it).
+pub const S6_ONLY: PropertyId = PropertyId::new(
+    Rule::S6,
+    "S6 a notice reaches only the live agent whose id equals the owner",
+);
+
+/// The property that states S1 (the rule-clause table names it).
+pub const S1_OWNED: PropertyId = PropertyId::new(
+    Rule::S1,
+    "S1 a job started for an agent is owned by that agent",
+);
+
+/// The property that states S3 (the rule-clause table names it).
+pub const S3_EMPTY_TOKEN: PropertyId = PropertyId::new(
+    Rule::S3,
+    "S3 an empty-string token is a real owner; an unowned job is open",
+);
+
+/// The property that states S4 (the rule-clause table names it).
+pub const S4_OWNER_KEEPS_ACCESS: PropertyId =
+    PropertyId::new(Rule::S4, "S4 the owner keeps access after the job finished");
+
+/// The property that states S5 (the rule-clause table names it).
+pub const S5_RELOAD_KEEPS_FENCES: PropertyId = PropertyId::new(
+    Rule::S5,
+    "S5 reloading tool-bash changes no fence of an existing job",
+);
+
+/// The property that states S6 (the rule-clause table names it).
+pub const S6_EVERY_JOB_FINISHES: PropertyId =
+    PropertyId::new(Rule::S6, "S6 every job finishes and its notice is settled");
+
+/// The property that states S7 (the rule-clause table names it).
+pub const S7_KILLED_AND_FORGOTTEN: PropertyId = PropertyId::new(
+    Rule::S7,
+    "S7 a disposed agent's jobs are killed and forgotten",
+);
 
 /// Owner tokens: `"a"`, `"b"`, `""`, `"ab"` (`""` and `"a"` are prefixes
 /// of `"ab"`).
@@ -343,52 +388,35 @@ impl Model for ShellModel {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::<Self>::always(
-                "S1 a job started for an agent is owned by that agent",
-                |_, s| {
-                    // The executor stamps the caller's token; the model's job keeps
-                    // it, and no transition rewrites it.
-                    s.jobs
+            Property::<Self>::always(S1_OWNED.name, |_, s| {
+                // The executor stamps the caller's token; the model's job keeps
+                // it, and no transition rewrites it.
+                s.jobs
+                    .iter()
+                    .all(|j| j.owner.is_none_or(|o| (o as usize) < TOKENS.len()))
+            }),
+            Property::<Self>::always(S2_OTHER.name, |_, s| !s.broken.contains(&Rule::S2)),
+            Property::<Self>::always(S3_EMPTY_TOKEN.name, |_, s| !s.broken.contains(&Rule::S3)),
+            Property::<Self>::always(S4_OWNER_KEEPS_ACCESS.name, |_, s| {
+                !s.broken.contains(&Rule::S4)
+            }),
+            Property::<Self>::always(S5_RELOAD_KEEPS_FENCES.name, |_, s| {
+                !s.broken.contains(&Rule::S5)
+            }),
+            Property::<Self>::always(S6_ONLY.name, |_, s| {
+                s.jobs.iter().all(|j| match j.notice {
+                    Notice::Delivered(to) => j.owner == Some(to),
+                    _ => true,
+                })
+            }),
+            Property::<Self>::always(S7_KILLED_AND_FORGOTTEN.name, |_, s| {
+                s.drained_upto.is_none_or(|upto| {
+                    s.jobs[..upto as usize]
                         .iter()
-                        .all(|j| j.owner.is_none_or(|o| (o as usize) < TOKENS.len()))
-                },
-            ),
-            Property::<Self>::always(
-                "S2 a caller other than the owner is rejected; nothing is read or killed",
-                |_, s| !s.broken.contains(&Rule::S2),
-            ),
-            Property::<Self>::always(
-                "S3 an empty-string token is a real owner; an unowned job is open",
-                |_, s| !s.broken.contains(&Rule::S3),
-            ),
-            Property::<Self>::always(
-                "S4 the owner keeps access after the job finished",
-                |_, s| !s.broken.contains(&Rule::S4),
-            ),
-            Property::<Self>::always(
-                "S5 reloading tool-bash changes no fence of an existing job",
-                |_, s| !s.broken.contains(&Rule::S5),
-            ),
-            Property::<Self>::always(
-                "S6 a notice reaches only the live agent whose id equals the owner",
-                |_, s| {
-                    s.jobs.iter().all(|j| match j.notice {
-                        Notice::Delivered(to) => j.owner == Some(to),
-                        _ => true,
-                    })
-                },
-            ),
-            Property::<Self>::always(
-                "S7 a disposed agent's jobs are killed and forgotten",
-                |_, s| {
-                    s.drained_upto.is_none_or(|upto| {
-                        s.jobs[..upto as usize]
-                            .iter()
-                            .filter(|j| j.owner == Some(0))
-                            .all(|j| j.forgotten && !j.running)
-                    })
-                },
-            ),
+                        .filter(|j| j.owner == Some(0))
+                        .all(|j| j.forgotten && !j.running)
+                })
+            }),
             Property::<Self>::sometimes(
                 "S7 window: the drain kills a running job of the disposed agent",
                 |_, s| {
@@ -419,15 +447,11 @@ impl Model for ShellModel {
                             .any(|j| j.notice == Notice::Dropped && j.owner == Some(0))
                 },
             ),
-            crate::at_every_end!(
-                Self,
-                "S6 every job finishes and its notice is settled",
-                |_, s| {
-                    s.jobs
-                        .iter()
-                        .all(|j| !j.running && j.notice != Notice::Pending)
-                },
-            ),
+            crate::at_every_end!(Self, S6_EVERY_JOB_FINISHES.name, |_, s| {
+                s.jobs
+                    .iter()
+                    .all(|j| !j.running && j.notice != Notice::Pending)
+            },),
         ]
     }
 }

@@ -134,7 +134,7 @@ pub enum Exercise {
         op: &'static str,
         /// The model property that states the clause (`None`: the test
         /// itself fixes the expected answer; the model does not cover it).
-        property: Option<&'static str>,
+        property: Option<lifecycle_models::PropertyId>,
     },
     /// A `#[test]` function of an integration test that builds the
     /// clause's situation with the real server or real processes.
@@ -331,11 +331,8 @@ fn check_exercise(
                 return Err(Broken::OpNotGenerated(target, op));
             }
             if let Some(p) = property {
-                let of_rule = p
-                    .strip_prefix(rule.name())
-                    .is_some_and(|rest| rest.starts_with(' '));
-                if !of_rule || !test.properties().contains(&p) {
-                    return Err(Broken::UnknownProperty(target, p));
+                if p.rule != rule || !test.properties().contains(&p.name) {
+                    return Err(Broken::UnknownProperty(target, p.name));
                 }
             }
             Ok(())

@@ -9,6 +9,28 @@ use crate::scenarios::{
     acp, cancel, crash, dispose, dispose_during_load, dropped_create, dropped_dispose,
     dropped_unload, hung_step, identity, idle, owner_drain, shell, storage_error, Goal, Scenario,
 };
+use lifecycle_models::acp::{
+    A1_NONE, A2_CANCELLED_NEVER_RUNS, A4_DISPOSED_ANSWERS_CANCELLED, A5_NEVER_LOADED_TWICE,
+    A6_ONE_QUIESCE, A7_NEW_AFTER_CLOSE, A8_ONE_IN_FLIGHT,
+};
+use lifecycle_models::agent::{
+    C1_EMITTED, C2_QUEUED_BY_OBSERVER, C3_ENDS, C4_NEVER, C5_NEVER_SKIPPED, C6_IDLE_CANCEL,
+    C7_EVERY_WAITER, C7_ONLY, C8_NO_STEERING, D6_NO_PROMPT_STARTS,
+};
+use lifecycle_models::dispose::{
+    D1_AFTER_TEARDOWN, D2_ONCE_IN_ORDER, D3_DURABLE, D4_LISTENER_SKIPS_NOTHING, D5_KEEPS_ENTRY,
+    D7_PROVIDER_UNLOAD, D8_DROPPED, R1_LOSER_FAILS, R1_ONE, R2_REUSE_ON_DETACH,
+    R3_FAILED_LEAVES_NOTHING, R3_NOTHING_AFTER_UNLOAD,
+};
+use lifecycle_models::durability::{
+    D10_NOTHING_UNTIL_REPAIRED, D9_NO_OPEN_TURN, D9_SHOWN_IS_DURABLE, D9_SYNCED_SURVIVES,
+    D9_TORN_TAIL, D9_WRITE_AHEAD,
+};
+use lifecycle_models::shell::{
+    S1_OWNED, S2_OTHER, S3_EMPTY_TOKEN, S4_OWNER_KEEPS_ACCESS, S5_RELOAD_KEEPS_FENCES,
+    S6_EVERY_JOB_FINISHES, S6_ONLY, S7_KILLED_AND_FORGOTTEN,
+};
+use lifecycle_models::PropertyId;
 
 const fn clause(rule: Rule, n: u8, text: &'static str, exercises: &'static [Exercise]) -> Clause {
     Clause {
@@ -24,7 +46,7 @@ const fn sc(scenario: &'static Scenario, goal: &'static Goal) -> Exercise {
 }
 
 /// A conformance operation and the model property that states the clause.
-const fn op(test: Conformance, op: &'static str, property: &'static str) -> Exercise {
+const fn op(test: Conformance, op: &'static str, property: PropertyId) -> Exercise {
     Exercise::Conformance {
         test,
         op,
@@ -46,18 +68,6 @@ const fn test(target: &'static str, name: &'static str) -> Exercise {
     Exercise::Test { target, name }
 }
 
-const C1_EMITTED: &str = "C1 cancel-requested is emitted before anything is cleared";
-const C3_ENDS: &str = "C3 a cancelled turn ends aborted, a disposed one disposed";
-const C4_NEVER: &str = "C4 a prompt accepted before an effective cancel never starts";
-const C7_ONLY: &str = "C7 when_idle resolves only at quiescence or with done";
-const D3_DURABLE: &str = "D3 every appended event is durable and every turn/end survives";
-const D8_DROPPED: &str =
-    "D8 a dropped dispose caller wedges nothing: every chain finishes, every caller returns";
-const R1_ONE: &str = "R1 at most one live agent and one live session per id";
-const S2_OTHER: &str = "S2 a caller other than the owner is rejected; nothing is read or killed";
-const S6_ONLY: &str = "S6 a notice reaches only the live agent whose id equals the owner";
-const A1_NONE: &str = "A1 after close no bridge-owned agent outlives the quiesce";
-
 /// Every clause of every rule of SPEC §2, in SPEC order.
 pub static CLAUSES: &[Clause] = &[
     // Cancel.
@@ -78,7 +88,7 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(C2, 2, "including work that a cancel-requested observer queued during the notification", &[
         sc(&cancel::OBSERVER_QUEUES_DURING_CANCEL, &cancel::OBSERVER_QUEUES_DURING_NOTIFICATION),
-        op(Agent, "Cancel", "C2 a prompt queued by a cancel-requested observer never starts"),
+        op(Agent, "Cancel", C2_QUEUED_BY_OBSERVER),
     ]),
     clause(C3, 1, "with a turn active, its token is requested with the cause; the turn ends at its next step boundary with turn/end {aborted}", &[
         sc(&cancel::CANCEL_MID_TURN, &cancel::CANCEL_DURING_STEP),
@@ -105,16 +115,16 @@ pub static CLAUSES: &[Clause] = &[
     clause(C5, 1, "a prompt accepted after cancel returned is independent: it runs exactly once", &[
         sc(&cancel::CANCEL_BEFORE_CLAIM, &cancel::BETWEEN_WAKE_AND_CLAIM),
         sc(&cancel::CANCEL_DROPS_STEERING, &cancel::PROMPT_AFTER_DROPPED_STEERING),
-        op(Agent, "Send", "C5 a prompt accepted after cancel returned is never skipped"),
+        op(Agent, "Send", C5_NEVER_SKIPPED),
     ]),
     clause(C6, 1, "an idle cancel (no turn, empty inbox) emits nothing and sets no marker", &[
         sc(&idle::IDLE_CANCEL_THEN_PROMPT, &idle::IDLE_CANCEL),
         sc(&cancel::CANCEL_MID_TURN, &cancel::SECOND_CANCEL_IDLE),
-        op(Agent, "Cancel", "C6 an idle cancel leaves the next prompt to run"),
+        op(Agent, "Cancel", C6_IDLE_CANCEL),
     ]),
     clause(C6, 2, "after an idle cancel the next prompt runs", &[
         sc(&idle::IDLE_CANCEL_THEN_PROMPT, &idle::PROMPT_AFTER_IDLE_CANCEL),
-        op(Agent, "Send", "C6 an idle cancel leaves the next prompt to run"),
+        op(Agent, "Send", C6_IDLE_CANCEL),
     ]),
     clause(C7, 1, "when_idle resolves only at quiescence: no turn, empty inbox, marker consumed", &[
         sc(&idle::WHEN_IDLE_WAITERS, &idle::LATE_WAITER_WHILE_B_PENDING),
@@ -123,7 +133,7 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(C7, 2, "a waiter registered before a cancel resolves", &[
         sc(&idle::WHEN_IDLE_WAITERS, &idle::WAITER_ACROSS_CANCEL),
-        op(Agent, "WhenIdle", "C7 every when_idle waiter resolves"),
+        op(Agent, "WhenIdle", C7_EVERY_WAITER),
     ]),
     clause(C7, 3, "it does not resolve while a prompt accepted after the cancel is queued or running", &[
         sc(&idle::WHEN_IDLE_WAITERS, &idle::LATE_WAITER_WHILE_B_PENDING),
@@ -136,7 +146,7 @@ pub static CLAUSES: &[Clause] = &[
     clause(C8, 1, "steering inputs of a cancelled turn are never absorbed nor logged", &[
         sc(&cancel::CANCEL_DROPS_STEERING, &cancel::PROMPT_AFTER_DROPPED_STEERING),
         sc(&cancel::CANCEL_MID_TURN, &cancel::CANCEL_DURING_STEP),
-        op(Agent, "Steer", "C8 a cancelled turn absorbs no steering"),
+        op(Agent, "Steer", C8_NO_STEERING),
     ]),
     clause(C9, 1, "a failing (panicking or erroring) observer cannot veto or skip the cancel", &[
         sc(&cancel::OBSERVER_QUEUES_DURING_CANCEL, &cancel::OBSERVER_QUEUES_DURING_NOTIFICATION),
@@ -158,26 +168,26 @@ pub static CLAUSES: &[Clause] = &[
         sc(&dispose::CONCURRENT_DISPOSE, &dispose::DISPOSE_MID_TURN_GOAL),
         sc(&dispose::OWNER_UNLOAD_VS_HANDLE_DISPOSE, &dispose::TEARDOWN_MID_TURN),
         sc(&dispose::PROVIDER_UNLOAD, &dispose::ALL_DISPOSED),
-        op(Dispose, "DisposeAndUnloadOwner", "D1 every dispose caller resolves only after the whole teardown"),
+        op(Dispose, "DisposeAndUnloadOwner", D1_AFTER_TEARDOWN),
     ]),
     clause(D1, 2, "every caller's future resolves only when all of the teardown is done", &[
         sc(&dispose::CONCURRENT_DISPOSE, &dispose::DISPOSE_DURING_FLUSH),
         sc(&dropped_dispose::DROPPED_DISPOSE, &dropped_dispose::DROPPED_MID_TEARDOWN),
-        op(Dispose, "DisposeAndUnloadOwner", "D1 every dispose caller resolves only after the whole teardown"),
+        op(Dispose, "DisposeAndUnloadOwner", D1_AFTER_TEARDOWN),
     ]),
     clause(D2, 1, "step 1 stops the loop: mark disposed, request the turn token {disposed}, clear the inbox", &[
         sc(&dispose::DISPOSE_MID_TURN, &dispose::TAIL_CLEARED),
         sc(&dispose::DISPOSE_MID_TURN, &dispose::DISPOSE_DURING_STEP),
-        op(Dispose, "Dispose", "D2 teardown steps run once, in order 1..5"),
+        op(Dispose, "Dispose", D2_ONCE_IN_ORDER),
     ]),
     clause(D2, 2, "step 2 awaits the loop's exit and every pending flush", &[
         sc(&dispose::CONCURRENT_DISPOSE, &dispose::DISPOSE_DURING_FLUSH),
-        op(Dispose, "Dispose", "D2 teardown steps run once, in order 1..5"),
+        op(Dispose, "Dispose", D2_ONCE_IN_ORDER),
     ]),
     clause(D2, 3, "then, in order: (3) detach the agent from the registry (agent/disposed), (4) detach the session (session/disposed), (5) unwind the agent's private scope", &[
         sc(&identity::SAME_ID_VS_TEARDOWN, &identity::CREATE_BETWEEN_3_4),
         sc(&identity::SAME_ID_VS_TEARDOWN, &identity::CREATE_BETWEEN_4_5),
-        op(Dispose, "Dispose", "D2 teardown steps run once, in order 1..5"),
+        op(Dispose, "Dispose", D2_ONCE_IN_ORDER),
     ]),
     clause(D2, 4, "steps 1-5 live in one composite effect (not sibling effects disposed concurrently)", &[
         sc(&dispose::DISPOSE_MID_TURN, &dispose::DISPOSE_DURING_STEP),
@@ -196,20 +206,20 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(D4, 1, "a failing agent/disposed or session/disposed listener cannot reject the chain or skip a later step", &[
         sc(&dispose::DISPOSED_LISTENER_PANICS, &dispose::CHAIN_SURVIVES),
-        op(Dispose, "Dispose", "D4 a failing agent/disposed listener skips no later step"),
+        op(Dispose, "Dispose", D4_LISTENER_SKIPS_NOTHING),
     ]),
     clause(D5, 1, "disposing one agent leaves every other agent and session untouched", &[
         sc(&dispose::DISPOSED_LISTENER_PANICS, &dispose::CHAIN_SURVIVES),
         sc(&owner_drain::DISPOSE_WITH_OWNED_JOB, &owner_drain::KILLED_BY_DRAIN),
-        op(Dispose, "Dispose", "D5 an agent whose teardown has not begun keeps its entry and session"),
+        op(Dispose, "Dispose", D5_KEEPS_ENTRY),
     ]),
     clause(D6, 1, "after dispose began, no queued prompt starts", &[
         sc(&dispose::DISPOSE_MID_TURN, &dispose::TAIL_CLEARED),
-        op(Agent, "Dispose", "D6 after dispose began no prompt starts"),
+        op(Agent, "Dispose", D6_NO_PROMPT_STARTS),
     ]),
     clause(D7, 1, "agents created from configuration run with no handle; unloading the provider's scope disposes them (D1-D3 hold)", &[
         sc(&dispose::PROVIDER_UNLOAD, &dispose::ALL_DISPOSED),
-        op(Dispose, "UnloadProvider", "D7 unloading the provider disposes every agent it built"),
+        op(Dispose, "UnloadProvider", D7_PROVIDER_UNLOAD),
     ]),
     clause(D8, 1, "a dropped dispose: the teardown belongs to the effect, not to the first caller's future; it runs to completion, and a later dispose or unload resolves", &[
         sc(&dropped_dispose::DROPPED_DISPOSE, &dropped_dispose::DROPPED_MID_TEARDOWN),
@@ -238,29 +248,29 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(D9, 1, "after a crash at any point, load yields a prefix of what was appended that includes everything flushed", &[
         sc(&crash::CRASH_MID_TURN, &crash::ABORTED_BEFORE_DELIVERY),
-        op(Durability, "Crash", "D9 every synced record survives and loads"),
+        op(Durability, "Crash", D9_SYNCED_SURVIVES),
     ]),
     clause(D9, 2, "a torn last record is truncated, never appended onto", &[
         sc(&crash::CRASH_MID_TURN, &crash::ABORTED_BEFORE_DELIVERY),
-        op(Durability, "Load", "D9 a torn tail is truncated, never appended onto: every load parses"),
+        op(Durability, "Load", D9_TORN_TAIL),
     ]),
     clause(D9, 3, "a turn whose turn/start is durable but whose turn/end is not is closed with turn/end {interrupted} when the session is loaded", &[
         sc(&crash::CRASH_MID_TURN, &crash::ABORTED_BEFORE_DELIVERY),
-        op(Durability, "Load", "D9 after a load, and between turns, no turn is open in the durable log"),
+        op(Durability, "Load", D9_NO_OPEN_TURN),
     ]),
     clause(D9, 4, "write-ahead: a turn's turn/start and user/message are flushed before its first step runs", &[
         sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::WRITE_AHEAD),
-        op(Durability, "Step", "D9 write-ahead: turn/start is durable before the turn's step runs"),
+        op(Durability, "Step", D9_WRITE_AHEAD),
     ]),
     clause(D9, 5, "each step's result is flushed before it is sent to a client: nothing a client saw is lost", &[
         sc(&crash::CRASH_MID_TURN, &crash::ABORTED_AFTER_DELIVERY),
-        op(Durability, "Deliver", "D9 nothing a client was shown is lost: a delivered output is durable"),
+        op(Durability, "Deliver", D9_SHOWN_IS_DURABLE),
         test("acp_server", "sigkill_at_twenty_points_loses_nothing_the_client_saw"),
     ]),
     clause(D10, 1, "a failed write or fsync makes append or flush fail", &[
         sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::WRITE_AHEAD),
         sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::SYNC),
-        op(Durability, "DiskFails", "D10 after a failed write or sync the session appends nothing until repaired"),
+        op(Durability, "DiskFails", D10_NOTHING_UNTIL_REPAIRED),
     ]),
     clause(D10, 2, "the turn ends {failed} with the error, and the ACP prompt answers an error", &[
         sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::STEP),
@@ -268,7 +278,7 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(D10, 3, "the session refuses further appends until it is recovered", &[
         sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::WRITE_AHEAD),
-        op(Durability, "DiskFails", "D10 after a failed write or sync the session appends nothing until repaired"),
+        op(Durability, "DiskFails", D10_NOTHING_UNTIL_REPAIRED),
     ]),
     clause(D10, 4, "the next prompt, or a session/load in the same process, re-opens the log, repairs it and continues: a transient error never leaves a session unusable while its process runs", &[
         sc(&storage_error::STORAGE_ERROR_MID_TURN, &storage_error::WRITE_AHEAD),
@@ -284,7 +294,7 @@ pub static CLAUSES: &[Clause] = &[
     clause(R1, 2, "of concurrent same-id create/resume calls exactly one publishes; every loser fails with an `already exists` error", &[
         sc(&identity::SAME_ID_CREATE_RACE, &identity::LOSER_REFUSED_AT_PREPARE),
         sc(&dispose_during_load::DISPOSE_DURING_LOAD, &dispose_during_load::LOAD_REFUSED_WHILE_LIVE),
-        op(Dispose, "CreateRace", "R1 a same-id loser fails with already exists"),
+        op(Dispose, "CreateRace", R1_LOSER_FAILS),
     ]),
     clause(R1, 3, "a loser rolls its private state back: no session, agent, scope or hook left", &[
         sc(&identity::SAME_ID_CREATE_RACE, &identity::LOSER_REFUSED_AT_ENTER),
@@ -293,7 +303,7 @@ pub static CLAUSES: &[Clause] = &[
     clause(R2, 1, "an id becomes reusable exactly when its registry entry detaches", &[
         sc(&identity::ID_REUSE_AFTER_DETACH, &identity::REUSE_DURING_TEARDOWN),
         sc(&identity::SAME_ID_VS_TEARDOWN, &identity::CREATE_BETWEEN_3_4),
-        op(Dispose, "Create", "R2 an id is reusable exactly when its registry entry detaches"),
+        op(Dispose, "Create", R2_REUSE_ON_DETACH),
     ]),
     clause(R2, 2, "a stale or repeated detach never removes a newer entry with the same id", &[
         sc(&identity::ID_REUSE_AFTER_DETACH, &identity::REUSE_DURING_TEARDOWN),
@@ -301,16 +311,16 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(R3, 1, "a creation whose owner unloads during setup publishes nothing", &[
         sc(&identity::CREATE_DURING_OWNER_UNLOAD, &identity::UNLOAD_BEFORE_PUBLICATION),
-        op(Dispose, "CreateDuringOwnerUnload", "R3 nothing is published once its owner or the provider began unloading"),
+        op(Dispose, "CreateDuringOwnerUnload", R3_NOTHING_AFTER_UNLOAD),
     ]),
     clause(R3, 2, "and releases its id", &[
         sc(&identity::CREATE_DURING_OWNER_UNLOAD, &identity::UNLOAD_BEFORE_PUBLICATION),
-        op(Dispose, "CreateDuringOwnerUnload", "R3 a creation that failed left nothing published"),
+        op(Dispose, "CreateDuringOwnerUnload", R3_FAILED_LEAVES_NOTHING),
     ]),
     // Shell ownership.
     clause(S1, 1, "a background job started through tool-bash for agent A has owner_of(job) == Some(A.id)", &[
         sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_AFTER_CHECKS),
-        op(Shell, "Bash", "S1 a job started for an agent is owned by that agent"),
+        op(Shell, "Bash", S1_OWNED),
     ]),
     clause(S2, 1, "bash_output/bash_kill from a caller whose token differs from the owner fail `task <job> belongs to another session`; nothing is read, nothing is killed", &[
         sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_AFTER_CHECKS),
@@ -327,19 +337,19 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(S3, 1, "an empty-string token is a real owner", &[
         sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_AFTER_CHECKS),
-        op(Shell, "Bash", "S3 an empty-string token is a real owner; an unowned job is open"),
+        op(Shell, "Bash", S3_EMPTY_TOKEN),
     ]),
     clause(S3, 2, "an unowned job (None) is open to every caller", &[
         sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_AFTER_CHECKS),
-        op(Shell, "Output", "S3 an empty-string token is a real owner; an unowned job is open"),
+        op(Shell, "Output", S3_EMPTY_TOKEN),
     ]),
     clause(S4, 1, "the owner keeps access after the job finished; others stay rejected", &[
         sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_BETWEEN_CHECKS),
-        op(Shell, "Finish", "S4 the owner keeps access after the job finished"),
+        op(Shell, "Finish", S4_OWNER_KEEPS_ACCESS),
     ]),
     clause(S5, 1, "unloading and reloading tool-bash at any moment does not change S1-S4 for existing jobs", &[
         sc(&shell::TOOL_BASH_RELOAD, &shell::RELOAD_BETWEEN_CHECKS),
-        op(Shell, "Load", "S5 reloading tool-bash changes no fence of an existing job"),
+        op(Shell, "Load", S5_RELOAD_KEEPS_FENCES),
     ]),
     clause(S6, 1, "a completion notice reaches only the live agent whose id equals the owner", &[
         sc(&shell::COMPLETION_NOTICE_ROUTING, &shell::NOTICE_DELIVERED),
@@ -351,17 +361,17 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(S6, 3, "a completion that lands while tool-bash is unloaded may lose that one notice; nothing else is lost", &[
         sc(&shell::COMPLETION_NOTICE_ROUTING, &shell::COMPLETION_IN_RELOAD_GAP),
-        op(Shell, "Unload", "S6 every job finishes and its notice is settled"),
+        op(Shell, "Unload", S6_EVERY_JOB_FINISHES),
     ]),
     clause(S7, 1, "disposing an agent kills every live background job it owns (the whole process group), awaits their settlement and drops their records", &[
         sc(&owner_drain::DISPOSE_WITH_OWNED_JOB, &owner_drain::KILLED_BY_DRAIN),
-        op(Shell, "DisposeA", "S7 a disposed agent's jobs are killed and forgotten"),
+        op(Shell, "DisposeA", S7_KILLED_AND_FORGOTTEN),
         test("real_shell", "s7_drain_kills_the_process_group_and_forgets_the_job"),
     ]),
     clause(S7, 2, "afterwards no caller can read or kill them (`unknown bash task`), a later agent with the same id included", &[
         sc(&owner_drain::DISPOSE_WITH_OWNED_JOB, &owner_drain::KILL_RACING_DRAIN),
         sc(&owner_drain::DISPOSE_WITH_OWNED_JOB, &owner_drain::EXITED_BEFORE_DRAIN),
-        op(Shell, "Output", "S7 a disposed agent's jobs are killed and forgotten"),
+        op(Shell, "Output", S7_KILLED_AND_FORGOTTEN),
     ]),
     // ACP bridge.
     clause(A1, 1, "after a client disconnect or the bridge's unload, no registered agent and no session-store entry remains for any bridge-owned session", &[
@@ -377,15 +387,15 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(A2, 1, "session/cancel maps to cancel(user)", &[
         sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_DURING_TURN),
-        op(Acp, "PromptThenCancel", "A2 a prompt cancelled before its turn (queued or waiting) never runs"),
+        op(Acp, "PromptThenCancel", A2_CANCELLED_NEVER_RUNS),
     ]),
     clause(A2, 2, "sent before a queued prompt starts, that prompt never runs and its session/prompt answers cancelled", &[
         sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_BEFORE_START),
-        op(Acp, "PromptThenCancel", "A2 a prompt cancelled before its turn (queued or waiting) never runs"),
+        op(Acp, "PromptThenCancel", A2_CANCELLED_NEVER_RUNS),
     ]),
     clause(A2, 3, "a later prompt runs", &[
         sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_BEFORE_START),
-        op(Acp, "Prompt", "A2 a prompt cancelled before its turn (queued or waiting) never runs"),
+        op(Acp, "Prompt", A2_CANCELLED_NEVER_RUNS),
     ]),
     clause(A3, 1, "session/cancel for an unknown session is a no-op", &[
         sc(&acp::SESSION_CANCEL_BEFORE_START, &acp::CANCEL_DURING_TURN),
@@ -393,32 +403,32 @@ pub static CLAUSES: &[Clause] = &[
     ]),
     clause(A4, 1, "a disconnect during a prompt answers that prompt cancelled", &[
         sc(&acp::DISCONNECT_MID_PROMPT, &acp::DISCONNECT_DURING_PROMPT),
-        op(Acp, "PromptThenClose", "A4 a prompt of a disposed session answers cancelled"),
+        op(Acp, "PromptThenClose", A4_DISPOSED_ANSWERS_CANCELLED),
     ]),
     clause(A4, 2, "and disposes the session, its turn/end durable (D3)", &[
         sc(&acp::DISCONNECT_MID_PROMPT, &acp::DISCONNECT_DURING_PROMPT),
         sc(&dropped_unload::DROPPED_UNLOAD, &dropped_unload::DROPPED_MID_TEARDOWN),
-        op(Acp, "PromptThenClose", "A4 a prompt of a disposed session answers cancelled"),
+        op(Acp, "PromptThenClose", A4_DISPOSED_ANSWERS_CANCELLED),
     ]),
     clause(A5, 1, "session/load of an id that is live fails with `already loaded`", &[
         sc(&dispose_during_load::DISPOSE_DURING_LOAD, &dispose_during_load::LOAD_REFUSED_WHILE_LIVE),
-        op(Acp, "Load", "A5 a session is never loaded twice"),
+        op(Acp, "Load", A5_NEVER_LOADED_TWICE),
     ]),
     clause(A5, 2, "session/load of an id that is being loaded fails with `already loaded`", &[
         sc(&acp::DUPLICATE_LOAD, &acp::ONE_LOAD_WINS),
     ]),
     clause(A6, 1, "disconnect and unload racing each other share one teardown", &[
         sc(&dropped_unload::DROPPED_UNLOAD, &dropped_unload::DROPPED_MID_TEARDOWN),
-        op(Acp, "Close", "A6 disconnect and unload share one quiesce"),
+        op(Acp, "Close", A6_ONE_QUIESCE),
     ]),
     clause(A7, 1, "after close, session/new fails (`connection closed during session/new` or `bridge has been disposed`) and creates nothing", &[
         sc(&acp::DISCONNECT_RACING_NEW, &acp::CLOSE_BEFORE_NEW),
         sc(&acp::DISCONNECT_RACING_NEW, &acp::CLOSE_BETWEEN_CREATION_AND_PUBLICATION),
-        op(Acp, "New", "A7 after close session/new creates nothing"),
+        op(Acp, "New", A7_NEW_AFTER_CLOSE),
     ]),
     clause(A8, 1, "one prompt in flight per session; a second fails with a clear error", &[
         sc(&acp::DISCONNECT_MID_PROMPT, &acp::DISCONNECT_DURING_PROMPT),
-        op(Acp, "PromptTwice", "A8 one prompt in flight per session"),
+        op(Acp, "PromptTwice", A8_ONE_IN_FLIGHT),
     ]),
     clause(A8, 2, "a prompt sent after session/cancel waits for the cancelled prompt's answer, then runs; a cancel that arrives while it waits cancels it too: it never runs and answers cancelled", &[
         test("acp_races", "a8_a_cancel_reaches_a_prompt_waiting_behind_a_cancelled_one"),

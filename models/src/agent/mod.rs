@@ -39,6 +39,11 @@
 
 mod properties;
 
+pub use properties::{
+    C1_EMITTED, C2_QUEUED_BY_OBSERVER, C3_ENDS, C4_NEVER, C5_NEVER_SKIPPED, C6_IDLE_CANCEL,
+    C7_EVERY_WAITER, C7_ONLY, C8_NO_STEERING, D6_NO_PROMPT_STARTS,
+};
+
 use crate::checker::{Model, Named, Property};
 use crate::fault::Fault;
 use lifecycle_spec::Rule;

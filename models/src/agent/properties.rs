@@ -6,7 +6,60 @@
 
 use super::{AgentModel, AgentState, EndReason, LoopPos, Origin, PromptFate, Status};
 use crate::checker::Property;
+use crate::PropertyId;
 use lifecycle_spec::Rule;
+
+/// The property that states C1 (the rule-clause table names it).
+pub const C1_EMITTED: PropertyId = PropertyId::new(
+    Rule::C1,
+    "C1 cancel-requested is emitted before anything is cleared",
+);
+
+/// The property that states C3 (the rule-clause table names it).
+pub const C3_ENDS: PropertyId = PropertyId::new(
+    Rule::C3,
+    "C3 a cancelled turn ends aborted, a disposed one disposed",
+);
+
+/// The property that states C4 (the rule-clause table names it).
+pub const C4_NEVER: PropertyId = PropertyId::new(
+    Rule::C4,
+    "C4 a prompt accepted before an effective cancel never starts",
+);
+
+/// The property that states C7 (the rule-clause table names it).
+pub const C7_ONLY: PropertyId = PropertyId::new(
+    Rule::C7,
+    "C7 when_idle resolves only at quiescence or with done",
+);
+
+/// The property that states C2 (the rule-clause table names it).
+pub const C2_QUEUED_BY_OBSERVER: PropertyId = PropertyId::new(
+    Rule::C2,
+    "C2 a prompt queued by a cancel-requested observer never starts",
+);
+
+/// The property that states C5 (the rule-clause table names it).
+pub const C5_NEVER_SKIPPED: PropertyId = PropertyId::new(
+    Rule::C5,
+    "C5 a prompt accepted after cancel returned is never skipped",
+);
+
+/// The property that states C6 (the rule-clause table names it).
+pub const C6_IDLE_CANCEL: PropertyId =
+    PropertyId::new(Rule::C6, "C6 an idle cancel leaves the next prompt to run");
+
+/// The property that states C7 (the rule-clause table names it).
+pub const C7_EVERY_WAITER: PropertyId =
+    PropertyId::new(Rule::C7, "C7 every when_idle waiter resolves");
+
+/// The property that states C8 (the rule-clause table names it).
+pub const C8_NO_STEERING: PropertyId =
+    PropertyId::new(Rule::C8, "C8 a cancelled turn absorbs no steering");
+
+/// The property that states D6 (the rule-clause table names it).
+pub const D6_NO_PROMPT_STARTS: PropertyId =
+    PropertyId::new(Rule::D6, "D6 after dispose began no prompt starts");
 
 /// Queries on a state, for the properties and for conformance drivers.
 impl AgentModel {
@@ -34,56 +87,39 @@ impl AgentModel {
 /// Every property, in report order.
 pub(super) fn all() -> Vec<Property<AgentModel>> {
     vec![
-        Property::<AgentModel>::always(
-            "C1 cancel-requested is emitted before anything is cleared",
-            |_, s| !AgentModel::broke(s, Rule::C1),
-        ),
-        Property::<AgentModel>::always(
-            "C2 a prompt queued by a cancel-requested observer never starts",
-            |_, s| !AgentModel::broke(s, Rule::C2),
-        ),
-        Property::<AgentModel>::always(
-            "C3 a cancelled turn ends aborted, a disposed one disposed",
-            |_, s| {
-                s.prompts.iter().enumerate().all(|(i, p)| match p.fate {
-                    PromptFate::Ended(r) => s.turn.as_ref().is_none_or(|t| {
-                        t.prompt as usize != i
-                            || match r {
-                                EndReason::Disposed => t.disposed,
-                                EndReason::Aborted => !t.disposed && t.cause.is_some(),
-                                EndReason::Completed => !t.disposed && t.cause.is_none(),
-                                // Storage and crashes are the durability model's.
-                                EndReason::Failed | EndReason::Interrupted => false,
-                            }
-                    }),
-                    _ => true,
-                })
-            },
-        ),
-        Property::<AgentModel>::always(
-            "C4 a prompt accepted before an effective cancel never starts",
-            |_, s| !AgentModel::broke(s, Rule::C4),
-        ),
-        Property::<AgentModel>::always(
-            "C5 a prompt accepted after cancel returned is never skipped",
-            |_, s| !AgentModel::broke(s, Rule::C5),
-        ),
-        Property::<AgentModel>::always(
-            "C6 an idle cancel leaves the next prompt to run",
-            |_, s| !AgentModel::broke(s, Rule::C6),
-        ),
-        Property::<AgentModel>::always(
-            "C7 when_idle resolves only at quiescence or with done",
-            |_, s| !AgentModel::broke(s, Rule::C7),
-        ),
-        Property::<AgentModel>::always("C8 a cancelled turn absorbs no steering", |_, s| {
+        Property::<AgentModel>::always(C1_EMITTED.name, |_, s| !AgentModel::broke(s, Rule::C1)),
+        Property::<AgentModel>::always(C2_QUEUED_BY_OBSERVER.name, |_, s| {
+            !AgentModel::broke(s, Rule::C2)
+        }),
+        Property::<AgentModel>::always(C3_ENDS.name, |_, s| {
+            s.prompts.iter().enumerate().all(|(i, p)| match p.fate {
+                PromptFate::Ended(r) => s.turn.as_ref().is_none_or(|t| {
+                    t.prompt as usize != i
+                        || match r {
+                            EndReason::Disposed => t.disposed,
+                            EndReason::Aborted => !t.disposed && t.cause.is_some(),
+                            EndReason::Completed => !t.disposed && t.cause.is_none(),
+                            // Storage and crashes are the durability model's.
+                            EndReason::Failed | EndReason::Interrupted => false,
+                        }
+                }),
+                _ => true,
+            })
+        }),
+        Property::<AgentModel>::always(C4_NEVER.name, |_, s| !AgentModel::broke(s, Rule::C4)),
+        Property::<AgentModel>::always(C5_NEVER_SKIPPED.name, |_, s| {
+            !AgentModel::broke(s, Rule::C5)
+        }),
+        Property::<AgentModel>::always(C6_IDLE_CANCEL.name, |_, s| !AgentModel::broke(s, Rule::C6)),
+        Property::<AgentModel>::always(C7_ONLY.name, |_, s| !AgentModel::broke(s, Rule::C7)),
+        Property::<AgentModel>::always(C8_NO_STEERING.name, |_, s| {
             // Steering is only kept while the turn's token is unrequested.
             s.steering.is_empty()
                 || s.turn
                     .as_ref()
                     .is_some_and(|t| t.token_live() && !t.stopped())
         }),
-        Property::<AgentModel>::always("D6 after dispose began no prompt starts", |_, s| {
+        Property::<AgentModel>::always(D6_NO_PROMPT_STARTS.name, |_, s| {
             s.status != Status::Disposed
                 || s.turn
                     .as_ref()
@@ -134,7 +170,7 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
                     })
             },
         ),
-        crate::at_every_end!(AgentModel, "C7 every when_idle waiter resolves", |_, s| {
+        crate::at_every_end!(AgentModel, C7_EVERY_WAITER.name, |_, s| {
             AgentModel::busy_for_good(s) || s.waiters.iter().all(Option::is_some)
         }),
         crate::at_every_end!(

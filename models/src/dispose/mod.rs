@@ -64,6 +64,12 @@ use crate::fault::Fault;
 use lifecycle_spec::Rule;
 
 mod properties;
+
+pub use properties::{
+    D1_AFTER_TEARDOWN, D2_ONCE_IN_ORDER, D3_DURABLE, D4_LISTENER_SKIPS_NOTHING, D5_KEEPS_ENTRY,
+    D7_PROVIDER_UNLOAD, D8_DROPPED, R1_LOSER_FAILS, R1_ONE, R2_REUSE_ON_DETACH,
+    R3_FAILED_LEAVES_NOTHING, R3_NOTHING_AFTER_UNLOAD,
+};
 mod state;
 
 pub use state::{

@@ -6,7 +6,74 @@ use super::{
     Attempt, CreatePhase, DisposeModel, DisposeState, EffectState, Entry, ScopeId, ScopeState,
 };
 use crate::checker::Property;
+use crate::PropertyId;
 use lifecycle_spec::Rule;
+
+/// The property that states D3 (the rule-clause table names it).
+pub const D3_DURABLE: PropertyId = PropertyId::new(
+    Rule::D3,
+    "D3 every appended event is durable and every turn/end survives",
+);
+
+/// The property that states D8 (the rule-clause table names it).
+pub const D8_DROPPED: PropertyId = PropertyId::new(
+    Rule::D8,
+    "D8 a dropped dispose caller wedges nothing: every chain finishes, every caller returns",
+);
+
+/// The property that states R1 (the rule-clause table names it).
+pub const R1_ONE: PropertyId = PropertyId::new(
+    Rule::R1,
+    "R1 at most one live agent and one live session per id",
+);
+
+/// The property that states D1 (the rule-clause table names it).
+pub const D1_AFTER_TEARDOWN: PropertyId = PropertyId::new(
+    Rule::D1,
+    "D1 every dispose caller resolves only after the whole teardown",
+);
+
+/// The property that states D2 (the rule-clause table names it).
+pub const D2_ONCE_IN_ORDER: PropertyId =
+    PropertyId::new(Rule::D2, "D2 teardown steps run once, in order 1..5");
+
+/// The property that states D4 (the rule-clause table names it).
+pub const D4_LISTENER_SKIPS_NOTHING: PropertyId = PropertyId::new(
+    Rule::D4,
+    "D4 a failing agent/disposed listener skips no later step",
+);
+
+/// The property that states D5 (the rule-clause table names it).
+pub const D5_KEEPS_ENTRY: PropertyId = PropertyId::new(
+    Rule::D5,
+    "D5 an agent whose teardown has not begun keeps its entry and session",
+);
+
+/// The property that states D7 (the rule-clause table names it).
+pub const D7_PROVIDER_UNLOAD: PropertyId = PropertyId::new(
+    Rule::D7,
+    "D7 unloading the provider disposes every agent it built",
+);
+
+/// The property that states R1 (the rule-clause table names it).
+pub const R1_LOSER_FAILS: PropertyId =
+    PropertyId::new(Rule::R1, "R1 a same-id loser fails with already exists");
+
+/// The property that states R2 (the rule-clause table names it).
+pub const R2_REUSE_ON_DETACH: PropertyId = PropertyId::new(
+    Rule::R2,
+    "R2 an id is reusable exactly when its registry entry detaches",
+);
+
+/// The property that states R3 (the rule-clause table names it).
+pub const R3_FAILED_LEAVES_NOTHING: PropertyId =
+    PropertyId::new(Rule::R3, "R3 a creation that failed left nothing published");
+
+/// The property that states R3 (the rule-clause table names it).
+pub const R3_NOTHING_AFTER_UNLOAD: PropertyId = PropertyId::new(
+    Rule::R3,
+    "R3 nothing is published once its owner or the provider began unloading",
+);
 
 type P = Property<DisposeModel>;
 
@@ -33,11 +100,8 @@ pub(super) fn all() -> Vec<P> {
 /// listener, and the other agents.
 fn dispose() -> Vec<P> {
     vec![
-        P::always(
-            "D1 every dispose caller resolves only after the whole teardown",
-            |_, s| !s.broken.contains(&Rule::D1),
-        ),
-        P::always("D2 teardown steps run once, in order 1..5", |_, s| {
+        P::always(D1_AFTER_TEARDOWN.name, |_, s| !s.broken.contains(&Rule::D1)),
+        P::always(D2_ONCE_IN_ORDER.name, |_, s| {
             s.attempts.iter().all(|a| {
                 a.steps_run
                     .iter()
@@ -45,38 +109,29 @@ fn dispose() -> Vec<P> {
                     .all(|(k, &st)| st as usize == k + 1)
             })
         }),
-        P::always(
-            "D3 every appended event is durable and every turn/end survives",
-            |m, s| {
-                !s.broken.contains(&Rule::D3)
-                    && s.attempts.iter().enumerate().all(|(i, a)| {
-                        !m.effects_done(a)
-                            || !a.turn
-                            || a.lp.is_none()
-                            || s.durable.contains(&(i as u8, Entry::TurnEnd))
-                    })
-            },
-        ),
-        P::always(
-            "D4 a failing agent/disposed listener skips no later step",
-            |m, s| {
-                s.attempts.iter().all(|a| {
-                    a.effect != EffectState::Done || !m.effects_done(a) || a.steps_run.len() == 5
+        P::always(D3_DURABLE.name, |m, s| {
+            !s.broken.contains(&Rule::D3)
+                && s.attempts.iter().enumerate().all(|(i, a)| {
+                    !m.effects_done(a)
+                        || !a.turn
+                        || a.lp.is_none()
+                        || s.durable.contains(&(i as u8, Entry::TurnEnd))
                 })
-            },
-        ),
-        P::always(
-            "D5 an agent whose teardown has not begun keeps its entry and session",
-            |_, s| {
-                s.attempts.iter().enumerate().all(|(i, a)| {
-                    let serial = i as u8;
-                    !(matches!(a.phase, CreatePhase::Ok | CreatePhase::Entered)
-                        && a.effect == EffectState::Armed)
-                        || (s.registry.contains(&(a.id, serial))
-                            && s.sessions.iter().any(|x| x.1 == serial))
-                })
-            },
-        ),
+        }),
+        P::always(D4_LISTENER_SKIPS_NOTHING.name, |m, s| {
+            s.attempts.iter().all(|a| {
+                a.effect != EffectState::Done || !m.effects_done(a) || a.steps_run.len() == 5
+            })
+        }),
+        P::always(D5_KEEPS_ENTRY.name, |_, s| {
+            s.attempts.iter().enumerate().all(|(i, a)| {
+                let serial = i as u8;
+                !(matches!(a.phase, CreatePhase::Ok | CreatePhase::Entered)
+                    && a.effect == EffectState::Armed)
+                    || (s.registry.contains(&(a.id, serial))
+                        && s.sessions.iter().any(|x| x.1 == serial))
+            })
+        }),
     ]
 }
 
@@ -84,15 +139,12 @@ fn dispose() -> Vec<P> {
 /// unloads.
 fn identity() -> Vec<P> {
     vec![
-        P::always(
-            "R1 at most one live agent and one live session per id",
-            |_, s| {
-                (0..2u8).all(|id| {
-                    s.registry.iter().filter(|e| e.0 == id).count() <= 1
-                        && DisposeModel::live_with_id(s, id) <= 1
-                })
-            },
-        ),
+        P::always(R1_ONE.name, |_, s| {
+            (0..2u8).all(|id| {
+                s.registry.iter().filter(|e| e.0 == id).count() <= 1
+                    && DisposeModel::live_with_id(s, id) <= 1
+            })
+        }),
         // An agent's entry leaves the registry only through its own
         // teardown's step 3: its agent registered it (`lp` is set on
         // entry) and keeps it until that step ran.
@@ -108,28 +160,21 @@ fn identity() -> Vec<P> {
         ),
         // Reusable: a creation's prepare and enter find no live session
         // with the id.
-        P::always(
-            "R2 an id is reusable exactly when its registry entry detaches",
-            |_, s| {
-                (0..2u8).all(|id| {
-                    s.registry.iter().any(|e| e.0 == id) == (DisposeModel::live_with_id(s, id) > 0)
-                })
-            },
-        ),
-        P::always(
-            "R3 nothing is published once its owner or the provider began unloading",
-            |_, s| !s.broken.contains(&Rule::R3),
-        ),
-        P::always(
-            "R3 a creation that failed left nothing published",
-            |_, s| {
-                s.attempts.iter().enumerate().all(|(i, a)| {
-                    !matches!(a.phase, CreatePhase::Failed(_))
-                        || (!s.registry.iter().any(|e| e.1 == i as u8)
-                            && !s.sessions.iter().any(|x| x.1 == i as u8))
-                })
-            },
-        ),
+        P::always(R2_REUSE_ON_DETACH.name, |_, s| {
+            (0..2u8).all(|id| {
+                s.registry.iter().any(|e| e.0 == id) == (DisposeModel::live_with_id(s, id) > 0)
+            })
+        }),
+        P::always(R3_NOTHING_AFTER_UNLOAD.name, |_, s| {
+            !s.broken.contains(&Rule::R3)
+        }),
+        P::always(R3_FAILED_LEAVES_NOTHING.name, |_, s| {
+            s.attempts.iter().enumerate().all(|(i, a)| {
+                !matches!(a.phase, CreatePhase::Failed(_))
+                    || (!s.registry.iter().any(|e| e.1 == i as u8)
+                        && !s.sessions.iter().any(|x| x.1 == i as u8))
+            })
+        }),
     ]
 }
 
@@ -196,12 +241,12 @@ fn progress() -> Vec<P> {
     vec![
         crate::at_every_end!(
             DisposeModel,
-            "D8 a dropped dispose caller wedges nothing: every chain finishes, every caller returns",
+            D8_DROPPED.name,
             |_, s| DisposeModel::unwedged(s),
         ),
         crate::at_every_end!(
             DisposeModel,
-            "D7 unloading the provider disposes every agent it built",
+            D7_PROVIDER_UNLOAD.name,
             |m, s: &DisposeState| {
                 s.scopes[ScopeId::Provider as usize] != ScopeState::Unloaded
                     || s.attempts
@@ -209,8 +254,7 @@ fn progress() -> Vec<P> {
                         .all(|a| a.lp.is_none() || m.effects_done(a))
             },
         ),
-        crate::at_every_end!(
-            DisposeModel,"R1 a same-id loser fails with already exists", |_, s| {
+        crate::at_every_end!(DisposeModel, R1_LOSER_FAILS.name, |_, s| {
             let ok = |i: usize| {
                 s.attempts
                     .get(i)
