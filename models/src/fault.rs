@@ -17,5 +17,5 @@ pub fn states(property: &str, rule: Rule) -> bool {
 pub fn modelled() -> impl Iterator<Item = Fault> {
     Fault::ALL
         .into_iter()
-        .filter(|f| crate::report::model_of(*f).is_some())
+        .filter(|f| crate::ModelId::of_fault(*f).is_some())
 }

@@ -84,6 +84,7 @@ pub mod checker;
 pub mod dispose;
 pub mod durability;
 pub mod fault;
+mod model_id;
 mod property_id;
 pub mod report;
 pub mod serve;
@@ -94,4 +95,5 @@ pub use checker::{
     PropertyResult, Representative,
 };
 pub use fault::Fault;
+pub use model_id::ModelId;
 pub use property_id::PropertyId;

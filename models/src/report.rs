@@ -9,6 +9,7 @@ use crate::dispose::DisposeModel;
 use crate::durability::DurabilityModel;
 use crate::fault::{modelled, states, Fault};
 use crate::shell::ShellModel;
+use crate::ModelId;
 
 /// One checked model: a clean model, or a fault variant.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -27,53 +28,18 @@ pub struct ModelReport {
     pub caught_by: Option<(String, usize)>,
 }
 
-/// The model a fault belongs to; `None` for M13 and M14 (see
-/// [`modelled`](crate::fault::modelled)).
-pub fn model_of(fault: Fault) -> Option<&'static str> {
-    Some(match fault {
-        Fault::M3 | Fault::M4 | Fault::M5 | Fault::M11 | Fault::M12 | Fault::M19 | Fault::M23 => {
-            "agent"
-        }
-        Fault::M1
-        | Fault::M6
-        | Fault::M9
-        | Fault::M10
-        | Fault::M15
-        | Fault::M22
-        | Fault::M24
-        | Fault::M25
-        | Fault::M29 => "dispose",
-        Fault::M16 | Fault::M17 | Fault::M18 | Fault::M26 => "durability",
-        Fault::M2 | Fault::M20 | Fault::M21 => "shell",
-        Fault::M7 | Fault::M8 | Fault::M27 | Fault::M28 => "acp",
-        Fault::M13 | Fault::M14 => return None,
-    })
-}
-
-/// Check one model by name (`agent`, `dispose`, `durability`, `shell`,
-/// `acp`) with an optional fault, on every core; a model in [`SYMMETRIC`]
-/// also under symmetry reduction. `None` for an unknown name.
-pub fn check(model: &str, fault: Option<Fault>) -> Option<CheckResult> {
+/// Check `model` with an optional fault, on every core; a
+/// [symmetric](ModelId::symmetric) model also under symmetry reduction.
+pub fn check(model: ModelId, fault: Option<Fault>) -> CheckResult {
     let c = Checker::default();
-    Some(match model {
-        "agent" => c.check(AgentModel::new(fault)),
-        "dispose" => c.check(DisposeModel::new(fault)),
-        "durability" => c.check(DurabilityModel::new(fault)),
-        "shell" => c.check(ShellModel::new(fault)),
-        "acp" => c.check_symmetric(AcpModel::new(fault)),
-        _ => return None,
-    })
+    match model {
+        ModelId::Agent => c.check(AgentModel::new(fault)),
+        ModelId::Dispose => c.check(DisposeModel::new(fault)),
+        ModelId::Durability => c.check(DurabilityModel::new(fault)),
+        ModelId::Shell => c.check(ShellModel::new(fault)),
+        ModelId::Acp => c.check_symmetric(AcpModel::new(fault)),
+    }
 }
-
-/// The models whose state has interchangeable ids, checked also under
-/// symmetry reduction: `acp` (its two `session/load` calls). The others
-/// name each participant by its role: one agent (`agent`), creations in
-/// serial order that R2 compares (`dispose`), one session log
-/// (`durability`), owners `a`, `ab` and `""` related by prefix (`shell`).
-pub const SYMMETRIC: [&str; 1] = ["acp"];
-
-/// The model names, in report order.
-pub const MODELS: [&str; 5] = ["agent", "dispose", "durability", "shell", "acp"];
 
 pub(crate) fn report(fault: Option<Fault>, result: CheckResult) -> ModelReport {
     let (ok, caught_by, must_violate) = match fault {
@@ -109,16 +75,16 @@ pub fn run_all() -> Vec<ModelReport> {
 
 /// [`run_all`] restricted to the models named in `models` (all of them if
 /// it is empty): those clean models, then their fault variants, in the
-/// order of [`run_all`]. Names outside [`MODELS`] select nothing.
-pub fn run_models(models: &[&str]) -> Vec<ModelReport> {
-    let wanted = |m: &str| models.is_empty() || models.contains(&m);
-    let mut jobs: Vec<(&'static str, Option<Fault>)> = MODELS
-        .iter()
-        .filter(|m| wanted(m))
-        .map(|m| (*m, None))
+/// order of [`run_all`].
+pub fn run_models(models: &[ModelId]) -> Vec<ModelReport> {
+    let wanted = |m: &ModelId| models.is_empty() || models.contains(m);
+    let mut jobs: Vec<(ModelId, Option<Fault>)> = ModelId::ALL
+        .into_iter()
+        .filter(wanted)
+        .map(|m| (m, None))
         .collect();
     for f in modelled() {
-        if let Some(model) = model_of(f).filter(|m| wanted(m)) {
+        if let Some(model) = ModelId::of_fault(f).filter(wanted) {
             jobs.push((model, Some(f)));
         }
     }
@@ -134,7 +100,7 @@ pub fn run_models(models: &[&str]) -> Vec<ModelReport> {
                 let Some(&(model, fault)) = jobs.get(i) else {
                     break;
                 };
-                let r = report(fault, check(model, fault).expect("known model"));
+                let r = report(fault, check(model, fault));
                 done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }

@@ -20,8 +20,8 @@ use crate::checker::{Checkable, Checker};
 use crate::dispose::DisposeModel;
 use crate::durability::DurabilityModel;
 use crate::fault::Fault;
-use crate::report::{model_of, MODELS};
 use crate::shell::ShellModel;
+use crate::ModelId;
 use std::net::{TcpListener, ToSocketAddrs};
 
 /// The Explorer's default address.
@@ -29,24 +29,22 @@ pub const DEFAULT_ADDR: &str = "localhost:3000";
 
 /// Which model to serve: `model` by name, or the model of `fault` with the
 /// fault switched on (the two must agree when both are given).
-pub fn choose(model: Option<&str>, fault: Option<Fault>) -> Result<&'static str, String> {
+pub fn choose(model: Option<&str>, fault: Option<Fault>) -> Result<ModelId, String> {
     let of_fault = match fault {
-        Some(f) => Some(model_of(f).ok_or_else(|| format!("{f} has no model"))?),
+        Some(f) => Some(ModelId::of_fault(f).ok_or_else(|| format!("{f} has no model"))?),
         None => None,
     };
     let named = match model {
         Some(m) => Some(
-            MODELS
-                .into_iter()
-                .find(|x| *x == m)
-                .ok_or_else(|| format!("unknown model `{m}` (models: {})", MODELS.join(", ")))?,
+            ModelId::parse(m)
+                .ok_or_else(|| format!("unknown model `{m}` (models: {})", ModelId::names(", ")))?,
         ),
         None => None,
     };
     match (named, of_fault) {
         (None, None) => Err(format!(
             "--serve needs a model (--model {}) or a fault (--fault Mn)",
-            MODELS.join("|")
+            ModelId::names("|")
         )),
         (Some(m), Some(of)) if m != of => Err(format!(
             "{} belongs to the {of} model, not {m}",
@@ -59,7 +57,7 @@ pub fn choose(model: Option<&str>, fault: Option<Fault>) -> Result<&'static str,
 /// Serve the Explorer of `model` (with `fault` on) at `addr`, blocking
 /// while the server runs. An address that does not resolve or cannot be
 /// bound is an error, before anything is served.
-pub fn serve(model: &'static str, fault: Option<Fault>, addr: &str) -> Result<(), String> {
+pub fn serve(model: ModelId, fault: Option<Fault>, addr: &str) -> Result<(), String> {
     let resolved: Vec<_> = addr
         .to_socket_addrs()
         .map_err(|e| format!("cannot resolve `{addr}`: {e}"))?
@@ -71,12 +69,11 @@ pub fn serve(model: &'static str, fault: Option<Fault>, addr: &str) -> Result<()
     drop(TcpListener::bind(first).map_err(|e| format!("cannot listen on {first}: {e}"))?);
     let at = *first;
     match model {
-        "agent" => run(AgentModel::new(fault), fault, at),
-        "dispose" => run(DisposeModel::new(fault), fault, at),
-        "durability" => run(DurabilityModel::new(fault), fault, at),
-        "shell" => run(ShellModel::new(fault), fault, at),
-        "acp" => run(AcpModel::new(fault), fault, at),
-        other => return Err(format!("unknown model `{other}`")),
+        ModelId::Agent => run(AgentModel::new(fault), fault, at),
+        ModelId::Dispose => run(DisposeModel::new(fault), fault, at),
+        ModelId::Durability => run(DurabilityModel::new(fault), fault, at),
+        ModelId::Shell => run(ShellModel::new(fault), fault, at),
+        ModelId::Acp => run(AcpModel::new(fault), fault, at),
     }
     Ok(())
 }

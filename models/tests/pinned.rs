@@ -9,9 +9,9 @@ use lifecycle_models::dispose::{
     ScopeState,
 };
 use lifecycle_models::fault::{modelled, states};
-use lifecycle_models::report::{self, model_of, MODELS};
+use lifecycle_models::report;
 use lifecycle_models::shell::{Notice, ShellAction, ShellModel};
-use lifecycle_models::{Checker, Expectation, Fault, Model};
+use lifecycle_models::{Checker, Expectation, Fault, Model, ModelId};
 use std::sync::OnceLock;
 
 /// The value pinned under `key` in the workspace's `pins.json`. The main
@@ -36,7 +36,7 @@ fn all() -> &'static [report::ModelReport] {
 }
 
 /// The result of `model` with `fault`, from [`all`].
-fn result_of(model: &str, fault: Option<Fault>) -> &'static lifecycle_models::CheckResult {
+fn result_of(model: ModelId, fault: Option<Fault>) -> &'static lifecycle_models::CheckResult {
     let name = match fault {
         None => model.to_string(),
         Some(f) => format!("{model}+{f}"),
@@ -50,7 +50,7 @@ fn result_of(model: &str, fault: Option<Fault>) -> &'static lifecycle_models::Ch
 
 #[test]
 fn every_property_of_every_clean_model_holds() {
-    for m in MODELS {
+    for m in ModelId::ALL {
         let r = result_of(m, None);
         for p in &r.properties {
             assert!(p.holds, "{m}: {}", p.render());
@@ -69,19 +69,19 @@ fn every_property_of_every_clean_model_holds() {
 /// Unique states, depth and properties of each clean model.
 #[test]
 fn unique_state_counts_are_pinned() {
-    let got: Vec<(&str, u64, u64, u64)> = MODELS
+    let got: Vec<(&str, u64, u64, u64)> = ModelId::ALL
         .iter()
         .map(|m| {
-            let r = result_of(m, None);
+            let r = result_of(*m, None);
             let depth = u64::from(r.max_depth);
-            (*m, r.unique, depth, r.properties.len() as u64)
+            (m.name(), r.unique, depth, r.properties.len() as u64)
         })
         .collect();
-    let pinned: Vec<(&str, u64, u64, u64)> = MODELS
+    let pinned: Vec<(&str, u64, u64, u64)> = ModelId::ALL
         .iter()
         .map(|m| {
             let of = |what: &str| pin(&format!("model.{m}.{what}"));
-            (*m, of("unique"), of("depth"), of("properties"))
+            (m.name(), of("unique"), of("depth"), of("properties"))
         })
         .collect();
     assert_eq!(got, pinned, "(model, unique states, depth, properties)");
@@ -91,7 +91,7 @@ fn unique_state_counts_are_pinned() {
 fn every_fault_has_a_counterexample_of_pinned_length() {
     let mut got = vec![];
     for f in modelled() {
-        let r = result_of(model_of(f).unwrap(), Some(f));
+        let r = result_of(ModelId::of_fault(f).unwrap(), Some(f));
         let rules = f.must_violate();
         let best = r
             .properties
@@ -127,7 +127,7 @@ fn a_counterexample_renders_property_path_and_last_state() {
 #[test]
 fn run_all_is_ok_and_renders() {
     let reports = all();
-    assert_eq!(reports.len(), MODELS.len() + modelled().count());
+    assert_eq!(reports.len(), ModelId::ALL.len() + modelled().count());
     assert!(report::all_ok(reports), "{}", report::render_table(reports));
     let table = report::render_table(reports);
     println!("{table}");
@@ -142,7 +142,7 @@ fn run_all_is_ok_and_renders() {
 
 #[test]
 fn every_new_property_is_falsified_by_its_fault() {
-    let property = |model: &'static str, fault: Option<Fault>, prefix: &str| {
+    let property = |model: ModelId, fault: Option<Fault>, prefix: &str| {
         let r = result_of(model, fault);
         let mut named = r.properties.iter().filter(|p| p.name.starts_with(prefix));
         let p = named
@@ -152,9 +152,9 @@ fn every_new_property_is_falsified_by_its_fault() {
         p.clone()
     };
     for (f, prefix) in FALSIFIED_BY {
-        let clean = property(model_of(f).unwrap(), None, prefix);
+        let clean = property(ModelId::of_fault(f).unwrap(), None, prefix);
         assert!(clean.holds, "`{prefix}` fails without a fault");
-        let p = property(model_of(f).unwrap(), Some(f), prefix);
+        let p = property(ModelId::of_fault(f).unwrap(), Some(f), prefix);
         assert!(
             !p.holds && p.counterexample.is_some(),
             "{f} does not falsify `{prefix}`"
@@ -165,7 +165,7 @@ fn every_new_property_is_falsified_by_its_fault() {
 /// The counterexample of `fault` for the property starting with `prefix`,
 /// as its action path.
 fn path_of(fault: Fault, prefix: &str) -> Vec<String> {
-    let r = result_of(model_of(fault).unwrap(), Some(fault));
+    let r = result_of(ModelId::of_fault(fault).unwrap(), Some(fault));
     let p = r
         .properties
         .iter()

@@ -152,7 +152,7 @@ pub fn render(pins: &file::Pins) -> String {
     let _ = writeln!(w, "| fault | must violate | model | what it does |");
     let _ = writeln!(w, "| --- | --- | --- | --- |");
     for f in Fault::ALL {
-        let model = lifecycle_models::report::model_of(f).unwrap_or("-");
+        let model = lifecycle_models::ModelId::of_fault(f).map_or("-", |m| m.name());
         let _ = writeln!(
             w,
             "| {f} | {} | {model} | {} |",
@@ -190,7 +190,7 @@ fn models(w: &mut String, pins: &file::Pins) {
         w,
         "| model | unique states | under symmetry | depth | properties |\n| --- | ---: | ---: | ---: | ---: |"
     );
-    for m in lifecycle_models::report::MODELS {
+    for m in lifecycle_models::ModelId::ALL {
         let _ = writeln!(
             w,
             "| {m} | {} | {} | {} | {} |",
@@ -208,7 +208,7 @@ fn models(w: &mut String, pins: &file::Pins) {
         let _ = writeln!(
             w,
             "| {f} | {} | {} | {} | {} |",
-            lifecycle_models::report::model_of(f).unwrap_or("-"),
+            lifecycle_models::ModelId::of_fault(f).map_or("-", |m| m.name()),
             pin(format!("model-fault.{f}.counterexample")),
             pin(format!("model-fault.{f}.unique")),
             pin(format!("model-fault.{f}.symmetric"))

@@ -266,15 +266,20 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
             ..
         } => serve_model(model.first().map(String::as_str), fault.as_deref(), &addr),
         HarnessCommand::Model { json, model, .. } => {
-            use lifecycle_models::report::{self, MODELS};
-            if let Some(bad) = model.iter().find(|m| !MODELS.contains(&m.as_str())) {
-                eprintln!(
-                    "error: unknown model `{bad}` (models: {})",
-                    MODELS.join(", ")
-                );
-                return ExitCode::from(2);
+            use lifecycle_models::{report, ModelId};
+            let mut names = Vec::new();
+            for m in &model {
+                match ModelId::parse(m) {
+                    Some(id) => names.push(id),
+                    None => {
+                        eprintln!(
+                            "error: unknown model `{m}` (models: {})",
+                            ModelId::names(", ")
+                        );
+                        return ExitCode::from(2);
+                    }
+                }
             }
-            let names: Vec<&str> = model.iter().map(String::as_str).collect();
             let reports = report::run_models(&names);
             if json {
                 println!("{}", report::to_json(&reports));

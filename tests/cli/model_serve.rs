@@ -207,8 +207,10 @@ fn explorer_steps_through_the_durability_model_to_m16s_counterexample() {
     }
     assert!(printed.contains(&format!("{pinned} actions")), "{printed}");
     // ... and they are the actions of the checker's counterexample.
-    let m16 = lifecycle_models::report::check("durability", Some(lifecycle_models::Fault::M16))
-        .expect("the durability model");
+    let m16 = lifecycle_models::report::check(
+        lifecycle_models::ModelId::Durability,
+        Some(lifecycle_models::Fault::M16),
+    );
     let cx = m16
         .properties
         .iter()

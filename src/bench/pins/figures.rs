@@ -18,7 +18,7 @@
 //!   `model-fault.<fault>.{counterexample,unique}`: the executable models
 //!   (`lifecycle model`); `model.<model>.symmetric` and
 //!   `model-fault.<fault>.symmetric` for a model with interchangeable ids
-//!   ([`SYMMETRIC`](lifecycle_models::report::SYMMETRIC)): the states
+//!   ([`ModelId::symmetric`](lifecycle_models::ModelId::symmetric)): the states
 //!   stateright's symmetry reduction visits, beside `unique` without it.
 //!
 //! Keys are known without measuring ([`keys`]); a [`Job`] measures one
@@ -32,7 +32,8 @@ use crate::clauses::{self, Exercise, CLAUSES};
 use crate::faults::{Fault, Faults};
 use crate::rules::{Family, Rule};
 use crate::scenarios::{self, Scenario};
-use lifecycle_models::report::{self as models, MODELS};
+use lifecycle_models::report as models;
+use lifecycle_models::ModelId;
 use std::collections::BTreeMap;
 
 /// Cap of the unbounded DPOR searches (each exhausts far below it).
@@ -287,9 +288,9 @@ fn dpor(scenario: &'static Scenario) -> Job {
     )
 }
 
-fn model(name: &'static str, given: Option<Vec<ModelRow>>) -> Job {
+fn model(name: ModelId, given: Option<Vec<ModelRow>>) -> Job {
     let faults: Vec<lifecycle_models::Fault> = lifecycle_models::fault::modelled()
-        .filter(|f| models::model_of(*f) == Some(name))
+        .filter(|f| ModelId::of_fault(*f) == Some(name))
         .collect();
     let mut figures = vec![
         figure(
@@ -305,7 +306,7 @@ fn model(name: &'static str, given: Option<Vec<ModelRow>>) -> Job {
             format!("properties of the {name} model"),
         ),
     ];
-    let symmetric = models::SYMMETRIC.contains(&name);
+    let symmetric = name.symmetric();
     if symmetric {
         figures.push(figure(
             format!("model.{name}.symmetric"),
@@ -439,9 +440,9 @@ pub fn jobs_given(given: &Given) -> Vec<Job> {
     let mut jobs = vec![registries(), pr_bounds(), clause_table()];
     jobs.extend(scenarios::ALL.iter().map(|s| task_counts(s)));
     jobs.extend(
-        MODELS
+        ModelId::ALL
             .into_iter()
-            .map(|name| model(name, given.models.get(name).cloned())),
+            .map(|name| model(name, given.models.get(name.name()).cloned())),
     );
     jobs.extend(
         scenarios::ALL
