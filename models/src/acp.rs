@@ -44,7 +44,7 @@
 //! symmetry reduction visits one of each pair of states that differ only
 //! by which load did what.
 
-use crate::checker::{Model, Named, Property, Representative};
+use crate::checker::{Identified, Model, Named, Prop, Property, Representative};
 use crate::fault::Fault;
 use crate::PropertyId;
 use lifecycle_spec::Rule;
@@ -704,43 +704,51 @@ impl Model for AcpModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
+        crate::checker::properties_of(self)
+    }
+}
+
+impl Identified for AcpModel {
+    fn identified(&self) -> Vec<Prop<Self>> {
         vec![
-            Property::<Self>::always(A1_NONE.name, |_, s| {
+            Prop::<Self>::always(A1_NONE, |_, s| {
                 !(s.quiesced && AcpModel::settled(s)) || s.agents.iter().all(|&(_, gone)| gone)
             }),
-            Property::<Self>::always(A2_CANCELLED_NEVER_RUNS.name, |_, s| {
+            Prop::<Self>::always(A2_CANCELLED_NEVER_RUNS, |_, s| {
                 !s.broken.contains(&Rule::A2)
             }),
-            Property::<Self>::always(A4_DISPOSED_ANSWERS_CANCELLED.name, |_, s| {
+            Prop::<Self>::always(A4_DISPOSED_ANSWERS_CANCELLED, |_, s| {
                 s.prompts.iter().all(|p| {
                     AcpModel::live(s, p.session)
                         || !p.state.pending()
                         || p.state == PromptState::AwaitLoad
                 })
             }),
-            Property::<Self>::always("A4 no turn starts in a session being closed", |_, s| {
-                !s.broken.contains(&Rule::A4)
-            }),
-            Property::<Self>::sometimes(
-                "A4 window: a close lands during a running prompt",
+            Prop::<Self>::always(
+                PropertyId::new(Rule::A4, "A4 no turn starts in a session being closed"),
+                |_, s| !s.broken.contains(&Rule::A4),
+            ),
+            Prop::<Self>::sometimes(
+                PropertyId::new(Rule::A4, "A4 window: a close lands during a running prompt"),
                 |_, s| {
                     s.prompts.iter().any(|p| {
                         s.closing.contains(&p.session) && p.state == PromptState::Cancelling
                     })
                 },
             ),
-            Property::<Self>::always(A5_NEVER_LOADED_TWICE.name, |_, s| {
-                !s.broken.contains(&Rule::A5)
-            }),
-            Property::<Self>::always(A6_ONE_QUIESCE.name, |_, s| s.quiesces <= 1),
-            Property::<Self>::always(A7_NEW_AFTER_CLOSE.name, |_, s| {
+            Prop::<Self>::always(A5_NEVER_LOADED_TWICE, |_, s| !s.broken.contains(&Rule::A5)),
+            Prop::<Self>::always(A6_ONE_QUIESCE, |_, s| s.quiesces <= 1),
+            Prop::<Self>::always(A7_NEW_AFTER_CLOSE, |_, s| {
                 !matches!(s.new_call, Call::Done(Ok(_))) || !s.closed || s.quiesces == 1
             }),
-            Property::<Self>::always(A8_ONE_IN_FLIGHT.name, |_, s| {
+            Prop::<Self>::always(A8_ONE_IN_FLIGHT, |_, s| {
                 (0..2u8).all(|x| AcpModel::pending(s, x).filter(|p| p.in_flight()).count() <= 1)
             }),
-            Property::<Self>::always(
-                "A8 a prompt waits only behind a cancelled one still in its turn",
+            Prop::<Self>::always(
+                PropertyId::new(
+                    Rule::A8,
+                    "A8 a prompt waits only behind a cancelled one still in its turn",
+                ),
                 |_, s| {
                     (0..2u8).all(|x| {
                         !AcpModel::pending(s, x).any(|p| p == PromptState::Waiting)
@@ -748,31 +756,50 @@ impl Model for AcpModel {
                     })
                 },
             ),
-            Property::<Self>::always(
-                "A9 no turn of a session runs before its load has answered",
+            Prop::<Self>::always(
+                PropertyId::new(
+                    Rule::A9,
+                    "A9 no turn of a session runs before its load has answered",
+                ),
                 |_, s| !s.broken.contains(&Rule::A9),
             ),
-            Property::<Self>::sometimes(
-                "A1 window: the connection closes while session/new awaits creation",
+            Prop::<Self>::sometimes(
+                PropertyId::new(
+                    Rule::A1,
+                    "A1 window: the connection closes while session/new awaits creation",
+                ),
                 |_, s| s.closed && s.new_call == Call::InFlight,
             ),
-            Property::<Self>::sometimes(
-                "A1 window: the connection closes while session/load awaits resume",
+            Prop::<Self>::sometimes(
+                PropertyId::new(
+                    Rule::A1,
+                    "A1 window: the connection closes while session/load awaits resume",
+                ),
                 |_, s| s.closed && s.loads.contains(&Call::InFlight),
             ),
-            Property::<Self>::sometimes(
-                "A4 window: a disconnect lands during a running prompt",
+            Prop::<Self>::sometimes(
+                PropertyId::new(
+                    Rule::A4,
+                    "A4 window: a disconnect lands during a running prompt",
+                ),
                 |_, s| s.closed && s.prompts.iter().any(|p| p.state == PromptState::Running),
             ),
-            Property::<Self>::sometimes("A5 window: a second load is refused", |_, s| {
-                s.loads.contains(&Call::Done(Err(AcpError::AlreadyLoaded)))
-            }),
-            Property::<Self>::sometimes(
-                "A8 window: a cancel arrives while a prompt waits behind a cancelled one",
+            Prop::<Self>::sometimes(
+                PropertyId::new(Rule::A5, "A5 window: a second load is refused"),
+                |_, s| s.loads.contains(&Call::Done(Err(AcpError::AlreadyLoaded))),
+            ),
+            Prop::<Self>::sometimes(
+                PropertyId::new(
+                    Rule::A8,
+                    "A8 window: a cancel arrives while a prompt waits behind a cancelled one",
+                ),
                 |_, s| s.cancelled_waiting,
             ),
-            Property::<Self>::sometimes(
-                "A9 window: a prompt arrives while its session's load replays",
+            Prop::<Self>::sometimes(
+                PropertyId::new(
+                    Rule::A9,
+                    "A9 window: a prompt arrives while its session's load replays",
+                ),
                 |_, s| {
                     s.loads.contains(&Call::Replaying)
                         && s.prompts
@@ -782,7 +809,10 @@ impl Model for AcpModel {
             ),
             crate::at_every_end!(
                 Self,
-                "A1 after close every bridge-owned agent is disposed",
+                PropertyId::new(
+                    Rule::A1,
+                    "A1 after close every bridge-owned agent is disposed"
+                ),
                 |_, s| !s.closed || s.agents.iter().all(|&(_, gone)| gone),
             ),
         ]

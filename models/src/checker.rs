@@ -36,6 +36,8 @@
 //! violating path, stopped once every failing property has one. Pinned
 //! lengths are those shortest ones.
 
+use crate::PropertyId;
+use lifecycle_spec::Rule;
 use stateright::{Checker as _, HasDiscoveries};
 pub use stateright::{Expectation, Model, Property, Representative};
 use std::collections::BTreeSet;
@@ -44,14 +46,69 @@ use std::time::Instant;
 
 /// A progress property, checked as stateright `always` over the terminal
 /// states: `$cond` must hold in every state with no enabled action (see
-/// the module docs for why this is not stateright's `Eventually`).
+/// the module docs for why this is not stateright's `Eventually`). `$id`
+/// is its [`PropertyId`].
 #[macro_export]
 macro_rules! at_every_end {
-    ($model:ty, $name:expr, $cond:expr $(,)?) => {
-        $crate::checker::Property::<$model>::always($name, |m, s| {
-            $crate::checker::holds_at_end::<$model>($cond, m, s)
-        })
-    };
+    ($model:ty, $id:expr, $cond:expr $(,)?) => {{
+        let id: $crate::PropertyId = $id;
+        $crate::checker::Prop {
+            id,
+            property: $crate::checker::Property::<$model>::always(id.name, |m, s| {
+                $crate::checker::holds_at_end::<$model>($cond, m, s)
+            }),
+        }
+    }};
+}
+
+/// A model property with its id: the rule it states is read from the id,
+/// never from the property's text.
+pub struct Prop<M: Model> {
+    /// The id, whose `name` is the property's.
+    pub id: PropertyId,
+    /// The stateright property.
+    pub property: Property<M>,
+}
+
+impl<M: Model> Prop<M> {
+    /// An `always` property named by `id`.
+    pub fn always(id: PropertyId, condition: fn(&M, &M::State) -> bool) -> Prop<M> {
+        Prop {
+            id,
+            property: Property::always(id.name, condition),
+        }
+    }
+
+    /// A `sometimes` property named by `id`.
+    pub fn sometimes(id: PropertyId, condition: fn(&M, &M::State) -> bool) -> Prop<M> {
+        Prop {
+            id,
+            property: Property::sometimes(id.name, condition),
+        }
+    }
+
+    /// An `eventually` property named by `id` (stateright's; see the
+    /// module docs for why the models' progress rules use
+    /// [`at_every_end!`]).
+    pub fn eventually(id: PropertyId, condition: fn(&M, &M::State) -> bool) -> Prop<M> {
+        Prop {
+            id,
+            property: Property::eventually(id.name, condition),
+        }
+    }
+}
+
+/// A model whose every property carries its [`PropertyId`]. Its
+/// `Model::properties` is [`properties_of`], so the two lists are one.
+pub trait Identified: Model {
+    /// Every property with its id, in report order.
+    fn identified(&self) -> Vec<Prop<Self>>;
+}
+
+/// The stateright properties of an [`Identified`] model, for its
+/// `Model::properties`.
+pub fn properties_of<M: Identified>(model: &M) -> Vec<Property<M>> {
+    model.identified().into_iter().map(|p| p.property).collect()
 }
 
 /// The condition of an [`at_every_end!`] property: `cond` holds in `s`, or
@@ -123,6 +180,9 @@ fn lowercase<S: serde::Serializer>(e: &Expectation, s: S) -> Result<S::Ok, S::Er
 pub struct PropertyResult {
     /// Its name.
     pub name: String,
+    /// The rule it states (its [`PropertyId`]'s).
+    #[serde(skip)]
+    pub rule: Rule,
     /// Its expectation.
     #[serde(serialize_with = "lowercase")]
     pub expectation: Expectation,
@@ -235,12 +295,12 @@ impl<T: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static> 
 
 /// What a model needs to be checked and reported.
 pub trait Checkable:
-    Model<State: Value, Action: Value> + Named + Clone + Send + Sync + 'static
+    Model<State: Value, Action: Value> + Identified + Named + Clone + Send + Sync + 'static
 {
 }
 
 impl<M> Checkable for M where
-    M: Model<State: Value, Action: Value> + Named + Clone + Send + Sync + 'static
+    M: Model<State: Value, Action: Value> + Identified + Named + Clone + Send + Sync + 'static
 {
 }
 
@@ -250,6 +310,15 @@ impl Checker {
     pub fn check<M: Checkable>(&self, model: M) -> CheckResult {
         let started = Instant::now();
         let props = model.properties();
+        let ids: Vec<PropertyId> = model.identified().iter().map(|p| p.id).collect();
+        assert!(
+            props
+                .iter()
+                .map(|p| p.name)
+                .eq(ids.iter().map(|id| id.name)),
+            "{}: Model::properties must be checker::properties_of, one list with the ids",
+            model.name()
+        );
         let checker = model
             .clone()
             .checker()
@@ -271,7 +340,8 @@ impl Checker {
         .into_iter();
         let properties = props
             .iter()
-            .map(|p| {
+            .zip(&ids)
+            .map(|(p, id)| {
                 let discovered = found.contains_key(p.name);
                 let (holds, counterexample) = match p.expectation {
                     Expectation::Sometimes => (discovered, None),
@@ -280,6 +350,7 @@ impl Checker {
                 };
                 PropertyResult {
                     name: p.name.to_string(),
+                    rule: id.rule,
                     expectation: p.expectation.clone(),
                     holds,
                     counterexample,

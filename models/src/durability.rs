@@ -39,7 +39,7 @@
 //! `Load` is atomic here: a crash inside the load's own write is not
 //! modelled.
 
-use crate::checker::{Model, Named, Property};
+use crate::checker::{Identified, Model, Named, Prop, Property};
 use crate::fault::Fault;
 use crate::PropertyId;
 use lifecycle_spec::Rule;
@@ -534,17 +534,23 @@ impl Model for DurabilityModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
+        crate::checker::properties_of(self)
+    }
+}
+
+impl Identified for DurabilityModel {
+    fn identified(&self) -> Vec<Prop<Self>> {
         vec![
-            Property::<Self>::always(D9_SYNCED_SURVIVES.name, |_, s| {
+            Prop::<Self>::always(D9_SYNCED_SURVIVES, |_, s| {
                 DurabilityModel::durable(s)
                     .is_some_and(|log| s.flushed.iter().all(|r| log.contains(r)))
             }),
-            Property::<Self>::always(
-                D9_TORN_TAIL.name,
+            Prop::<Self>::always(
+                D9_TORN_TAIL,
                 |_, s| DurabilityModel::durable(s).is_some(),
             ),
-            Property::<Self>::always(
-                D9_NO_OPEN_TURN.name,
+            Prop::<Self>::always(
+                D9_NO_OPEN_TURN,
                 |_, s| {
                     s.proc != Proc::Up
                         || s.pos != Pos::Idle
@@ -552,8 +558,8 @@ impl Model for DurabilityModel {
                             .is_some_and(|log| open_turns(&log).is_empty())
                 },
             ),
-            Property::<Self>::always(
-                D9_WRITE_AHEAD.name,
+            Prop::<Self>::always(
+                D9_WRITE_AHEAD,
                 |_, s| {
                     s.proc != Proc::Up
                         || !matches!(s.pos, Pos::Output | Pos::Deliver)
@@ -562,20 +568,20 @@ impl Model for DurabilityModel {
                         })
                 },
             ),
-            Property::<Self>::always(
-                D9_SHOWN_IS_DURABLE.name,
+            Prop::<Self>::always(
+                D9_SHOWN_IS_DURABLE,
                 |_, s| {
                     DurabilityModel::durable(s).is_some_and(|log| {
                         s.shown.iter().all(|t| log.contains(&Record::Output(*t)))
                     })
                 },
             ),
-            Property::<Self>::always(
-                D10_NOTHING_UNTIL_REPAIRED.name,
+            Prop::<Self>::always(
+                D10_NOTHING_UNTIL_REPAIRED,
                 |_, s| !s.broken.contains(&Rule::D10),
             ),
-            Property::<Self>::always(
-                "D10 a prompt answered completed has its whole turn durable",
+            Prop::<Self>::always(
+                PropertyId::new(Rule::D10, "D10 a prompt answered completed has its whole turn durable"),
                 |_, s| {
                     DurabilityModel::durable(s).is_some_and(|log| {
                         s.answers.iter().all(|&(t, a)| {
@@ -587,23 +593,23 @@ impl Model for DurabilityModel {
                     })
                 },
             ),
-            Property::<Self>::always(
-                "D10 a storage error fails only the turn it hit: a prompt answered failed had a write or sync fail",
+            Prop::<Self>::always(
+                PropertyId::new(Rule::D10, "D10 a storage error fails only the turn it hit: a prompt answered failed had a write or sync fail"),
                 |_, s| {
                     s.answers
                         .iter()
                         .all(|&(t, a)| a != Answer::Failed || s.hit.contains(&t))
                 },
             ),
-            Property::<Self>::sometimes(
-                "D10 window: the next prompt recovers the session in the same process",
+            Prop::<Self>::sometimes(
+                PropertyId::new(Rule::D10, "D10 window: the next prompt recovers the session in the same process"),
                 |_, s| s.recovered && s.answers.last().is_some_and(|a| a.1 == Answer::Completed),
             ),
-            Property::<Self>::sometimes("D9 window: a crash leaves a torn record", |_, s| {
+            Prop::<Self>::sometimes(PropertyId::new(Rule::D9, "D9 window: a crash leaves a torn record"), |_, s| {
                 s.file.last() == Some(&Record::Torn)
             }),
-            Property::<Self>::sometimes(
-                "D9 window: a load closes a turn interrupted after a crash",
+            Prop::<Self>::sometimes(
+                PropertyId::new(Rule::D9, "D9 window: a load closes a turn interrupted after a crash"),
                 |_, s| {
                     s.proc == Proc::Up
                         && s.file
@@ -611,12 +617,12 @@ impl Model for DurabilityModel {
                             .any(|r| matches!(r, Record::TurnEnd(_, EndReason::Interrupted)))
                 },
             ),
-            Property::<Self>::sometimes("D10 window: a flush fails mid-turn", |_, s| {
+            Prop::<Self>::sometimes(PropertyId::new(Rule::D10, "D10 window: a flush fails mid-turn"), |_, s| {
                 s.proc == Proc::Refusing && s.answers.iter().any(|a| a.1 == Answer::Failed)
             }),
             crate::at_every_end!(
                 Self,
-                "D9 every run ends with a log that loads, every turn closed",
+                PropertyId::new(Rule::D9, "D9 every run ends with a log that loads, every turn closed"),
                 |_, s| {
                     s.proc == Proc::Up
                         && DurabilityModel::durable(s)

@@ -4,12 +4,6 @@
 
 pub use lifecycle_spec::{Fault, Rule};
 
-/// Whether `property` (a property's name, which starts with the ID of the
-/// rule it states: `D10 a prompt ...`) states `rule`.
-pub fn states(property: &str, rule: Rule) -> bool {
-    property.split_whitespace().next() == Some(rule.name())
-}
-
 /// The faults the models have a variant of, in SPEC order: all but M13
 /// and M14, check-then-act bugs between two lock sections of the
 /// implementation, below the models' granularity (the simulator, sim-dfs

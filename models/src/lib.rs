@@ -91,9 +91,9 @@ pub mod serve;
 pub mod shell;
 
 pub use checker::{
-    CheckResult, Checkable, Checker, Counterexample, Expectation, Model, Named, Property,
-    PropertyResult, Representative,
+    CheckResult, Checkable, Checker, Counterexample, Expectation, Identified, Model, Named, Prop,
+    Property, PropertyResult, Representative,
 };
-pub use fault::Fault;
+pub use fault::{Fault, Rule};
 pub use model_id::ModelId;
 pub use property_id::PropertyId;

@@ -7,7 +7,7 @@ use crate::agent::AgentModel;
 use crate::checker::{CheckResult, Checker};
 use crate::dispose::DisposeModel;
 use crate::durability::DurabilityModel;
-use crate::fault::{modelled, states, Fault};
+use crate::fault::{modelled, Fault};
 use crate::shell::ShellModel;
 use crate::ModelId;
 
@@ -49,7 +49,7 @@ pub(crate) fn report(fault: Option<Fault>, result: CheckResult) -> ModelReport {
             let caught = result
                 .properties
                 .iter()
-                .filter(|p| !p.holds && rules.iter().any(|r| states(&p.name, *r)))
+                .filter(|p| !p.holds && rules.contains(&p.rule))
                 .filter_map(|p| p.counterexample.as_ref().map(|c| (p.name.clone(), c.len())))
                 .min_by_key(|(_, len)| *len);
             (
@@ -193,6 +193,7 @@ mod tests {
             threads: 1,
             properties: vec![PropertyResult {
                 name: "C1 a property\nover two lines".into(),
+                rule: lifecycle_spec::Rule::C1,
                 expectation: crate::checker::Expectation::Always,
                 holds: true,
                 counterexample: None,

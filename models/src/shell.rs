@@ -25,7 +25,7 @@
 //! | `Unload`, `Load` | the plugin host |
 //! | `DisposeA` | agent `a`'s owner: its teardown drains `a`'s jobs (kills the live ones, their notices are dropped, then forgets them, S7); fault M20 skips the drain |
 
-use crate::checker::{Model, Named, Property};
+use crate::checker::{Identified, Model, Named, Prop, Property};
 use crate::fault::Fault;
 use crate::PropertyId;
 use lifecycle_spec::Rule;
@@ -387,29 +387,35 @@ impl Model for ShellModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
+        crate::checker::properties_of(self)
+    }
+}
+
+impl Identified for ShellModel {
+    fn identified(&self) -> Vec<Prop<Self>> {
         vec![
-            Property::<Self>::always(S1_OWNED.name, |_, s| {
+            Prop::<Self>::always(S1_OWNED, |_, s| {
                 // The executor stamps the caller's token; the model's job keeps
                 // it, and no transition rewrites it.
                 s.jobs
                     .iter()
                     .all(|j| j.owner.is_none_or(|o| (o as usize) < TOKENS.len()))
             }),
-            Property::<Self>::always(S2_OTHER.name, |_, s| !s.broken.contains(&Rule::S2)),
-            Property::<Self>::always(S3_EMPTY_TOKEN.name, |_, s| !s.broken.contains(&Rule::S3)),
-            Property::<Self>::always(S4_OWNER_KEEPS_ACCESS.name, |_, s| {
+            Prop::<Self>::always(S2_OTHER, |_, s| !s.broken.contains(&Rule::S2)),
+            Prop::<Self>::always(S3_EMPTY_TOKEN, |_, s| !s.broken.contains(&Rule::S3)),
+            Prop::<Self>::always(S4_OWNER_KEEPS_ACCESS, |_, s| {
                 !s.broken.contains(&Rule::S4)
             }),
-            Property::<Self>::always(S5_RELOAD_KEEPS_FENCES.name, |_, s| {
+            Prop::<Self>::always(S5_RELOAD_KEEPS_FENCES, |_, s| {
                 !s.broken.contains(&Rule::S5)
             }),
-            Property::<Self>::always(S6_ONLY.name, |_, s| {
+            Prop::<Self>::always(S6_ONLY, |_, s| {
                 s.jobs.iter().all(|j| match j.notice {
                     Notice::Delivered(to) => j.owner == Some(to),
                     _ => true,
                 })
             }),
-            Property::<Self>::always(S7_KILLED_AND_FORGOTTEN.name, |_, s| {
+            Prop::<Self>::always(S7_KILLED_AND_FORGOTTEN, |_, s| {
                 s.drained_upto.is_none_or(|upto| {
                     s.jobs[..upto as usize]
                         .iter()
@@ -417,29 +423,29 @@ impl Model for ShellModel {
                         .all(|j| j.forgotten && !j.running)
                 })
             }),
-            Property::<Self>::sometimes(
-                "S7 window: the drain kills a running job of the disposed agent",
+            Prop::<Self>::sometimes(
+                PropertyId::new(Rule::S7, "S7 window: the drain kills a running job of the disposed agent"),
                 |_, s| {
                     s.jobs
                         .iter()
                         .any(|j| j.forgotten && j.killed && j.notice == Notice::Dropped)
                 },
             ),
-            Property::<Self>::sometimes(
-                "S5 window: a job started before a reload is fenced after it",
+            Prop::<Self>::sometimes(
+                PropertyId::new(Rule::S5, "S5 window: a job started before a reload is fenced after it"),
                 |_, s| {
                     s.jobs
                         .iter()
                         .any(|j| j.generation < s.generation && j.owner.is_some())
                 },
             ),
-            Property::<Self>::sometimes(
-                "S6 window: a completion lands while tool-bash is unloaded",
+            Prop::<Self>::sometimes(
+                PropertyId::new(Rule::S6, "S6 window: a completion lands while tool-bash is unloaded"),
                 |_, s| s.jobs.iter().any(|j| j.notice == Notice::Lost),
             ),
             // The owner `a` is a prefix of the live id `ab` (M21's trap).
-            Property::<Self>::sometimes(
-                "S6 window: a notice for a disposed owner is dropped while a live id extends it",
+            Prop::<Self>::sometimes(
+                PropertyId::new(Rule::S6, "S6 window: a notice for a disposed owner is dropped while a live id extends it"),
                 |_, s| {
                     s.live[3]
                         && s.jobs
@@ -447,7 +453,7 @@ impl Model for ShellModel {
                             .any(|j| j.notice == Notice::Dropped && j.owner == Some(0))
                 },
             ),
-            crate::at_every_end!(Self, S6_EVERY_JOB_FINISHES.name, |_, s| {
+            crate::at_every_end!(Self, S6_EVERY_JOB_FINISHES, |_, s| {
                 s.jobs
                     .iter()
                     .all(|j| !j.running && j.notice != Notice::Pending)

@@ -8,10 +8,10 @@ use lifecycle_models::dispose::{
     CreateError, CreatePhase, DisposeAction as D, DisposeModel, DisposeState, LoopState, ScopeId,
     ScopeState,
 };
-use lifecycle_models::fault::{modelled, states};
+use lifecycle_models::fault::modelled;
 use lifecycle_models::report;
 use lifecycle_models::shell::{Notice, ShellAction, ShellModel};
-use lifecycle_models::{Checker, Expectation, Fault, Model, ModelId};
+use lifecycle_models::{Checker, Expectation, Fault, Model, ModelId, Rule};
 use std::sync::OnceLock;
 
 /// The value pinned under `key` in the workspace's `pins.json`. The main
@@ -96,7 +96,7 @@ fn every_fault_has_a_counterexample_of_pinned_length() {
         let best = r
             .properties
             .iter()
-            .filter(|p| !p.holds && rules.iter().any(|x| states(&p.name, *x)))
+            .filter(|p| !p.holds && rules.contains(&p.rule))
             .filter_map(|p| p.counterexample.as_ref().map(|c| c.len()))
             .min();
         let len = best.unwrap_or_else(|| panic!("{f} not caught: {:#?}", r.properties));
@@ -332,7 +332,11 @@ const FALSIFIED_BY: [(Fault, &str); 13] = [
 /// Should stateright fix that, this test fails and the choice is revisited.
 #[test]
 fn stateright_eventually_misses_the_d8_counterexample_that_at_every_end_finds() {
-    use lifecycle_models::{Named, Property};
+    use lifecycle_models::checker::properties_of;
+    use lifecycle_models::{Identified, Prop};
+    use lifecycle_models::{Named, Property, PropertyId};
+    const EVENTUALLY: PropertyId = PropertyId::new(Rule::D8, "D8 (stateright eventually)");
+    const AT_END: PropertyId = PropertyId::new(Rule::D8, "D8 (at every end)");
     #[derive(Clone)]
     struct D8Only(DisposeModel);
     impl Named for D8Only {
@@ -353,19 +357,22 @@ fn stateright_eventually_misses_the_d8_counterexample_that_at_every_end_finds() 
             self.0.next_state(s, a)
         }
         fn properties(&self) -> Vec<Property<Self>> {
+            properties_of(self)
+        }
+    }
+    impl Identified for D8Only {
+        fn identified(&self) -> Vec<Prop<Self>> {
             vec![
-                Property::eventually("D8 (stateright eventually)", |_, s| {
-                    DisposeModel::unwedged(s)
-                }),
-                lifecycle_models::at_every_end!(Self, "D8 (at every end)", |_, s| {
-                    DisposeModel::unwedged(s)
-                }),
+                Prop::<Self>::eventually(EVENTUALLY, |_, s| DisposeModel::unwedged(s)),
+                lifecycle_models::at_every_end!(Self, AT_END, |_, s| { DisposeModel::unwedged(s) }),
             ]
         }
     }
     let r = Checker::default().check(D8Only(DisposeModel::new(Some(Fault::M15))));
     let eventually = r.property("D8 (stateright eventually)").unwrap();
     let at_end = r.property("D8 (at every end)").unwrap();
+    // The rule a result states is its id's, carried through the check.
+    assert_eq!((eventually.rule, at_end.rule), (Rule::D8, Rule::D8));
     assert!(
         eventually.holds,
         "stateright's Eventually now finds D8 under M15: {}",

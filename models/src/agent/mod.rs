@@ -44,7 +44,7 @@ pub use properties::{
     C7_EVERY_WAITER, C7_ONLY, C8_NO_STEERING, D6_NO_PROMPT_STARTS,
 };
 
-use crate::checker::{Model, Named, Property};
+use crate::checker::{Identified, Model, Named, Prop, Property};
 use crate::fault::Fault;
 use lifecycle_spec::Rule;
 
@@ -769,6 +769,12 @@ impl Model for AgentModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
+        crate::checker::properties_of(self)
+    }
+}
+
+impl Identified for AgentModel {
+    fn identified(&self) -> Vec<Prop<Self>> {
         properties::all()
     }
 }

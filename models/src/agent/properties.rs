@@ -5,7 +5,7 @@
 //! no rule forbids).
 
 use super::{AgentModel, AgentState, EndReason, LoopPos, Origin, PromptFate, Status};
-use crate::checker::Property;
+use crate::checker::Prop;
 use crate::PropertyId;
 use lifecycle_spec::Rule;
 
@@ -85,13 +85,13 @@ impl AgentModel {
 }
 
 /// Every property, in report order.
-pub(super) fn all() -> Vec<Property<AgentModel>> {
+pub(super) fn all() -> Vec<Prop<AgentModel>> {
     vec![
-        Property::<AgentModel>::always(C1_EMITTED.name, |_, s| !AgentModel::broke(s, Rule::C1)),
-        Property::<AgentModel>::always(C2_QUEUED_BY_OBSERVER.name, |_, s| {
+        Prop::<AgentModel>::always(C1_EMITTED, |_, s| !AgentModel::broke(s, Rule::C1)),
+        Prop::<AgentModel>::always(C2_QUEUED_BY_OBSERVER, |_, s| {
             !AgentModel::broke(s, Rule::C2)
         }),
-        Property::<AgentModel>::always(C3_ENDS.name, |_, s| {
+        Prop::<AgentModel>::always(C3_ENDS, |_, s| {
             s.prompts.iter().enumerate().all(|(i, p)| match p.fate {
                 PromptFate::Ended(r) => s.turn.as_ref().is_none_or(|t| {
                     t.prompt as usize != i
@@ -106,43 +106,50 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
                 _ => true,
             })
         }),
-        Property::<AgentModel>::always(C4_NEVER.name, |_, s| !AgentModel::broke(s, Rule::C4)),
-        Property::<AgentModel>::always(C5_NEVER_SKIPPED.name, |_, s| {
-            !AgentModel::broke(s, Rule::C5)
-        }),
-        Property::<AgentModel>::always(C6_IDLE_CANCEL.name, |_, s| !AgentModel::broke(s, Rule::C6)),
-        Property::<AgentModel>::always(C7_ONLY.name, |_, s| !AgentModel::broke(s, Rule::C7)),
-        Property::<AgentModel>::always(C8_NO_STEERING.name, |_, s| {
+        Prop::<AgentModel>::always(C4_NEVER, |_, s| !AgentModel::broke(s, Rule::C4)),
+        Prop::<AgentModel>::always(C5_NEVER_SKIPPED, |_, s| !AgentModel::broke(s, Rule::C5)),
+        Prop::<AgentModel>::always(C6_IDLE_CANCEL, |_, s| !AgentModel::broke(s, Rule::C6)),
+        Prop::<AgentModel>::always(C7_ONLY, |_, s| !AgentModel::broke(s, Rule::C7)),
+        Prop::<AgentModel>::always(C8_NO_STEERING, |_, s| {
             // Steering is only kept while the turn's token is unrequested.
             s.steering.is_empty()
                 || s.turn
                     .as_ref()
                     .is_some_and(|t| t.token_live() && !t.stopped())
         }),
-        Property::<AgentModel>::always(D6_NO_PROMPT_STARTS.name, |_, s| {
+        Prop::<AgentModel>::always(D6_NO_PROMPT_STARTS, |_, s| {
             s.status != Status::Disposed
                 || s.turn
                     .as_ref()
                     .is_none_or(|t| t.disposed || !t.token_live())
         }),
-        Property::<AgentModel>::sometimes(
-            "C4 window: a cancel lands between wake and claim",
+        Prop::<AgentModel>::sometimes(
+            PropertyId::new(Rule::C4, "C4 window: a cancel lands between wake and claim"),
             |_, s| s.pos == LoopPos::Claiming && s.marker,
         ),
-        Property::<AgentModel>::sometimes(
-            "C2 window: an observer queues work during a cancel",
+        Prop::<AgentModel>::sometimes(
+            PropertyId::new(
+                Rule::C2,
+                "C2 window: an observer queues work during a cancel",
+            ),
             |_, s| s.cancel.as_ref().is_some_and(|c| c.observer_sent),
         ),
-        Property::<AgentModel>::sometimes(
-            "C3 window: disposal overrides a cancel of a running turn",
+        Prop::<AgentModel>::sometimes(
+            PropertyId::new(
+                Rule::C3,
+                "C3 window: disposal overrides a cancel of a running turn",
+            ),
             |_, s| {
                 s.turn
                     .as_ref()
                     .is_some_and(|t| t.cause.is_some() && t.disposed)
             },
         ),
-        Property::<AgentModel>::sometimes(
-            "C7 window: a waiter waits while a prompt accepted after cancel is pending",
+        Prop::<AgentModel>::sometimes(
+            PropertyId::new(
+                Rule::C7,
+                "C7 window: a waiter waits while a prompt accepted after cancel is pending",
+            ),
             |_, s| {
                 s.waiters.contains(&None)
                     && s.prompts.iter().any(|p| {
@@ -151,13 +158,19 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
                     })
             },
         ),
-        Property::<AgentModel>::sometimes(
-            "C10 window: a cancel or disposal fires the signal while the step hangs",
+        Prop::<AgentModel>::sometimes(
+            PropertyId::new(
+                Rule::C10,
+                "C10 window: a cancel or disposal fires the signal while the step hangs",
+            ),
             |_, s| s.turn.as_ref().is_some_and(|t| t.hung && t.stopped()),
         ),
         crate::at_every_end!(
             AgentModel,
-            "C5 a prompt accepted after cancel returned runs unless cancelled again",
+            PropertyId::new(
+                Rule::C5,
+                "C5 a prompt accepted after cancel returned runs unless cancelled again"
+            ),
             |_, s| {
                 AgentModel::busy_for_good(s)
                     || s.prompts.iter().all(|p| {
@@ -170,12 +183,15 @@ pub(super) fn all() -> Vec<Property<AgentModel>> {
                     })
             },
         ),
-        crate::at_every_end!(AgentModel, C7_EVERY_WAITER.name, |_, s| {
+        crate::at_every_end!(AgentModel, C7_EVERY_WAITER, |_, s| {
             AgentModel::busy_for_good(s) || s.waiters.iter().all(Option::is_some)
         }),
         crate::at_every_end!(
             AgentModel,
-            "C10 a cancelled or disposed turn ends: its hung step settles on the signal",
+            PropertyId::new(
+                Rule::C10,
+                "C10 a cancelled or disposed turn ends: its hung step settles on the signal"
+            ),
             |_, s| s.turn.as_ref().is_none_or(|t| !t.stopped()),
         ),
     ]

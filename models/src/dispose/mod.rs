@@ -59,7 +59,7 @@
 //! The `agent/disposed` listener always panics (the D4 situation): the
 //! chain must go on anyway.
 
-use crate::checker::{Model, Named, Property};
+use crate::checker::{Identified, Model, Named, Prop, Property};
 use crate::fault::Fault;
 use lifecycle_spec::Rule;
 
@@ -624,6 +624,12 @@ impl Model for DisposeModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
+        crate::checker::properties_of(self)
+    }
+}
+
+impl Identified for DisposeModel {
+    fn identified(&self) -> Vec<Prop<Self>> {
         properties::all()
     }
 }

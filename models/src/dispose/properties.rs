@@ -5,7 +5,7 @@
 use super::{
     Attempt, CreatePhase, DisposeModel, DisposeState, EffectState, Entry, ScopeId, ScopeState,
 };
-use crate::checker::Property;
+use crate::checker::Prop;
 use crate::PropertyId;
 use lifecycle_spec::Rule;
 
@@ -75,7 +75,7 @@ pub const R3_NOTHING_AFTER_UNLOAD: PropertyId = PropertyId::new(
     "R3 nothing is published once its owner or the provider began unloading",
 );
 
-type P = Property<DisposeModel>;
+type P = Prop<DisposeModel>;
 
 impl DisposeModel {
     /// D8's obligation: no teardown chain is still running and every
@@ -100,8 +100,8 @@ pub(super) fn all() -> Vec<P> {
 /// listener, and the other agents.
 fn dispose() -> Vec<P> {
     vec![
-        P::always(D1_AFTER_TEARDOWN.name, |_, s| !s.broken.contains(&Rule::D1)),
-        P::always(D2_ONCE_IN_ORDER.name, |_, s| {
+        P::always(D1_AFTER_TEARDOWN, |_, s| !s.broken.contains(&Rule::D1)),
+        P::always(D2_ONCE_IN_ORDER, |_, s| {
             s.attempts.iter().all(|a| {
                 a.steps_run
                     .iter()
@@ -109,7 +109,7 @@ fn dispose() -> Vec<P> {
                     .all(|(k, &st)| st as usize == k + 1)
             })
         }),
-        P::always(D3_DURABLE.name, |m, s| {
+        P::always(D3_DURABLE, |m, s| {
             !s.broken.contains(&Rule::D3)
                 && s.attempts.iter().enumerate().all(|(i, a)| {
                     !m.effects_done(a)
@@ -118,12 +118,12 @@ fn dispose() -> Vec<P> {
                         || s.durable.contains(&(i as u8, Entry::TurnEnd))
                 })
         }),
-        P::always(D4_LISTENER_SKIPS_NOTHING.name, |m, s| {
+        P::always(D4_LISTENER_SKIPS_NOTHING, |m, s| {
             s.attempts.iter().all(|a| {
                 a.effect != EffectState::Done || !m.effects_done(a) || a.steps_run.len() == 5
             })
         }),
-        P::always(D5_KEEPS_ENTRY.name, |_, s| {
+        P::always(D5_KEEPS_ENTRY, |_, s| {
             s.attempts.iter().enumerate().all(|(i, a)| {
                 let serial = i as u8;
                 !(matches!(a.phase, CreatePhase::Ok | CreatePhase::Entered)
@@ -139,7 +139,7 @@ fn dispose() -> Vec<P> {
 /// unloads.
 fn identity() -> Vec<P> {
     vec![
-        P::always(R1_ONE.name, |_, s| {
+        P::always(R1_ONE, |_, s| {
             (0..2u8).all(|id| {
                 s.registry.iter().filter(|e| e.0 == id).count() <= 1
                     && DisposeModel::live_with_id(s, id) <= 1
@@ -149,7 +149,10 @@ fn identity() -> Vec<P> {
         // teardown's step 3: its agent registered it (`lp` is set on
         // entry) and keeps it until that step ran.
         P::always(
-            "R2 a stale or repeated detach never removes a newer entry with the same id",
+            PropertyId::new(
+                Rule::R2,
+                "R2 a stale or repeated detach never removes a newer entry with the same id",
+            ),
             |_, s| {
                 s.attempts.iter().enumerate().all(|(i, a)| {
                     a.lp.is_none()
@@ -160,15 +163,15 @@ fn identity() -> Vec<P> {
         ),
         // Reusable: a creation's prepare and enter find no live session
         // with the id.
-        P::always(R2_REUSE_ON_DETACH.name, |_, s| {
+        P::always(R2_REUSE_ON_DETACH, |_, s| {
             (0..2u8).all(|id| {
                 s.registry.iter().any(|e| e.0 == id) == (DisposeModel::live_with_id(s, id) > 0)
             })
         }),
-        P::always(R3_NOTHING_AFTER_UNLOAD.name, |_, s| {
+        P::always(R3_NOTHING_AFTER_UNLOAD, |_, s| {
             !s.broken.contains(&Rule::R3)
         }),
-        P::always(R3_FAILED_LEAVES_NOTHING.name, |_, s| {
+        P::always(R3_FAILED_LEAVES_NOTHING, |_, s| {
             s.attempts.iter().enumerate().all(|(i, a)| {
                 !matches!(a.phase, CreatePhase::Failed(_))
                     || (!s.registry.iter().any(|e| e.1 == i as u8)
@@ -182,7 +185,10 @@ fn identity() -> Vec<P> {
 fn windows() -> Vec<P> {
     vec![
         P::sometimes(
-            "R1 window: two same-id creations both pass their prepare",
+            PropertyId::new(
+                Rule::R1,
+                "R1 window: two same-id creations both pass their prepare",
+            ),
             |_, s| {
                 let same: Vec<&Attempt> = s.attempts.iter().filter(|a| a.id == 0).collect();
                 same.len() >= 2
@@ -193,11 +199,17 @@ fn windows() -> Vec<P> {
         ),
         // The state a stale detach of the old serial would hit (M22).
         P::sometimes(
-            "R2 window: an id is reused after its entry detached",
+            PropertyId::new(
+                Rule::R2,
+                "R2 window: an id is reused after its entry detached",
+            ),
             |_, s| s.attempts[0].steps_run.len() >= 3 && s.registry.contains(&(0, 1)),
         ),
         P::sometimes(
-            "R3 window: the owner unloads while a creation awaits its setup",
+            PropertyId::new(
+                Rule::R3,
+                "R3 window: the owner unloads while a creation awaits its setup",
+            ),
             |_, s| {
                 s.attempts.iter().any(|a| {
                     matches!(a.phase, CreatePhase::Prepared | CreatePhase::Checked)
@@ -205,15 +217,22 @@ fn windows() -> Vec<P> {
                 })
             },
         ),
-        P::sometimes("D1 window: three callers share one teardown", |_, s| {
-            s.attempts.iter().any(|a| a.callers.len() >= 3)
-        }),
         P::sometimes(
-            "D8 window: every caller of a running chain dropped it, and no call comes",
+            PropertyId::new(Rule::D1, "D1 window: three callers share one teardown"),
+            |_, s| s.attempts.iter().any(|a| a.callers.len() >= 3),
+        ),
+        P::sometimes(
+            PropertyId::new(
+                Rule::D8,
+                "D8 window: every caller of a running chain dropped it, and no call comes",
+            ),
             |_, s| s.quiet,
         ),
         P::sometimes(
-            "D8 window: a scope's unload was dropped while a chain it waits on runs",
+            PropertyId::new(
+                Rule::D8,
+                "D8 window: a scope's unload was dropped while a chain it waits on runs",
+            ),
             |_, s| {
                 s.attempts.iter().any(|a| {
                     matches!(a.effect, EffectState::Running(_))
@@ -224,7 +243,10 @@ fn windows() -> Vec<P> {
             },
         ),
         P::sometimes(
-            "D8 window: the handle dropped its dispose mid-chain, another caller waits",
+            PropertyId::new(
+                Rule::D8,
+                "D8 window: the handle dropped its dispose mid-chain, another caller waits",
+            ),
             |_, s| {
                 s.attempts.iter().any(|a| {
                     matches!(a.effect, EffectState::Running(_))
@@ -239,22 +261,14 @@ fn windows() -> Vec<P> {
 /// Progress, on every complete run.
 fn progress() -> Vec<P> {
     vec![
-        crate::at_every_end!(
-            DisposeModel,
-            D8_DROPPED.name,
-            |_, s| DisposeModel::unwedged(s),
-        ),
-        crate::at_every_end!(
-            DisposeModel,
-            D7_PROVIDER_UNLOAD.name,
-            |m, s: &DisposeState| {
-                s.scopes[ScopeId::Provider as usize] != ScopeState::Unloaded
-                    || s.attempts
-                        .iter()
-                        .all(|a| a.lp.is_none() || m.effects_done(a))
-            },
-        ),
-        crate::at_every_end!(DisposeModel, R1_LOSER_FAILS.name, |_, s| {
+        crate::at_every_end!(DisposeModel, D8_DROPPED, |_, s| DisposeModel::unwedged(s),),
+        crate::at_every_end!(DisposeModel, D7_PROVIDER_UNLOAD, |m, s: &DisposeState| {
+            s.scopes[ScopeId::Provider as usize] != ScopeState::Unloaded
+                || s.attempts
+                    .iter()
+                    .all(|a| a.lp.is_none() || m.effects_done(a))
+        },),
+        crate::at_every_end!(DisposeModel, R1_LOSER_FAILS, |_, s| {
             let ok = |i: usize| {
                 s.attempts
                     .get(i)
