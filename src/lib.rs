@@ -70,6 +70,8 @@ pub mod check;
 #[cfg(feature = "harness")]
 pub mod clauses;
 pub mod cli;
+#[cfg(feature = "harness")]
+pub mod docs;
 pub mod events;
 #[cfg(feature = "faults")]
 pub mod faults;

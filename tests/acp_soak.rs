@@ -36,7 +36,7 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::bench::docs;
+use agent_lifecycle::docs;
 use common::acp::{agent_texts, AcpServer};
 use serde_json::Value;
 use std::collections::HashMap;

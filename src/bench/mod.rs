@@ -25,13 +25,15 @@
 //! deterministic figure pinned in `pins.json` (counts, never times) and
 //! compares, or rewrites the file with `--write`.
 
-mod callgrind;
-pub mod docs;
-mod growth;
+pub(crate) mod callgrind;
+pub(crate) mod growth;
 pub mod models;
-mod optimal;
+pub(crate) mod optimal;
 pub mod pins;
 mod render;
+pub(crate) mod run;
+
+pub use run::Run;
 
 use crate::check::sim_check::{
     expected_branches, explore, explore_dfs, run_scheduled, DfsOptions, PortfolioOptions,
@@ -65,63 +67,63 @@ const OUT: &str = "bench.json";
 pub struct BenchArgs {
     /// Write the results as JSON here (checked before the bench runs).
     #[arg(long, default_value = OUT)]
-    out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Seeds per fault and sampling checker (median and max over them).
     #[arg(long, default_value_t = SEEDS)]
-    seeds: u64,
+    pub(crate) seeds: u64,
     /// Executions per throughput measurement (simulator and shuttle).
     #[arg(long, default_value_t = EXECUTIONS)]
-    executions: u64,
+    pub(crate) executions: u64,
     /// Cap of the unreduced simulator DFS.
     #[arg(long, default_value_t = DFS_CAP)]
-    dfs_cap: u64,
+    pub(crate) dfs_cap: u64,
     /// Cap of shuttle's DFS.
     #[arg(long, default_value_t = SHUTTLE_DFS_CAP)]
-    shuttle_dfs_cap: usize,
+    pub(crate) shuttle_dfs_cap: usize,
     /// Only these scenarios (repeatable); default: a set of eight.
     #[arg(long)]
-    scenario: Vec<String>,
+    pub(crate) scenario: Vec<String>,
     /// Leave loom out (it dominates the run time).
     #[arg(long)]
-    no_loom: bool,
+    pub(crate) no_loom: bool,
     /// Only these sections (repeatable); default: all.
     #[arg(long, value_enum)]
-    section: Vec<Section>,
+    pub(crate) section: Vec<Section>,
     /// Executions per callgrind profile (the difference of runs of n and 2n).
     #[arg(long, default_value_t = PROFILE_EXECUTIONS)]
-    profile_executions: u64,
+    pub(crate) profile_executions: u64,
     /// Schedules after which a growth search, or a search of the optimal
     /// section, stops unfinished.
     #[arg(long, default_value_t = GROWTH_CAP)]
-    growth_cap: u64,
+    pub(crate) growth_cap: u64,
     /// Instead of the bench: measure every deterministic figure pinned in
     /// the pins file and compare, as a table `key | pinned | measured |
     /// ok` (about a minute in a release build). Exit 0 if all are equal,
     /// 1 with one line per differing key. Takes only --json, --write,
     /// --pins-file, --from-check and --from-models.
     #[arg(long)]
-    pins: bool,
+    pub(crate) pins: bool,
     /// With --pins: rewrite the pins file from the measurement (exit 0).
     #[arg(long)]
-    write: bool,
+    pub(crate) write: bool,
     /// With --pins: JSON lines instead of the table, one
     /// `{"kind":"pin",…}` per key, then `{"kind":"end",…}`.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// With --pins: the pins file [default: pins.json of the checkout this
     /// binary was built from].
     #[arg(long)]
-    pins_file: Option<PathBuf>,
+    pub(crate) pins_file: Option<PathBuf>,
     /// With --pins: take each scenario's `sim-dfs` schedules and views
     /// from this `check --tier pr --json` output (or `merge --json` of its
     /// shards) instead of searching again; scenarios it lacks are searched.
     #[arg(long)]
-    from_check: Option<PathBuf>,
+    pub(crate) from_check: Option<PathBuf>,
     /// With --pins: take the models' state counts, depths and
     /// counterexamples from this `lifecycle model --json` output instead
     /// of checking the models again.
     #[arg(long)]
-    from_models: Option<PathBuf>,
+    pub(crate) from_models: Option<PathBuf>,
 }
 
 impl BenchArgs {
@@ -197,13 +199,13 @@ const DEFAULT: [&Scenario; 8] = [
 /// Executions per second of one checker on one scenario.
 #[derive(Clone, Debug, Serialize)]
 pub struct Rate {
-    executions: u64,
-    seconds: f64,
-    per_second: f64,
+    pub(crate) executions: u64,
+    pub(crate) seconds: f64,
+    pub(crate) per_second: f64,
 }
 
 impl Rate {
-    fn new(executions: u64, seconds: f64) -> Rate {
+    pub(crate) fn new(executions: u64, seconds: f64) -> Rate {
         Rate {
             executions,
             seconds,
@@ -215,45 +217,45 @@ impl Rate {
 /// Section 1: one scenario's rates.
 #[derive(Clone, Debug, Serialize)]
 pub struct Throughput {
-    scenario: &'static str,
-    sim_random: Rate,
-    sim_pct: Rate,
-    shuttle_random: Rate,
-    shuttle_pct: Rate,
-    loom: Option<Rate>,
-    ratio_sim_shuttle_random: f64,
-    ratio_sim_shuttle_pct: f64,
-    ratio_sim_loom: Option<f64>,
+    pub(crate) scenario: &'static str,
+    pub(crate) sim_random: Rate,
+    pub(crate) sim_pct: Rate,
+    pub(crate) shuttle_random: Rate,
+    pub(crate) shuttle_pct: Rate,
+    pub(crate) loom: Option<Rate>,
+    pub(crate) ratio_sim_shuttle_random: f64,
+    pub(crate) ratio_sim_shuttle_pct: f64,
+    pub(crate) ratio_sim_loom: Option<f64>,
 }
 
 /// A search's size: schedules, whether it finished, seconds.
 #[derive(Clone, Debug, Serialize)]
 pub struct Space {
-    schedules: u64,
-    exhausted: bool,
-    seconds: f64,
-    bound: String,
+    pub(crate) schedules: u64,
+    pub(crate) exhausted: bool,
+    pub(crate) seconds: f64,
+    pub(crate) bound: String,
 }
 
 /// Section 2: one scenario's search sizes.
 #[derive(Clone, Debug, Serialize)]
 pub struct Exhaustion {
-    scenario: &'static str,
-    sim_dfs_reduced: Space,
-    sim_dfs_unreduced: Space,
-    loom: Option<Space>,
-    shuttle_dfs: Space,
-    ratio_reduced_loom: Option<f64>,
+    pub(crate) scenario: &'static str,
+    pub(crate) sim_dfs_reduced: Space,
+    pub(crate) sim_dfs_unreduced: Space,
+    pub(crate) loom: Option<Space>,
+    pub(crate) shuttle_dfs: Space,
+    pub(crate) ratio_reduced_loom: Option<f64>,
 }
 
 /// Median and max.
 #[derive(Clone, Debug, Serialize)]
 pub struct Stat {
-    median: f64,
-    max: f64,
+    pub(crate) median: f64,
+    pub(crate) max: f64,
 }
 
-fn stat(mut v: Vec<f64>) -> Stat {
+pub(crate) fn stat(mut v: Vec<f64>) -> Stat {
     v.sort_by(f64::total_cmp);
     let median = if v.is_empty() {
         f64::NAN
@@ -269,31 +271,31 @@ fn stat(mut v: Vec<f64>) -> Stat {
 /// Section 3: one fault under one checker.
 #[derive(Clone, Debug, Serialize)]
 pub struct Kill {
-    fault: Fault,
-    checker: &'static str,
-    scenario: &'static str,
+    pub(crate) fault: Fault,
+    pub(crate) checker: &'static str,
+    pub(crate) scenario: &'static str,
     /// Seeds that found it, of those tried.
-    found: u64,
-    tried: u64,
-    executions: Stat,
-    seconds: Stat,
+    pub(crate) found: u64,
+    pub(crate) tried: u64,
+    pub(crate) executions: Stat,
+    pub(crate) seconds: Stat,
 }
 
 /// Section 4.
 #[derive(Clone, Debug, Serialize)]
 pub struct Memory {
     /// This process, MiB.
-    self_peak_mib: f64,
+    pub(crate) self_peak_mib: f64,
     /// The largest child (loom workers), MiB.
-    children_peak_mib: f64,
+    pub(crate) children_peak_mib: f64,
 }
 
 /// One target of the issue.
 #[derive(Clone, Debug, Serialize)]
 pub struct Target {
-    target: String,
-    met: bool,
-    detail: String,
+    pub(crate) target: String,
+    pub(crate) met: bool,
+    pub(crate) detail: String,
 }
 
 /// Everything `bench` measured.
@@ -301,18 +303,18 @@ pub struct Target {
 pub struct Results {
     /// Which run this is: commit, date, `nproc`, command
     /// (`lifecycle docs --bench` names it).
-    run: docs::Run,
-    machine: String,
-    throughput: Vec<Throughput>,
-    exhaustion: Vec<Exhaustion>,
-    faults: Vec<Kill>,
-    memory: Memory,
-    profile: Vec<callgrind::Split>,
-    growth: Vec<growth::Row>,
-    optimal: Vec<optimal::Row>,
-    models: Option<models::Models>,
-    targets: Vec<Target>,
-    seconds: f64,
+    pub(crate) run: Run,
+    pub(crate) machine: String,
+    pub(crate) throughput: Vec<Throughput>,
+    pub(crate) exhaustion: Vec<Exhaustion>,
+    pub(crate) faults: Vec<Kill>,
+    pub(crate) memory: Memory,
+    pub(crate) profile: Vec<callgrind::Split>,
+    pub(crate) growth: Vec<growth::Row>,
+    pub(crate) optimal: Vec<optimal::Row>,
+    pub(crate) models: Option<models::Models>,
+    pub(crate) targets: Vec<Target>,
+    pub(crate) seconds: f64,
 }
 
 /// `n` simulator runs, each counted in a [`check::Tally`] (views, goals,
@@ -701,7 +703,7 @@ pub fn run(args: &BenchArgs) -> ExitCode {
     };
     let targets = render::targets(&throughput, &exhaustion, &faults);
     // After the memory figures: git and nproc are child processes too.
-    let run = docs::Run::started_at(started);
+    let run = Run::started_at(started);
     let results = Results {
         run,
         machine: machine(),

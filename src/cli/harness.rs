@@ -105,7 +105,7 @@ pub(super) enum HarnessCommand {
     /// the faults, the rule-clause table, every pinned figure) and
     /// record.md (the mutation record; its performance section from
     /// `--bench FILE`); with `--check`, exit 1 naming each stale file.
-    Docs(crate::bench::docs::DocsArgs),
+    Docs(crate::docs::DocsArgs),
     /// Internal: runs loom in its own process (see `check::loom_check`).
     #[command(hide = true)]
     LoomWorker {
@@ -336,7 +336,7 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
             print!("{}", crate::clauses::render(crate::clauses::CLAUSES));
             ExitCode::SUCCESS
         }
-        HarnessCommand::Docs(args) => crate::bench::docs::run_args(&args),
+        HarnessCommand::Docs(args) => crate::docs::run_args(&args),
     }
 }
 

@@ -93,7 +93,7 @@ fn docs_check_passes_and_the_reference_names_every_scenario_and_fault() {
         agent_lifecycle::bench::pins::FILE,
     ))
     .expect("pins.json");
-    let text = agent_lifecycle::bench::docs::render(&pins);
+    let text = agent_lifecycle::docs::render(&pins);
     for s in agent_lifecycle::scenarios::ALL {
         assert!(text.contains(&format!("| `{}` |", s.name)), "{}", s.name);
     }

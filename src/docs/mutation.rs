@@ -18,10 +18,17 @@ const OUTCOMES: [&str; 4] = ["caught", "missed", "timeout", "unviable"];
 /// mutants listed are gaps, not equivalents.
 const GAPS_HEADING: &str = "## Missed, not equivalent, not killed yet";
 
+/// The header line by which `.ci/mutants-sample --record` marks a record
+/// as a sample: `# population: N` names how many mutants it was drawn from.
+const POPULATION: &str = "# population: ";
+
 /// A parsed outcome record.
 pub struct Record {
     /// Its `#` lines, in order.
     pub header: Vec<String>,
+    /// For a sampled record, the number of mutants it was drawn from
+    /// (its `# population: N` line); `None` for a whole run.
+    pub population: Option<usize>,
     /// Outcome by mutant name; a mutant listed twice keeps its last.
     pub outcomes: BTreeMap<String, &'static str>,
 }
@@ -32,9 +39,20 @@ pub struct Record {
 pub fn parse_record(text: &str, path: &Path) -> Result<Record, String> {
     let mut record = Record {
         header: Vec::new(),
+        population: None,
         outcomes: BTreeMap::new(),
     };
     for (n, line) in text.lines().enumerate() {
+        if let Some(count) = line.strip_prefix(POPULATION) {
+            let count = count.trim().parse().map_err(|_| {
+                format!(
+                    "{}:{}: `{POPULATION}` needs a count: {line:?}",
+                    path.display(),
+                    n + 1
+                )
+            })?;
+            record.population = Some(count);
+        }
         if line.starts_with('#') {
             record.header.push(line.to_string());
             continue;
@@ -124,6 +142,21 @@ fn ratio(num: usize, den: usize) -> String {
     format!("{num} / {den} = {pct:.1}%")
 }
 
+/// The Wilson score interval of `k` successes in `n` trials at 95%
+/// (z = 1.96), in percent: `.ci/mutants-sample`'s interval.
+pub fn wilson(k: usize, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 100.0);
+    }
+    let (z, n, p) = (1.96_f64, n as f64, k as f64 / n as f64);
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+    (
+        100.0 * (centre - half).max(0.0),
+        100.0 * (centre + half).min(1.0),
+    )
+}
+
 /// The mutation section.
 pub fn render(record: &Record, explained: &(BTreeSet<String>, BTreeSet<String>)) -> String {
     let (known, gaps) = explained;
@@ -164,6 +197,13 @@ pub fn render(record: &Record, explained: &(BTreeSet<String>, BTreeSet<String>))
         let _ = writeln!(w, "{line}");
     }
     let _ = writeln!(w, "```\n");
+    if let Some(population) = record.population {
+        let _ = writeln!(
+            w,
+            "A sample: {} of the {population} mutants listed when it ran, drawn at random (stratified by source file, as its header says), so the score below estimates the score of every mutant, with its Wilson 95% interval.\n",
+            record.outcomes.len()
+        );
+    }
     let _ = writeln!(w, "| outcome | mutants |");
     let _ = writeln!(w, "| --- | ---: |");
     for o in OUTCOMES {
@@ -177,6 +217,10 @@ pub fn render(record: &Record, explained: &(BTreeSet<String>, BTreeSet<String>))
         "| caught / (caught + missed) | {} |",
         ratio(caught, caught + missed)
     );
+    if record.population.is_some() {
+        let (lo, hi) = wilson(caught, caught + missed);
+        let _ = writeln!(w, "| its Wilson 95% interval | {lo:.1}% to {hi:.1}% |");
+    }
     let _ = writeln!(
         w,
         "| timeouts counted as caught | {} |",
@@ -248,5 +292,34 @@ mod tests {
             .expect("an error");
         assert!(e.starts_with("r.txt:2: "), "{e}");
         assert!(parse_record("caught\t\n", path).is_err());
+    }
+
+    #[test]
+    fn a_sampled_record_names_its_population_and_gets_an_interval() {
+        let path = Path::new("r.txt");
+        let r = parse_record("# population: 1281\ncaught\tm\nmissed\tn\n", path).expect("a record");
+        assert_eq!(r.population, Some(1281));
+        assert_eq!(r.header, ["# population: 1281"]);
+        let text = render(&r, &(BTreeSet::new(), BTreeSet::new()));
+        assert!(text.contains("2 of the 1281 mutants"), "{text}");
+        assert!(
+            text.contains("| its Wilson 95% interval | 9.5% to 90.5% |"),
+            "{text}"
+        );
+        assert!(parse_record("# population: many\n", path).is_err());
+        let whole = parse_record("caught\tm\n", path).expect("a record");
+        assert!(!render(&whole, &(BTreeSet::new(), BTreeSet::new())).contains("Wilson"));
+    }
+
+    #[test]
+    fn the_wilson_interval_matches_the_published_values() {
+        let (lo, hi) = wilson(150, 155);
+        assert!(
+            (lo - 92.67).abs() < 0.01 && (hi - 98.61).abs() < 0.01,
+            "{lo} {hi}"
+        );
+        assert_eq!(wilson(0, 0), (0.0, 100.0));
+        let (lo, hi) = wilson(10, 10);
+        assert!(hi == 100.0 && (lo - 72.25).abs() < 0.01, "{lo}");
     }
 }
