@@ -41,6 +41,18 @@ impl Family {
         }
     }
 
+    /// Its one-word key, in lower case (a pin's name holds it:
+    /// `clauses.shell`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Family::Cancel => "cancel",
+            Family::Dispose => "dispose",
+            Family::Identity => "identity",
+            Family::Shell => "shell",
+            Family::Acp => "acp",
+        }
+    }
+
     /// Its rules, in order.
     pub fn rules(self) -> impl Iterator<Item = Rule> {
         Rule::ALL.into_iter().filter(move |r| r.family() == self)
@@ -133,6 +145,15 @@ pub fn join(rules: &[Rule], sep: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_family_key_is_one_word_of_its_heading() {
+        let keys: Vec<&str> = Family::ALL.into_iter().map(Family::key).collect();
+        assert_eq!(keys, ["cancel", "dispose", "identity", "shell", "acp"]);
+        for f in Family::ALL {
+            assert!(f.name().to_lowercase().starts_with(f.key()), "{f:?}");
+        }
+    }
 
     #[test]
     fn every_rule_parses_from_its_name_and_has_its_family() {

@@ -107,12 +107,6 @@ impl Job {
     }
 }
 
-/// A family's key: `cancel`, `dispose`, `identity`, `shell`, `acp`.
-fn family_key(f: Family) -> String {
-    let first = f.name().split(' ').next().unwrap_or_default();
-    first.to_lowercase()
-}
-
 fn registries() -> Job {
     Job::new(
         "registries",
@@ -177,7 +171,7 @@ fn clause_table() -> Job {
     let mut figures = vec![figure("clauses", "clauses of the rules of SPEC §2")];
     for f in Family::ALL {
         figures.push(figure(
-            format!("clauses.{}", family_key(f)),
+            format!("clauses.{}", f.key()),
             format!("clauses of the {} rules", f.name()),
         ));
     }
@@ -393,15 +387,16 @@ impl ModelRow {
         }
     }
 
-    /// One line of `lifecycle model --json`: its model's name and row.
-    pub fn parse(line: &str) -> Result<(String, ModelRow), String> {
+    /// One line of `lifecycle model --json`: its model and row.
+    pub fn parse(line: &str) -> Result<(ModelId, ModelRow), String> {
         let v: serde_json::Value =
             serde_json::from_str(line).map_err(|e| format!("not a JSON line: {e}"))?;
         let result = &v["result"];
         let num =
             |x: &serde_json::Value, what: &str| x.as_u64().ok_or_else(|| format!("no {what}"));
         let model = result["model"].as_str().ok_or("no result.model")?;
-        let name = model.split('+').next().unwrap_or(model).to_string();
+        let base = model.split('+').next().unwrap_or(model);
+        let name = ModelId::parse(base).ok_or_else(|| format!("no model named {base:?}"))?;
         let row = ModelRow {
             fault: v["fault"].as_str().map(str::to_string),
             unique: num(&result["unique"], "result.unique")?,
@@ -431,7 +426,7 @@ pub struct Given {
     pub sim_dfs: BTreeMap<String, [u64; 2]>,
     /// Each model's rows, as a `lifecycle model --json` run reported them
     /// (a model is taken only if all its rows are).
-    pub models: BTreeMap<String, Vec<ModelRow>>,
+    pub models: BTreeMap<ModelId, Vec<ModelRow>>,
 }
 
 /// [`jobs`], except that what `given` holds is taken from there instead
@@ -442,7 +437,7 @@ pub fn jobs_given(given: &Given) -> Vec<Job> {
     jobs.extend(
         ModelId::ALL
             .into_iter()
-            .map(|name| model(name, given.models.get(name.name()).cloned())),
+            .map(|name| model(name, given.models.get(&name).cloned())),
     );
     jobs.extend(
         scenarios::ALL

@@ -18,6 +18,7 @@ pub mod file;
 
 pub use file::{Pin, Pins, FILE};
 
+use lifecycle_models::ModelId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -227,10 +228,10 @@ pub fn run(
 
 /// The rows of a whole `lifecycle model --json` run, by model: every
 /// model and fault variant it checked.
-fn model_rows(path: &Path) -> Result<BTreeMap<String, Vec<figures::ModelRow>>, String> {
+fn model_rows(path: &Path) -> Result<BTreeMap<ModelId, Vec<figures::ModelRow>>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut rows: BTreeMap<String, Vec<figures::ModelRow>> = BTreeMap::new();
+    let mut rows: BTreeMap<ModelId, Vec<figures::ModelRow>> = BTreeMap::new();
     for (n, line) in text
         .lines()
         .enumerate()
