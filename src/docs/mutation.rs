@@ -190,7 +190,7 @@ pub fn render(record: &Record, explained: &(BTreeSet<String>, BTreeSet<String>))
     let _ = writeln!(w, "## Mutation testing\n");
     let _ = writeln!(
         w,
-        "The outcomes of cargo-mutants over the lifecycle code, from `.cargo/mutants-record.txt` (written by `.ci/mutants-score --record`), with each missed mutant marked as `.cargo/mutants-equivalent.md` explains it: `equivalent` (no behaviour depends on it), `gap` (a behaviour no test observes yet; counted as missed) or `UNEXPLAINED`. How the record is made: [`guide.md`](guide.md#mutation-testing). The record's header:\n"
+        "The outcomes of cargo-mutants over the lifecycle code, from `.cargo/mutants-record.txt` (written by `.ci/mutants-score --record` for a whole run, by `.ci/mutants-sample --record` for a sample), with each missed mutant marked as `.cargo/mutants-equivalent.md` explains it: `equivalent` (no behaviour depends on it), `gap` (a behaviour no test observes yet; counted as missed) or `UNEXPLAINED`. How the record is made: [`guide.md`](guide.md#mutation-testing). The record's header:\n"
     );
     let _ = writeln!(w, "```text");
     for line in &record.header {
