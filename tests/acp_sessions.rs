@@ -433,3 +433,48 @@ fn a10_sessions_per_connection_are_capped_until_one_closes() {
     assert!(again["result"]["sessionId"].is_string(), "{again}");
     server.close();
 }
+
+/// A9: two `session/load`s of one id, sent together, load it once: one
+/// answers, the other is refused, and the refused one does not let go of
+/// the log the winner now writes. Another process is told the log is in
+/// use, not handed a second writer's lock; once the session is closed,
+/// nothing holds it (the refused load kept no claim), and another process
+/// loads it.
+#[test]
+fn a9_a_refused_second_load_keeps_the_winners_lock() {
+    let sessions = tempfile::tempdir().unwrap();
+    let mut first = AcpServer::start(sessions.path());
+    let id = first.new_session();
+    // A log long enough that the winner's check and resume take a while.
+    let big = "$ head -c 200000 /dev/zero | tr '\\0' x";
+    for _ in 0..10 {
+        let (answer, _) = first.prompt(&id, big);
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    }
+    first.close();
+    for round in 0..5 {
+        let mut server = AcpServer::start(sessions.path());
+        let one = server.request("session/load", load_params(&id, "/"));
+        let two = server.request("session/load", load_params(&id, "/"));
+        let (answers, _) = server.answers(&[one, two]);
+        let loaded = answers.iter().filter(|a| a.get("result").is_some()).count();
+        assert_eq!(loaded, 1, "round {round}: {answers:?}");
+        let mut other = AcpServer::start(sessions.path());
+        let answer = other.ask("session/load", load_params(&id, "/"));
+        let message = answer["error"]["data"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("in use by another process"),
+            "A9: round {round}: a refused second load let go of the lock of the session \
+             the first loaded, and another process loaded it too: {answer}"
+        );
+        let closed = server.ask("session/close", json!({ "sessionId": id }));
+        assert!(closed.get("result").is_some(), "{closed}");
+        let answer = other.ask("session/load", load_params(&id, "/"));
+        assert!(
+            answer.get("result").is_some(),
+            "A9: round {round}: the session is closed, yet its log is still held: {answer}"
+        );
+        other.close();
+        server.close();
+    }
+}

@@ -92,6 +92,9 @@ impl<R: Rt> ServerCore<R> {
     /// the answer (A9).
     pub async fn load(self: Arc<Self>, id: String, cwd: PathBuf) -> Result<(), AcpError> {
         let _slot = self.slots.take(self.bridge.session_count())?;
+        // A session of this process's is only healed by its load (D10),
+        // never resumed afresh; any other load claims its log first (A9),
+        // and lets go of that claim if it fails.
         let claimed = !self.bridge.sessions().contains(&id);
         let found = if claimed {
             self.logs.claim(&id)?
@@ -122,7 +125,12 @@ impl<R: Rt> ServerCore<R> {
                 Err(AcpError::ClosedDuringReplay(id.clone()))
             }
         };
-        match self.bridge.load_session_then(&id, replay).await {
+        let loaded = if claimed {
+            self.bridge.load_session_then(&id, replay).await
+        } else {
+            self.bridge.reload_then(&id, replay).await
+        };
+        match loaded {
             Ok(_) => Ok(()),
             Err(e) => {
                 // A close that took the session let go of its log, which

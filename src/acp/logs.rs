@@ -12,7 +12,8 @@ use crate::shell::job_number;
 use crate::store::durable::{Durable, DurableRecord, FileDurable, LockError};
 use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate};
 use futures::{Stream, StreamExt};
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// How many updates the replay's reader may read ahead of the client.
 pub const REPLAY_AHEAD: usize = 16;
@@ -20,9 +21,19 @@ pub const REPLAY_AHEAD: usize = 16;
 /// The session logs: the storage behind the store, and, when they are
 /// files, the one-writer locks (A9: a second process that loads a session
 /// this one writes gets a clear error).
+///
+/// Within this process a log is held while anything holds a claim on it:
+/// its session (from `session/new` or its load's claim until its close),
+/// and each load in flight that claimed it. The OS lock is taken by the
+/// first claim and let go with the last, so a load refused while another
+/// won (or a close that ends while a new load claims) does not let go of
+/// the lock the live session writes under (A9).
 pub struct Logs {
     durable: Arc<dyn Durable>,
     files: Option<Arc<FileDurable>>,
+    /// How many claims each log has in this process. Held only across the
+    /// count and its lock or unlock, never across an await.
+    held: Mutex<BTreeMap<String, usize>>,
     /// A replay reads the log on a blocking thread of tokio's (the
     /// server); else in the load's own task (the checkers).
     threaded: bool,
@@ -35,6 +46,7 @@ impl Logs {
         Logs {
             durable,
             files,
+            held: Mutex::default(),
             threaded: true,
         }
     }
@@ -45,6 +57,7 @@ impl Logs {
         Logs {
             durable,
             files: None,
+            held: Mutex::default(),
             threaded: false,
         }
     }
@@ -62,25 +75,45 @@ impl Logs {
         };
         created.map_err(|e| {
             AcpError::Storage(format!("the log of session {id} cannot be created: {e}"))
-        })
+        })?;
+        *self.holders().entry(id.to_string()).or_default() += 1;
+        Ok(())
+    }
+
+    /// The claims on each log this process holds.
+    fn holders(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, usize>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Before a `session/load` of an id this process does not hold: the
     /// log must exist (else -32002, and nothing is created), its lock must
     /// be free (else -32602: another process writes it), and it must read
-    /// cleanly, which is checked by streaming it once. Returns the largest
+    /// cleanly, which is checked by streaming it once. A log this process
+    /// holds already gains one more claim, which [`Logs::release`] lets go
+    /// of. Returns the largest
     /// job number its typed job-start records name (A11: never read from
     /// text) and how many records it holds: the replay's snapshot (A9).
     pub(super) fn claim(&self, id: &str) -> Result<Claimed, AcpError> {
         if !self.durable.exists(id).map_err(|e| unreadable(id, e))? {
             return Err(AcpError::UnknownSession(id.to_string()));
         }
-        if let Some(files) = &self.files {
-            match files.lock(id) {
-                Ok(()) => {}
-                Err(LockError::Held { .. }) => return Err(AcpError::LogInUse(id.to_string())),
-                Err(LockError::Io(e)) => return Err(unreadable(id, e)),
+        {
+            let mut held = self.holders();
+            let claims = held.entry(id.to_string()).or_default();
+            if *claims == 0 {
+                if let Some(files) = &self.files {
+                    let locked = match files.lock(id) {
+                        Ok(()) => Ok(()),
+                        Err(LockError::Held { .. }) => Err(AcpError::LogInUse(id.to_string())),
+                        Err(LockError::Io(e)) => Err(unreadable(id, e)),
+                    };
+                    if let Err(e) = locked {
+                        held.remove(id);
+                        return Err(e);
+                    }
+                }
             }
+            *claims += 1;
         }
         let mut claimed = Claimed::default();
         let scanned = self.durable.scan(id, &mut |r| {
@@ -152,10 +185,19 @@ impl Logs {
         }
     }
 
-    /// Let go of a log this process no longer writes.
+    /// Let go of one claim on the log of `id` (a closed session's, or a
+    /// failed load's); the OS lock goes with the last one.
     pub(super) fn release(&self, id: &str) {
-        if let Some(files) = &self.files {
-            files.unlock(id);
+        let mut held = self.holders();
+        let Some(claims) = held.get_mut(id) else {
+            return;
+        };
+        *claims = claims.saturating_sub(1);
+        if *claims == 0 {
+            held.remove(id);
+            if let Some(files) = &self.files {
+                files.unlock(id);
+            }
         }
     }
 }
@@ -263,4 +305,52 @@ fn job_started(r: &DurableRecord) -> Option<u64> {
 
 fn unreadable(id: &str, e: std::io::Error) -> AcpError {
     AcpError::Storage(format!("the log of session {id} cannot be read: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A second `FileDurable` on the same directory stands for another
+    /// process: whether it can lock the log says whether this one holds it.
+    fn free_elsewhere(dir: &std::path::Path, id: &str) -> bool {
+        let other = FileDurable::new(dir).unwrap();
+        let free = other.lock(id).is_ok();
+        other.unlock(id);
+        free
+    }
+
+    /// A9: the OS lock is held while any claim is: a session's and each
+    /// load's in flight; the last release lets it go, and a release of a
+    /// log no claim holds changes nothing.
+    #[test]
+    fn the_lock_goes_with_the_last_claim() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = Arc::new(FileDurable::new(dir.path()).unwrap());
+        let logs = Logs::served(files.clone(), Some(files));
+        logs.create("s").unwrap();
+        assert!(
+            !free_elsewhere(dir.path(), "s"),
+            "a new session holds its log"
+        );
+        logs.release("s");
+        assert!(
+            free_elsewhere(dir.path(), "s"),
+            "a closed session lets it go"
+        );
+        logs.release("s");
+        logs.claim("s").unwrap();
+        logs.claim("s").unwrap();
+        logs.release("s");
+        assert!(
+            !free_elsewhere(dir.path(), "s"),
+            "one claim left: the log is still held"
+        );
+        logs.release("s");
+        assert!(free_elsewhere(dir.path(), "s"), "the last claim let go");
+        assert!(matches!(
+            logs.claim("missing"),
+            Err(AcpError::UnknownSession(_))
+        ));
+    }
 }

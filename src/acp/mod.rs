@@ -310,8 +310,12 @@ impl<R: Rt> Bridge<R> {
     /// `session/load`: resume the session `id` from its durable log, with
     /// nothing to replay.
     pub async fn load_session(&self, id: &str) -> Result<String, AcpError> {
-        self.load(id, None::<fn() -> std::future::Ready<Result<(), AcpError>>>)
-            .await
+        self.load(
+            id,
+            None::<fn() -> std::future::Ready<Result<(), AcpError>>>,
+            true,
+        )
+        .await
     }
 
     /// `session/load`: resume the session `id` from its durable log, then
@@ -326,11 +330,31 @@ impl<R: Rt> Bridge<R> {
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<(), AcpError>>,
     {
-        self.load(id, Some(replay)).await
+        self.load(id, Some(replay), true).await
     }
 
-    /// `session/load`, with a replay or without one.
-    async fn load<F, Fut>(&self, id: &str, replay: Option<F>) -> Result<String, AcpError>
+    /// `session/load` of an id whose log this process holds already (its
+    /// session's, or a load's or a close's in flight): never a fresh
+    /// resume. A session of this bridge that a storage error left refusing
+    /// appends is healed in place and `replay` runs, as for
+    /// [`Bridge::load_session_then`]; anything else is refused as already
+    /// loaded (A9: the log has one holder, and this load is not it).
+    pub async fn reload_then<F, Fut>(&self, id: &str, replay: F) -> Result<String, AcpError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<(), AcpError>>,
+    {
+        self.load(id, Some(replay), false).await
+    }
+
+    /// `session/load`, with a replay or without one; `fresh`: it may
+    /// resume the session, else it only heals this bridge's own.
+    async fn load<F, Fut>(
+        &self,
+        id: &str,
+        replay: Option<F>,
+        fresh: bool,
+    ) -> Result<String, AcpError>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<(), AcpError>>,
@@ -342,7 +366,7 @@ impl<R: Rt> Bridge<R> {
             if s.closed {
                 return refuse(AcpError::Disposed);
             }
-            if live || s.sessions.contains_key(id) || s.loading.contains(id) {
+            if !fresh || live || s.sessions.contains_key(id) || s.loading.contains(id) {
                 return refuse(AcpError::AlreadyLoaded(id.to_string()));
             }
             Ok(())
