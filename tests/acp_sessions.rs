@@ -478,3 +478,41 @@ fn a9_a_refused_second_load_keeps_the_winners_lock() {
         server.close();
     }
 }
+
+/// A10: a `session/new` whose log cannot be created (here: no descriptor
+/// left) fails, and leaves no session behind: the id its error names is
+/// unknown afterwards, even once a descriptor is free again, and never
+/// counts against the cap.
+#[test]
+fn a10_a_session_whose_log_cannot_be_created_is_not_kept() {
+    let sessions = tempfile::tempdir().unwrap();
+    let mut server = AcpServer::start_with_nofile(sessions.path(), (32, 32));
+    let mut ids = Vec::new();
+    let refused = loop {
+        let new = server.ask("session/new", json!({"cwd": "/", "mcpServers": []}));
+        match new["result"]["sessionId"].as_str() {
+            Some(id) => ids.push(id.to_string()),
+            None => break new,
+        }
+        assert!(
+            ids.len() < 32,
+            "32 sessions under a limit of 32 descriptors"
+        );
+    };
+    let why = refused["error"]["data"].as_str().unwrap_or_default();
+    assert!(why.contains("Too many open files"), "{refused}");
+    let zombie = why
+        .split_whitespace()
+        .find(|w| w.starts_with("sess-"))
+        .map(|w| w.trim_end_matches(':'))
+        .unwrap_or_else(|| panic!("the error names no session: {refused}"));
+    let closed = server.ask("session/close", json!({ "sessionId": ids[0] }));
+    assert!(closed.get("result").is_some(), "{closed}");
+    let (answer, updates) = server.prompt(zombie, "still here?");
+    assert!(
+        error_code(&answer).is_some(),
+        "A10: the session whose creation failed was kept, and runs prompts: {answer}"
+    );
+    assert!(agent_texts(&updates).is_empty(), "{updates:?}");
+    server.close();
+}

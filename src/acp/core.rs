@@ -83,7 +83,14 @@ impl<R: Rt> ServerCore<R> {
     pub async fn new_session(self: Arc<Self>, cwd: PathBuf) -> Result<String, AcpError> {
         let _slot = self.slots.take(self.bridge.session_count())?;
         let id = self.bridge.new_session().await?;
-        self.logs.create(&id)?;
+        if let Err(e) = self.logs.create(&id) {
+            // A10: a session whose log cannot be created is not kept: it
+            // would run prompts the client was told it does not have, and
+            // write a log it holds no lock on. (A quiesce may have taken
+            // it already.)
+            let _ = self.bridge.close(&id).await;
+            return Err(e);
+        }
         self.responder.set_cwd(&id, cwd);
         Ok(id)
     }
