@@ -143,7 +143,7 @@ impl<R: Rt> ServerCore<R> {
                 // A close that took the session let go of its log, which
                 // a later load may hold by now.
                 if claimed && !matches!(e, AcpError::ClosedDuringReplay(_)) {
-                    self.logs.release(&id);
+                    self.logs.release(&id, || self.responder.forget(&id));
                 }
                 Err(e)
             }
@@ -166,8 +166,9 @@ impl<R: Rt> ServerCore<R> {
     /// its `cwd` are let go.
     pub async fn close(self: Arc<Self>, id: String) -> Result<(), AcpError> {
         self.bridge.close(&id).await?;
-        self.logs.release(&id);
-        self.responder.forget(&id);
+        // Its `cwd` goes with the log's last claim: a load of the id that
+        // claimed it meanwhile keeps the `cwd` it set (A9).
+        self.logs.release(&id, || self.responder.forget(&id));
         Ok(())
     }
 

@@ -124,7 +124,7 @@ impl Logs {
         match scanned {
             Ok(_) => Ok(claimed),
             Err(e) => {
-                self.release(id);
+                self.release(id, || {});
                 Err(unreadable(id, e))
             }
         }
@@ -186,8 +186,11 @@ impl Logs {
     }
 
     /// Let go of one claim on the log of `id` (a closed session's, or a
-    /// failed load's); the OS lock goes with the last one.
-    pub(super) fn release(&self, id: &str) {
+    /// failed load's); the OS lock goes with the last one, and `gone` runs
+    /// then, before any new claim can be taken: what the server keeps per
+    /// session (its `cwd`) is forgotten with the last claim, never after a
+    /// later load of the id set its own (A9).
+    pub(super) fn release(&self, id: &str, gone: impl FnOnce()) {
         let mut held = self.holders();
         let Some(claims) = held.get_mut(id) else {
             return;
@@ -198,6 +201,7 @@ impl Logs {
             if let Some(files) = &self.files {
                 files.unlock(id);
             }
+            gone();
         }
     }
 }
@@ -321,8 +325,9 @@ mod tests {
     }
 
     /// A9: the OS lock is held while any claim is: a session's and each
-    /// load's in flight; the last release lets it go, and a release of a
-    /// log no claim holds changes nothing.
+    /// load's in flight; the last release lets it go and runs its `gone`
+    /// (no earlier one does), and a release of a log no claim holds
+    /// changes nothing.
     #[test]
     fn the_lock_goes_with_the_last_claim() {
         let dir = tempfile::tempdir().unwrap();
@@ -333,21 +338,30 @@ mod tests {
             !free_elsewhere(dir.path(), "s"),
             "a new session holds its log"
         );
-        logs.release("s");
+        logs.release("s", || {});
         assert!(
             free_elsewhere(dir.path(), "s"),
             "a closed session lets it go"
         );
-        logs.release("s");
+        logs.release("s", || {});
         logs.claim("s").unwrap();
         logs.claim("s").unwrap();
-        logs.release("s");
+        logs.release("s", || {});
         assert!(
             !free_elsewhere(dir.path(), "s"),
             "one claim left: the log is still held"
         );
-        logs.release("s");
+        logs.release("s", || {});
         assert!(free_elsewhere(dir.path(), "s"), "the last claim let go");
+        let gone = std::cell::Cell::new(0);
+        logs.claim("s").unwrap();
+        logs.claim("s").unwrap();
+        logs.release("s", || gone.set(gone.get() + 1));
+        assert_eq!(gone.get(), 0, "a claim is left: the session is not gone");
+        logs.release("s", || gone.set(gone.get() + 1));
+        assert_eq!(gone.get(), 1, "the last claim let go: the session is gone");
+        logs.release("s", || gone.set(gone.get() + 1));
+        assert_eq!(gone.get(), 1, "a release of a log no claim holds");
         assert!(matches!(
             logs.claim("missing"),
             Err(AcpError::UnknownSession(_))
