@@ -185,6 +185,13 @@ impl Logs {
         }
     }
 
+    /// How many claims each log held in this process has: what another
+    /// process's lock attempt would find (held or free), for the
+    /// harness's check of A9 at the end of a run.
+    pub fn claims(&self) -> BTreeMap<String, usize> {
+        self.holders().clone()
+    }
+
     /// Let go of one claim on the log of `id` (a closed session's, or a
     /// failed load's); the OS lock goes with the last one, and `gone` runs
     /// then, before any new claim can be taken: what the server keeps per

@@ -390,7 +390,7 @@ impl<R: Rt> Bridge<R> {
                 let healed = self.provider.store().heal(id, serial);
                 if healed.map_err(|e| AcpError::Storage(e.to_string()))? {
                     return match replay {
-                        Some(replay) => self.replayed(id, replay, true).await,
+                        Some(replay) => self.replayed(id, serial, replay, true).await,
                         None => Ok(id.to_string()),
                     };
                 }
@@ -418,6 +418,7 @@ impl<R: Rt> Bridge<R> {
         // replaying, if a replay follows), in the same lock section: a
         // prompt between the two would find neither and fail as unknown
         // (A9).
+        let serial = handle.serial();
         let published = self
             .publish_as(
                 id.to_string(),
@@ -432,7 +433,7 @@ impl<R: Rt> Bridge<R> {
         drop(loading);
         published?;
         match replay {
-            Some(replay) => self.replayed(id, replay, false).await,
+            Some(replay) => self.replayed(id, serial, replay, false).await,
             None => Ok(id.to_string()),
         }
     }
@@ -441,22 +442,32 @@ impl<R: Rt> Bridge<R> {
     /// wait, A9); clear the mark when it ends or its caller gives up (D8).
     /// A failed replay takes the session's record back and disposes it.
     /// `mark`: the record is not marked replaying yet (a healed session).
-    /// The mark and the record are this load's by their serial: once a
-    /// `session/close` took the record, nothing here touches a later
-    /// load's record of the same id.
-    async fn replayed<F, Fut>(&self, id: &str, replay: F, mark: bool) -> Result<String, AcpError>
+    /// The mark and the record are this load's by their `serial` (the
+    /// session it published or heals): once a `session/close` took the
+    /// record, nothing here touches a later load's record of the same id,
+    /// even one published before this replay began (A9).
+    async fn replayed<F, Fut>(
+        &self,
+        id: &str,
+        serial: u64,
+        replay: F,
+        mark: bool,
+    ) -> Result<String, AcpError>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<(), AcpError>>,
     {
-        let serial = self.state.update(|s| {
-            let r = s.sessions.get_mut(id)?;
+        let ours = self.state.update(|s| {
+            let r = s
+                .sessions
+                .get_mut(id)
+                .filter(|r| r.handle.serial() == serial)?;
             if mark {
                 r.replaying = true;
             }
-            Some(r.handle.serial())
+            Some(())
         });
-        let Some(serial) = serial else {
+        let Some(()) = ours else {
             // Closed (or quiesced) before its replay began.
             return Err(AcpError::ClosedDuringReplay(id.to_string()));
         };

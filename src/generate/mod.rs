@@ -23,6 +23,7 @@
 //! `lifecycle replay '<line>'` rebuilds the one from the name and follows
 //! the other.
 
+mod claims;
 mod history;
 pub mod judge;
 mod model;

@@ -565,9 +565,10 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
     };
     let responder = Responder::new(rig.tool_bash.clone(), conn.clone(), outbound.clone());
     rig.provider.set_runner(responder.clone());
+    let logs = Arc::new(Logs::inline(rig.durable.clone()));
     let core = ServerCore::new(
         rig.bridge.clone().expect("the rig has a bridge"),
-        Arc::new(Logs::inline(rig.durable.clone())),
+        logs.clone(),
         responder,
         conn.clone(),
         outbound.clone(),
@@ -600,6 +601,17 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
     }
     for h in others {
         h.join().await;
+    }
+    // A9, A10: every request answered, before the disconnect (whose
+    // quiesce takes the sessions and leaves the logs to the process's
+    // exit), the logs another process would find held.
+    if env.core.bridge().quiesce_runs() == 0 {
+        env.check(super::claims::log_claims(
+            &env.core.bridge().sessions(),
+            &logs.claims(),
+            OLD,
+            &conn.history(),
+        ));
     }
     env.core.bridge().unload().await;
     env.owner.unload().await;
