@@ -111,42 +111,52 @@ impl<R: Rt> ServerCore<R> {
                 records: self.logs.records(&id)?,
             }
         };
-        let replay = || async {
-            // Job numbers continue after every job the log's job records
-            // name (A9, A11).
-            if let (Some(n), Some(shell)) = (found.last_job, &self.shell) {
-                shell.continue_after(n);
-            }
-            self.responder.set_cwd(&id, cwd);
-            // The history first, then the answer (ACP); the log as it
-            // stood when the load began (A9), and only while the session
-            // is still this load's.
-            let ours = self.bridge.replay_gate(&id);
-            let replayed = self
-                .logs
-                .replay(&id, found.records, &*self.wire, &self.outbound, &ours)
-                .await?;
-            if replayed {
-                Ok(())
-            } else {
-                Err(AcpError::ClosedDuringReplay(id.clone()))
-            }
+        // Whether the bridge healed a session of its own (D10) rather
+        // than resumed one: a healed session holds its log already.
+        let healed = std::sync::atomic::AtomicBool::new(false);
+        let replay = |healing: bool| {
+            healed.store(healing, std::sync::atomic::Ordering::Relaxed);
+            self.replay(&id, cwd, found)
         };
         let loaded = if claimed {
             self.bridge.load_session_then(&id, replay).await
         } else {
             self.bridge.reload_then(&id, replay).await
         };
-        match loaded {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                // A close that took the session let go of its log, which
-                // a later load may hold by now.
-                if claimed && !matches!(e, AcpError::ClosedDuringReplay(_)) {
-                    self.logs.release(&id, || self.responder.forget(&id));
-                }
-                Err(e)
-            }
+        let healed = healed.load(std::sync::atomic::Ordering::Relaxed);
+        // The claims this load lets go of (A9): its own, unless a resumed
+        // session keeps it; and a healed session's, when its failed
+        // replay disposed it. A close that took the session let go of the
+        // session's, and a later load may hold the log by now.
+        let closed = matches!(loaded, Err(AcpError::ClosedDuringReplay(_)));
+        let own = claimed && (healed || (loaded.is_err() && !closed));
+        let session = healed && loaded.is_err() && !closed;
+        for _ in 0..usize::from(own) + usize::from(session) {
+            self.logs.release(&id, || self.responder.forget(&id));
+        }
+        loaded.map(|_| ())
+    }
+
+    /// A load's replay of `id`'s history as `found` stood, in `cwd`.
+    async fn replay(&self, id: &str, cwd: PathBuf, found: Claimed) -> Result<(), AcpError> {
+        // Job numbers continue after every job the log's job records
+        // name (A9, A11).
+        if let (Some(n), Some(shell)) = (found.last_job, &self.shell) {
+            shell.continue_after(n);
+        }
+        self.responder.set_cwd(id, cwd);
+        // The history first, then the answer (ACP); the log as it
+        // stood when the load began (A9), and only while the session
+        // is still this load's.
+        let ours = self.bridge.replay_gate(id);
+        let replayed = self
+            .logs
+            .replay(id, found.records, &*self.wire, &self.outbound, &ours)
+            .await?;
+        if replayed {
+            Ok(())
+        } else {
+            Err(AcpError::ClosedDuringReplay(id.to_string()))
         }
     }
 

@@ -312,7 +312,7 @@ impl<R: Rt> Bridge<R> {
     pub async fn load_session(&self, id: &str) -> Result<String, AcpError> {
         self.load(
             id,
-            None::<fn() -> std::future::Ready<Result<(), AcpError>>>,
+            None::<fn(bool) -> std::future::Ready<Result<(), AcpError>>>,
             true,
         )
         .await
@@ -324,10 +324,11 @@ impl<R: Rt> Bridge<R> {
     /// waits, as it does while the resume runs; a failed replay disposes
     /// the session and fails the load, and the prompts that waited fail as
     /// for an unknown session. A session of this bridge that a storage
-    /// error left refusing appends is healed in place and replayed too.
+    /// error left refusing appends is healed in place and replayed too;
+    /// `replay` is called with `true` then.
     pub async fn load_session_then<F, Fut>(&self, id: &str, replay: F) -> Result<String, AcpError>
     where
-        F: FnOnce() -> Fut,
+        F: FnOnce(bool) -> Fut,
         Fut: std::future::Future<Output = Result<(), AcpError>>,
     {
         self.load(id, Some(replay), true).await
@@ -341,7 +342,7 @@ impl<R: Rt> Bridge<R> {
     /// loaded (A9: the log has one holder, and this load is not it).
     pub async fn reload_then<F, Fut>(&self, id: &str, replay: F) -> Result<String, AcpError>
     where
-        F: FnOnce() -> Fut,
+        F: FnOnce(bool) -> Fut,
         Fut: std::future::Future<Output = Result<(), AcpError>>,
     {
         self.load(id, Some(replay), false).await
@@ -356,7 +357,7 @@ impl<R: Rt> Bridge<R> {
         fresh: bool,
     ) -> Result<String, AcpError>
     where
-        F: FnOnce() -> Fut,
+        F: FnOnce(bool) -> Fut,
         Fut: std::future::Future<Output = Result<(), AcpError>>,
     {
         let live = self.provider.registry().get(id).is_some();
@@ -441,7 +442,8 @@ impl<R: Rt> Bridge<R> {
     /// Run a load's `replay` with session `id` marked replaying (prompts
     /// wait, A9); clear the mark when it ends or its caller gives up (D8).
     /// A failed replay takes the session's record back and disposes it.
-    /// `mark`: the record is not marked replaying yet (a healed session).
+    /// `mark`: the record is not marked replaying yet (a healed session);
+    /// `replay` is told which (`true`: it replays a session it healed).
     /// The mark and the record are this load's by their `serial` (the
     /// session it published or heals): once a `session/close` took the
     /// record, nothing here touches a later load's record of the same id,
@@ -454,7 +456,7 @@ impl<R: Rt> Bridge<R> {
         mark: bool,
     ) -> Result<String, AcpError>
     where
-        F: FnOnce() -> Fut,
+        F: FnOnce(bool) -> Fut,
         Fut: std::future::Future<Output = Result<(), AcpError>>,
     {
         let ours = self.state.update(|s| {
@@ -476,7 +478,7 @@ impl<R: Rt> Bridge<R> {
             id,
             serial,
         };
-        let result = replay().await;
+        let result = replay(mark).await;
         if let Err(e) = result {
             let taken = self.state.update(|s| {
                 let mine = s
