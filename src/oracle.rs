@@ -116,8 +116,18 @@ impl Serialize for RuleId {
     }
 }
 
+/// Read back by its name, the form [`Serialize`] writes (a loom worker's
+/// line); a name no rule has is an error.
+impl<'de> serde::Deserialize<'de> for RuleId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RuleId, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        RuleId::parse(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("no rule is named {name:?}")))
+    }
+}
+
 /// A broken rule.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Violation {
     /// What it breaks (`C4`, `D3`, ..., or `progress`).
     pub rule: RuleId,

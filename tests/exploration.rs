@@ -405,3 +405,46 @@ fn every_scenario_declares_goals() {
         }
     }
 }
+
+/// Goals are predicates over typed facts and journals, never over the
+/// outcome's label (issue 43): on 40 portfolio runs of every scenario,
+/// each outcome carries its scenario's fact, and every goal answers the
+/// same once the label is blanked. A goal that matched label text would
+/// stop hitting here on the first outcome it hits.
+#[test]
+fn goals_read_facts_not_labels() {
+    use agent_lifecycle::check::sim_check::{expected_branches, portfolio_scheduler};
+    check::quiet_panics();
+    for s in scenarios::ALL {
+        let expected = expected_branches(s, Faults::none());
+        let mut hits = vec![0u32; s.goals.len()];
+        for seed in 0..40 {
+            let (scheduler, untimed) = portfolio_scheduler(seed, 3, expected);
+            let outcome = run_scheduled(s, Faults::none(), scheduler, untimed, false).outcome;
+            assert!(
+                outcome.fact.is_some(),
+                "{} (seed {seed}) said {:?} with no typed fact",
+                s.name,
+                outcome.label
+            );
+            let mut blanked = outcome.clone();
+            blanked.label = String::new();
+            for (g, n) in s.goals.iter().zip(&mut hits) {
+                let hit = g.hit(&outcome);
+                assert_eq!(
+                    hit,
+                    g.hit(&blanked),
+                    "{}: goal {} reads the label",
+                    s.name,
+                    g.name
+                );
+                *n += u32::from(hit);
+            }
+        }
+        assert!(
+            hits.iter().any(|&n| n > 0),
+            "{}: no goal hit in 40 runs, so this test checked none of them",
+            s.name
+        );
+    }
+}

@@ -40,7 +40,7 @@ fn a_bridge_and_tool_bash_from_one_builder() {
             bridge.sessions().is_empty(),
             "A6: unload closes every session"
         );
-        rig.finish("done".into(), Vec::new())
+        rig.finish("done", Vec::new())
     });
     assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
     assert!(

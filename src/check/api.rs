@@ -51,7 +51,7 @@
 
 pub use crate::scenarios::held::{HeldDurable, HeldSteps};
 pub use crate::scenarios::rig::Rig;
-pub use crate::scenarios::{Goal, Granularity, Match, Outcome};
+pub use crate::scenarios::{Goal, Granularity, Outcome};
 
 pub mod lincheck;
 mod loom;
@@ -123,7 +123,7 @@ async fn run_closure<R: Rt>(ctx: Ctx) -> Outcome {
     if let Some(entry) = entry {
         (*entry.body)(rig.clone()).await;
     }
-    rig.finish("done".into(), Vec::new())
+    rig.finish("done", Vec::new())
 }
 
 const BODIES: Bodies = Bodies {
@@ -309,7 +309,7 @@ impl RaceTest {
         self.goals.push(Goal {
             name,
             about,
-            matches: Match::Pred(hit),
+            reached: hit,
             excused: &[],
         });
         self

@@ -73,8 +73,8 @@ pub enum WorkerLine {
     Fail {
         /// Its index.
         exec: u64,
-        /// `(rule, message)` pairs.
-        violations: Vec<(String, String)>,
+        /// What it broke.
+        violations: Vec<Violation>,
     },
     /// Loom itself failed the execution (deadlock, leak, branch limit).
     LoomPanic {
@@ -84,14 +84,14 @@ pub enum WorkerLine {
         message: String,
         /// The rule it breaks (a deadlock: the rule of the waits still
         /// parked, judged in the worker where they are; else `loom`).
-        rule: String,
+        rule: RuleId,
     },
     /// A replayed execution.
     Replayed {
         /// Outcome label.
         label: String,
-        /// `(rule, message)` pairs.
-        violations: Vec<(String, String)>,
+        /// What it broke.
+        violations: Vec<Violation>,
         /// The journal, rendered.
         journal: Vec<String>,
         /// Every agent's journal in the replayed execution, from its
@@ -129,12 +129,6 @@ fn builder(preemptions: usize) -> loom::model::Builder {
     b.preemption_bound = Some(preemptions);
     b.max_branches = 100_000;
     b
-}
-
-fn pairs(vs: &[Violation]) -> Vec<(String, String)> {
-    vs.iter()
-        .map(|v| (v.rule.to_string(), v.message.clone()))
-        .collect()
 }
 
 /// In the worker: visit every execution in loom's order; `visit` returns
@@ -190,7 +184,7 @@ fn each_execution(
             let message = panic_message(payload.as_ref());
             emit(&WorkerLine::LoomPanic {
                 exec: CURRENT.load(Ordering::SeqCst),
-                rule: panic_rule(&message).name().to_string(),
+                rule: panic_rule(&message),
                 message,
             });
             false
@@ -212,7 +206,7 @@ fn install_worker_hook() {
             }
             emit(&WorkerLine::LoomPanic {
                 exec: CURRENT.load(Ordering::SeqCst),
-                rule: panic_rule(&message).name().to_string(),
+                rule: panic_rule(&message),
                 message: first,
             });
         }
@@ -260,7 +254,7 @@ pub fn worker_main(
                 }
                 emit(&WorkerLine::Replayed {
                     label: outcome.label.clone(),
-                    violations: pairs(&outcome.violations),
+                    violations: outcome.violations.clone(),
                     journal: outcome.journal.iter().map(|r| r.to_string()).collect(),
                     journals: tap.journals(),
                 });
@@ -291,7 +285,7 @@ pub fn worker_main(
         }
         emit(&WorkerLine::Fail {
             exec: i,
-            violations: pairs(&outcome.violations),
+            violations: outcome.violations.clone(),
         });
         !stop_at_first
     });
@@ -390,13 +384,6 @@ fn run_worker(
     Ok(Some(lines))
 }
 
-fn violations(pairs: Vec<(String, String)>) -> Vec<Violation> {
-    pairs
-        .into_iter()
-        .map(|(r, m)| Violation::new(crate::oracle::RuleId::read(&r), m))
-        .collect()
-}
-
 /// Explore exhaustively up to `preemptions`, or stop after `max`
 /// executions (then the row is stopped at budget, not exhausted). Ctrl-C
 /// (`stop`) kills the worker and reports the row interrupted, with no
@@ -452,8 +439,9 @@ pub fn explore(
                 violations: vs,
             } => {
                 let outcome = Outcome {
-                    violations: violations(vs),
+                    violations: vs,
                     label: "fail".into(),
+                    fact: None,
                     invariants: 0,
                     journal: Vec::new(),
                     world: Vec::new(),
@@ -475,10 +463,10 @@ pub fn explore(
                 message,
                 rule,
             } => {
-                let rule = RuleId::parse(&rule).unwrap_or(RuleId::Loom);
                 let outcome = Outcome {
                     violations: vec![Violation::new(rule, format!("loom: {message}"))],
                     label: "loom-panic".into(),
+                    fact: None,
                     invariants: 0,
                     journal: Vec::new(),
                     world: Vec::new(),
@@ -541,8 +529,9 @@ pub fn replay(
                 journals,
             } => {
                 let outcome = Outcome {
-                    violations: violations(vs),
+                    violations: vs,
                     label,
+                    fact: None,
                     invariants: 0,
                     journal: Vec::new(),
                     world: Vec::new(),
@@ -554,10 +543,10 @@ pub fn replay(
                 message,
                 rule,
             } if exec == index => {
-                let rule = RuleId::parse(&rule).unwrap_or(RuleId::Loom);
                 let outcome = Outcome {
                     violations: vec![Violation::new(rule, format!("loom: {message}"))],
                     label: "loom-panic".into(),
+                    fact: None,
                     invariants: 0,
                     journal: Vec::new(),
                     world: Vec::new(),

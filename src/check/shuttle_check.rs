@@ -433,6 +433,7 @@ fn shuttle_failure(message: &str) -> Outcome {
     Outcome {
         violations: vec![violation],
         label: if deadlock { "deadlock" } else { "error" }.into(),
+        fact: None,
         invariants: 1,
         journal: Vec::new(),
         world: Vec::new(),

@@ -75,6 +75,7 @@ pub fn sim_error_outcome(e: &SimError) -> Outcome {
     Outcome {
         violations: vec![Violation::new(rule, e.to_string())],
         label: "error".into(),
+        fact: None,
         invariants: 1,
         journal: Vec::new(),
         world: Vec::new(),

@@ -547,7 +547,7 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
         .and_then(|()| rig.durable.sync(OLD));
     if let Err(e) = seeded {
         let v = Violation::new(Rule::D10, format!("the session old cannot be stored: {e}"));
-        return rig.finish("seed-failed".into(), vec![(false, v)]);
+        return rig.finish("seed-failed", vec![(false, v)]);
     }
     let conn = Arc::new(Connection::default());
     // The server's responder and request handling, as `lifecycle acp`

@@ -30,25 +30,25 @@ fn a1(rig: &Rig<impl Rt>, owned: impl Fn(&str) -> bool) -> (bool, Violation) {
 }
 
 /// A goal of [`DISCONNECT_RACING_NEW`].
-pub const CLOSE_BEFORE_NEW: Goal = label(
+pub const CLOSE_BEFORE_NEW: Goal = on!(
     "close-before-new",
     "the close lands before session/new starts",
-    "new:bridge has been disposed",
+    |f: &Raced| f.answer == Err(AcpError::Disposed),
 );
 
 /// A goal of [`DISCONNECT_RACING_NEW`].
-pub const CLOSE_BETWEEN_CREATION_AND_PUBLICATION: Goal = label(
+pub const CLOSE_BETWEEN_CREATION_AND_PUBLICATION: Goal = on!(
     "close-between-creation-and-publication",
     "the close lands while session/new awaits creation",
-    "new:connection closed during session/new",
+    |f: &Raced| f.answer == Err(AcpError::ClosedDuringNew),
 );
 
 /// A goal of [`DISCONNECT_RACING_NEW`].
 pub const DISCONNECT_RACING_NEW_CLOSE_AFTER_PUBLICATION: Goal = excused(
-    label(
+    on!(
         "close-after-publication",
         "the close lands after session/new published its session",
-        "new:won-before-close",
+        |f: &Raced| f.answer.is_ok(),
     ),
     &[SHUTTLE_RANDOM_WALK],
 );
@@ -113,33 +113,33 @@ pub async fn disconnect_racing_new<R: Rt>(ctx: Ctx) -> Outcome {
         ),
     ));
     own.push(a1(&rig, |id| id.starts_with("sess-")));
-    let label = match &created {
-        Ok(_) => "new:won-before-close".to_string(),
-        Err(e) => format!("new:{e}"),
+    let said = Raced {
+        call: Call::New,
+        answer: created.map(drop),
     };
-    rig.finish(label, own)
+    rig.finish(said, own)
 }
 
 /// A goal of [`DISCONNECT_DURING_LOAD`].
-pub const CLOSE_BEFORE_LOAD: Goal = label(
+pub const CLOSE_BEFORE_LOAD: Goal = on!(
     "close-before-load",
     "the close lands before session/load starts",
-    "load:bridge has been disposed",
+    |f: &Raced| f.answer == Err(AcpError::Disposed),
 );
 
 /// A goal of [`DISCONNECT_DURING_LOAD`].
-pub const CLOSE_DURING_RESUME: Goal = label(
+pub const CLOSE_DURING_RESUME: Goal = on!(
     "close-during-resume",
     "the close lands while session/load awaits the resume",
-    "load:connection closed during session/load",
+    |f: &Raced| f.answer == Err(AcpError::ClosedDuringLoad),
 );
 
 /// A goal of [`DISCONNECT_DURING_LOAD`].
 pub const DISCONNECT_DURING_LOAD_CLOSE_AFTER_PUBLICATION: Goal = excused(
-    label(
+    on!(
         "close-after-publication",
         "the close lands after session/load published the session",
-        "load:won-before-close",
+        |f: &Raced| f.answer.is_ok(),
     ),
     &[SHUTTLE_RANDOM_WALK],
 );
@@ -189,26 +189,26 @@ pub async fn disconnect_during_load<R: Rt>(ctx: Ctx) -> Outcome {
     let own = vec![a1(&rig, |id| id == "old")];
     b.unload().await;
     setup.unload().await;
-    let label = match &loaded {
-        Ok(_) => "load:won-before-close".to_string(),
-        Err(e) => format!("load:{e}"),
+    let said = Raced {
+        call: Call::Load,
+        answer: loaded.map(drop),
     };
-    rig.finish(label, own)
+    rig.finish(said, own)
 }
 
 /// A goal of [`DISCONNECT_MID_PROMPT`].
-pub const DISCONNECT_DURING_PROMPT: Goal = label(
+pub const DISCONNECT_DURING_PROMPT: Goal = on!(
     "disconnect-during-prompt",
     "the disconnect lands while the prompt runs; it answers cancelled",
-    "first:Ok(Cancelled)",
+    |f: &First| f.0 == Ok(StopReason::Cancelled),
 );
 
 /// A goal of [`DISCONNECT_MID_PROMPT`].
 pub const PROMPT_ENDS_FIRST: Goal = excused(
-        label(
+        on!(
             "prompt-ends-first",
             "the prompt ends before the disconnect",
-            "first:Ok(EndTurn)",
+            |f: &First| f.0 == Ok(StopReason::EndTurn),
         ),
         &[(Checker::ShuttlePct,
             "not reached in runs far past the PR budget at depth 3: the prompt's turn must outrun the disconnect through all its steps",
@@ -290,15 +290,15 @@ pub async fn disconnect_mid_prompt<R: Rt>(ctx: Ctx) -> Outcome {
         a1(&rig, |id| id.starts_with("sess-")),
     ];
     b.unload().await;
-    rig.finish(format!("first:{first:?}"), own)
+    rig.finish(First(first), own)
 }
 
 /// A goal of [`SESSION_CANCEL_BEFORE_START`].
 pub const CANCEL_BEFORE_START: Goal = excused(
-        label(
+        on!(
             "cancel-before-start",
             "session/cancel lands while the prompt is queued: it never runs",
-            "A:never-ran",
+            |f: &PromptA| *f == PromptA::NeverRan,
         ),
         &[(Checker::Loom,
             "not reached within the PR tier's executions: loom's depth-first order varies the later prompt B first; the whole space at bound 1, far past the PR gate, reaches it",
@@ -306,17 +306,17 @@ pub const CANCEL_BEFORE_START: Goal = excused(
     );
 
 /// A goal of [`SESSION_CANCEL_BEFORE_START`].
-pub const CANCEL_DURING_TURN: Goal = label(
+pub const CANCEL_DURING_TURN: Goal = on!(
     "cancel-during-turn",
     "session/cancel lands while the prompt runs: aborted",
-    "A:aborted",
+    |f: &PromptA| *f == PromptA::Aborted,
 );
 
 /// A goal of [`SESSION_CANCEL_BEFORE_START`].
-pub const CANCEL_AFTER_TURN: Goal = label(
+pub const CANCEL_AFTER_TURN: Goal = on!(
     "cancel-after-turn",
     "session/cancel lands after the prompt ended",
-    "A:end-turn",
+    |f: &PromptA| *f == PromptA::EndTurn,
 );
 
 const SESSION_CANCEL_BEFORE_START_GOALS: &[Goal] =
@@ -379,23 +379,20 @@ pub async fn session_cancel_before_start<R: Rt>(ctx: Ctx) -> Outcome {
         ),
     ];
     b.unload().await;
-    let label = format!(
-        "A:{}",
-        match a {
-            Ok(StopReason::EndTurn) => "end-turn",
-            Ok(StopReason::Cancelled) if a_started => "aborted",
-            Ok(StopReason::Cancelled) => "never-ran",
-            Err(_) => "error",
-        }
-    );
-    rig.finish(label, own)
+    let said = match a {
+        Ok(StopReason::EndTurn) => PromptA::EndTurn,
+        Ok(StopReason::Cancelled) if a_started => PromptA::Aborted,
+        Ok(StopReason::Cancelled) => PromptA::NeverRan,
+        Err(_) => PromptA::Error,
+    };
+    rig.finish(said, own)
 }
 
 /// A goal of [`DUPLICATE_LOAD`].
-pub const ONE_LOAD_WINS: Goal = label(
+pub const ONE_LOAD_WINS: Goal = on!(
     "one-load-wins",
     "two concurrent loads of one id: exactly one succeeds",
-    "loads-ok:1",
+    |f: &LoadsOk| f.0 == 1,
 );
 
 const DUPLICATE_LOAD_GOALS: &[Goal] = &[ONE_LOAD_WINS];
@@ -473,7 +470,7 @@ pub async fn duplicate_load<R: Rt>(ctx: Ctx) -> Outcome {
     b.unload().await;
     setup.unload().await;
     let own2 = own;
-    let mut out = rig.finish(format!("loads-ok:{oks}"), own2);
+    let mut out = rig.finish(LoadsOk(oks), own2);
     let left = rig.leftovers(|id| id == "old" || id.starts_with("sess-"));
     if !left.is_empty() {
         out.violations.push(Violation::new(
@@ -505,4 +502,71 @@ fn overlapping_attempts(events: &[LifecycleEvent], id: &str) -> usize {
         }
     }
     most
+}
+
+/// The call that raced the close.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Call {
+    New,
+    Load,
+}
+
+/// What the call racing the connection's close answered. Shown as
+/// `new:won-before-close` or `load:` and the error.
+struct Raced {
+    call: Call,
+    answer: Result<(), AcpError>,
+}
+
+impl std::fmt::Display for Raced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let call = match self.call {
+            Call::New => "new",
+            Call::Load => "load",
+        };
+        match &self.answer {
+            Ok(()) => write!(f, "{call}:won-before-close"),
+            Err(e) => write!(f, "{call}:{e}"),
+        }
+    }
+}
+
+/// What the prompt cut by the disconnect answered. Shown as
+/// `first:Ok(Cancelled)`.
+struct First(Result<StopReason, AcpError>);
+
+impl std::fmt::Display for First {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "first:{:?}", self.0)
+    }
+}
+
+/// What became of prompt A, raced by `session/cancel`. Shown as
+/// `A:end-turn`, `A:aborted`, `A:never-ran` or `A:error`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum PromptA {
+    EndTurn,
+    Aborted,
+    NeverRan,
+    Error,
+}
+
+impl std::fmt::Display for PromptA {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PromptA::EndTurn => "A:end-turn",
+            PromptA::Aborted => "A:aborted",
+            PromptA::NeverRan => "A:never-ran",
+            PromptA::Error => "A:error",
+        })
+    }
+}
+
+/// How many of the two concurrent loads succeeded. Shown as `loads-ok:1`.
+struct LoadsOk(usize);
+
+impl std::fmt::Display for LoadsOk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "loads-ok:{}", self.0)
+    }
 }

@@ -1,7 +1,7 @@
 //! Scenarios about `cancel`: `cancel-before-claim`, `cancel-mid-turn`,
 //! `observer-queues-during-cancel`, `cancel-drops-steering`.
 
-use super::fate::{FromJournal, PromptFate};
+use super::fate::{Fates, FromJournal, PromptFate};
 use super::goals::*;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
@@ -67,25 +67,42 @@ pub const WAKE_INSIDE_CANCEL: Goal = pred(
 );
 
 /// A goal of [`CANCEL_BEFORE_CLAIM`].
-pub const BETWEEN_WAKE_AND_CLAIM: Goal = label(
+pub const BETWEEN_WAKE_AND_CLAIM: Goal = on!(
         "between-wake-and-claim",
         "the cancel lands after the loop woke for A and before it claimed A (the pre-run marker skips A)",
-        "A:skipped-at-claim",
+        |f: &BeforeClaim| *f == BeforeClaim::A(PromptFate::SkippedAtClaim),
     );
 
 /// A goal of [`CANCEL_BEFORE_CLAIM`].
-pub const BEFORE_WAKE: Goal = label(
+pub const BEFORE_WAKE: Goal = on!(
     "before-wake",
     "the cancel lands while A is still queued and clears it",
-    "A:cleared-in-queue",
+    |f: &BeforeClaim| *f == BeforeClaim::A(PromptFate::ClearedInQueue),
 );
 
 /// A goal of [`CANCEL_BEFORE_CLAIM`].
-pub const AFTER_CLAIM: Goal = label(
+pub const AFTER_CLAIM: Goal = on!(
     "after-claim",
     "A's turn started before the cancel",
-    "A:ran-before-cancel",
+    |f: &BeforeClaim| *f == BeforeClaim::RanBeforeCancel,
 );
+
+/// `cancel-before-claim`'s fact: A's turn started before the cancel, or
+/// A's fate. Shown as `A:ran-before-cancel` or `A:skipped-at-claim`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum BeforeClaim {
+    RanBeforeCancel,
+    A(PromptFate),
+}
+
+impl std::fmt::Display for BeforeClaim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BeforeClaim::RanBeforeCancel => write!(f, "A:ran-before-cancel"),
+            BeforeClaim::A(fate) => write!(f, "A:{fate}"),
+        }
+    }
+}
 
 const CANCEL_BEFORE_CLAIM_GOALS: &[Goal] = &[
     ABORT_BEFORE_FIRST_STEP,
@@ -168,12 +185,12 @@ pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
             Violation::new(Rule::C1, "cancel with A pending was not effective"),
         ),
     ];
-    let label = if a_ran_first {
-        "A:ran-before-cancel".to_string()
+    let said = if a_ran_first {
+        BeforeClaim::RanBeforeCancel
     } else {
-        format!("A:{a_fate}")
+        BeforeClaim::A(a_fate)
     };
-    let mut out = Outcome::checked(journal, &agent.durable_log(), label, own);
+    let mut out = Outcome::checked(journal, &agent.durable_log(), said, own);
     // The bystander's history goes through every journal rule too.
     if let Some((journal, durable)) = bystander {
         out.violations
@@ -186,18 +203,31 @@ pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
 }
 
 /// A goal of [`CANCEL_MID_TURN`].
-pub const CANCEL_DURING_STEP: Goal = label(
+pub const CANCEL_DURING_STEP: Goal = on!(
     "cancel-during-step",
     "the cancel lands while the turn awaits a step; the turn ends aborted",
-    "A:aborted",
+    |f: &MidTurn| f.a == PromptFate::Ended(EndReason::Aborted),
 );
 
 /// A goal of [`CANCEL_MID_TURN`].
-pub const SECOND_CANCEL_IDLE: Goal = label(
+pub const SECOND_CANCEL_IDLE: Goal = on!(
     "second-cancel-idle",
     "the second cancel finds nothing left to stop",
-    "second-cancel:Idle",
+    |f: &MidTurn| f.second == CancelOutcome::Idle,
 );
+
+/// `cancel-mid-turn`'s fact: A's fate and what the second cancel did.
+/// Shown as `A:aborted second-cancel:Idle`.
+struct MidTurn {
+    a: PromptFate,
+    second: CancelOutcome,
+}
+
+impl std::fmt::Display for MidTurn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "A:{} second-cancel:{:?}", self.a, self.second)
+    }
+}
 
 /// A goal of [`CANCEL_MID_TURN`].
 pub const TWO_CAUSES_ONE_TURN: Goal = pred(
@@ -272,16 +302,45 @@ pub async fn cancel_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
             Violation::new(Rule::C2, format!("queued tail ended `{}`, expected cleared", PromptFate::of(&journal, tail))),
         ),
     ];
-    let label = format!("A:{a_fate} second-cancel:{second:?}");
-    Outcome::checked(journal, &agent.durable_log(), label, own)
+    let said = MidTurn { a: a_fate, second };
+    Outcome::checked(journal, &agent.durable_log(), said, own)
 }
 
 /// A goal of [`OBSERVER_QUEUES_DURING_CANCEL`].
-pub const OBSERVER_QUEUES_DURING_NOTIFICATION: Goal = label(
+pub const OBSERVER_QUEUES_DURING_NOTIFICATION: Goal = on!(
     "observer-queues-during-notification",
     "a cancel-requested observer queues a prompt that the same cancel clears",
-    "observer-prompt:cleared-in-queue",
+    |f: &Observed| matches!(
+        f,
+        Observed::Effective {
+            observer: Some(PromptFate::ClearedInQueue),
+            ..
+        }
+    ),
 );
+
+/// `observer-queues-during-cancel`'s fact: the cancel found A and the tail
+/// both finished (vacuous), or A's fate and the fate of the prompt the
+/// observer queued, if it queued one. Shown as
+/// `A:aborted observer-prompt:cleared-in-queue`.
+enum Observed {
+    Vacuous,
+    Effective {
+        a: PromptFate,
+        observer: Option<PromptFate>,
+    },
+}
+
+impl std::fmt::Display for Observed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Observed::Vacuous => write!(f, "vacuous:all-done-before-cancel"),
+            Observed::Effective { a, observer } => {
+                write!(f, "A:{a} observer-prompt:{}", shown(*observer))
+            }
+        }
+    }
+}
 
 const OBSERVER_QUEUES_DURING_CANCEL_GOALS: &[Goal] = &[OBSERVER_QUEUES_DURING_NOTIFICATION];
 
@@ -353,16 +412,15 @@ pub async fn observer_queues_during_cancel<R: Rt>(ctx: Ctx) -> Outcome {
             ),
         ),
     ];
-    let label = if effective {
-        format!(
-            "A:{} observer-prompt:{}",
-            PromptFate::of(&journal, a),
-            shown(obs_fate)
-        )
+    let said = if effective {
+        Observed::Effective {
+            a: PromptFate::of(&journal, a),
+            observer: obs_fate,
+        }
     } else {
-        "vacuous:all-done-before-cancel".to_string()
+        Observed::Vacuous
     };
-    Outcome::checked(journal, &agent.durable_log(), label, own)
+    Outcome::checked(journal, &agent.durable_log(), said, own)
 }
 
 /// A goal of [`CANCEL_DROPS_STEERING`].
@@ -406,10 +464,6 @@ pub async fn cancel_drops_steering<R: Rt>(ctx: Ctx) -> Outcome {
     agent.when_idle().await;
     h.stop().await;
     let journal = agent.journal();
-    let label = format!(
-        "A:{} B:{}",
-        PromptFate::of(&journal, a),
-        PromptFate::of(&journal, b)
-    );
-    Outcome::checked(journal, &agent.durable_log(), label, Vec::new())
+    let said = Fates::of(&journal, &[("A", a), ("B", b)]);
+    Outcome::checked(journal, &agent.durable_log(), said, Vec::new())
 }

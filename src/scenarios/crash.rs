@@ -28,7 +28,7 @@
 //! with the new turn closed. Faults M16 (no write-ahead) and M17 (the torn
 //! tail kept) break D9 here.
 
-use super::goals::{excused, label, Goal};
+use super::goals::{excused, on, Goal};
 use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
@@ -49,10 +49,10 @@ use std::sync::Arc;
 
 /// A goal of [`CRASH_MID_TURN`].
 pub const COMPLETED: Goal = excused(
-        label(
+        on!(
             "completed",
             "the turn completes; the cancel finds the agent idle",
-            "A:completed",
+            |f: &Said| f.end == Some(EndReason::Completed),
         ),
         &[
             (Checker::ShuttleRandom,
@@ -66,10 +66,10 @@ pub const COMPLETED: Goal = excused(
 
 /// A goal of [`CRASH_MID_TURN`].
 pub const ABORTED_AFTER_DELIVERY: Goal = excused(
-    label(
+    on!(
         "aborted-after-delivery",
         "the cancel aborts the turn after the client was sent a step's output",
-        "A:aborted:seen-1",
+        |f: &Said| f.end == Some(EndReason::Aborted) && f.seen == 1,
     ),
     &[(
         Checker::ShuttlePct,
@@ -78,11 +78,28 @@ pub const ABORTED_AFTER_DELIVERY: Goal = excused(
 );
 
 /// A goal of [`CRASH_MID_TURN`].
-pub const ABORTED_BEFORE_DELIVERY: Goal = label(
+pub const ABORTED_BEFORE_DELIVERY: Goal = on!(
     "aborted-before-delivery",
     "the cancel aborts the turn before any output reached the client",
-    "A:aborted:seen-0",
+    |f: &Said| f.end == Some(EndReason::Aborted) && f.seen == 0,
 );
+
+/// How prompt A's turn ended, and how many step outputs the client was
+/// sent. Shown as `A:completed` or `A:aborted:seen-1`.
+struct Said {
+    end: Option<EndReason>,
+    seen: usize,
+}
+
+impl std::fmt::Display for Said {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.end {
+            Some(EndReason::Completed) => write!(f, "A:completed"),
+            Some(EndReason::Aborted) => write!(f, "A:aborted:seen-{}", self.seen),
+            other => write!(f, "A:{other:?}"),
+        }
+    }
+}
 
 const GOALS: &[Goal] = &[COMPLETED, ABORTED_AFTER_DELIVERY, ABORTED_BEFORE_DELIVERY];
 
@@ -205,12 +222,11 @@ pub async fn crash_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
     }
     let (image, tear) = worst.unwrap_or((&points[0], Tear::DropUnsynced));
     own.extend(resume_after_crash(ctx.faults, image, tear));
-    let end = match end {
-        Some(EndReason::Completed) => "completed".to_string(),
-        Some(EndReason::Aborted) => format!("aborted:seen-{}", client.seen().len()),
-        other => format!("{other:?}"),
+    let said = Said {
+        end,
+        seen: client.seen().len(),
     };
-    rig.finish(format!("A:{end}"), own)
+    rig.finish(said, own)
 }
 
 /// The restart checks are offline analyses of a crash image: pure

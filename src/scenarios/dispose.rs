@@ -2,7 +2,7 @@
 //! `owner-unload-vs-handle-dispose`, `provider-unload`,
 //! `disposed-listener-panics`, `cancel-then-dispose`.
 
-use super::fate::{FromJournal, PromptFate};
+use super::fate::{Fates, FromJournal, PromptFate};
 use super::goals::*;
 use super::rig::{Rig, LISTENER_PANIC};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
@@ -21,10 +21,10 @@ use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// A goal of [`CONCURRENT_DISPOSE`].
-pub const DISPOSE_MID_TURN_GOAL: Goal = label(
+pub const DISPOSE_MID_TURN_GOAL: Goal = on!(
     "dispose-mid-turn",
     "the disposals land while the turn awaits a step",
-    "A:disposed",
+    |f: &Fates| f.fate("A") == Some(PromptFate::Ended(EndReason::Disposed)),
 );
 
 /// A goal of [`CONCURRENT_DISPOSE`].
@@ -132,22 +132,21 @@ pub async fn concurrent_dispose<R: Rt>(ctx: Ctx) -> Outcome {
         ));
     }
     keeper.unload().await;
-    let label = format!("A:{}", PromptFate::of(&h.agent.journal(), 0));
-    rig.finish(label, own)
+    rig.finish(Fates::of(&h.agent.journal(), &[("A", 0)]), own)
 }
 
 /// A goal of [`DISPOSE_MID_TURN`].
-pub const DISPOSE_DURING_STEP: Goal = label(
+pub const DISPOSE_DURING_STEP: Goal = on!(
     "dispose-during-step",
     "dispose lands while the turn awaits a step",
-    "A:disposed",
+    |f: &Fates| f.fate("A") == Some(PromptFate::Ended(EndReason::Disposed)),
 );
 
 /// A goal of [`DISPOSE_MID_TURN`].
-pub const TAIL_CLEARED: Goal = label(
+pub const TAIL_CLEARED: Goal = on!(
     "tail-cleared",
     "dispose clears the queued tail before it starts",
-    "tail:cleared-by-dispose",
+    |f: &Fates| f.fate("tail") == Some(PromptFate::ClearedByDispose),
 );
 
 const DISPOSE_MID_TURN_GOALS: &[Goal] = &[DISPOSE_DURING_STEP, TAIL_CLEARED];
@@ -219,19 +218,14 @@ pub async fn dispose_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
             ),
         ),
     ];
-    let label = format!(
-        "A:{} tail:{}",
-        PromptFate::of(&journal, a),
-        PromptFate::of(&journal, tail)
-    );
-    rig.finish(label, own)
+    rig.finish(Fates::of(&journal, &[("A", a), ("tail", tail)]), own)
 }
 
 /// A goal of [`OWNER_UNLOAD_VS_HANDLE_DISPOSE`].
-pub const TEARDOWN_MID_TURN: Goal = label(
+pub const TEARDOWN_MID_TURN: Goal = on!(
     "teardown-mid-turn",
     "the racing handle dispose and owner unload stop a running turn",
-    "A:disposed",
+    |f: &Fates| f.fate("A") == Some(PromptFate::Ended(EndReason::Disposed)),
 );
 
 const OWNER_UNLOAD_VS_HANDLE_DISPOSE_GOALS: &[Goal] = &[TEARDOWN_MID_TURN];
@@ -266,16 +260,25 @@ pub async fn owner_unload_vs_handle_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     let by_handle = rt::spawn::<R, ()>("handle-dispose", async move { h2.dispose().await });
     owner.unload().await;
     by_handle.join().await;
-    let label = format!("A:{}", PromptFate::of(&h.agent.journal(), 0));
-    rig.finish(label, Vec::new())
+    rig.finish(Fates::of(&h.agent.journal(), &[("A", 0)]), Vec::new())
 }
 
 /// A goal of [`PROVIDER_UNLOAD`].
-pub const ALL_DISPOSED: Goal = label(
+pub const ALL_DISPOSED: Goal = on!(
     "all-disposed",
     "the provider's unload disposes config-created and handle-owned agents",
-    "all-disposed",
+    |_f: &AllDisposed| true,
 );
+
+/// `provider-unload`'s fact: the body got past its checks of the unload.
+/// Shown as `all-disposed`.
+struct AllDisposed;
+
+impl std::fmt::Display for AllDisposed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("all-disposed")
+    }
+}
 
 const PROVIDER_UNLOAD_GOALS: &[Goal] = &[ALL_DISPOSED];
 
@@ -341,14 +344,14 @@ pub async fn provider_unload<R: Rt>(ctx: Ctx) -> Outcome {
         ),
     ];
     owner.unload().await;
-    rig.finish("all-disposed".into(), own)
+    rig.finish(AllDisposed, own)
 }
 
 /// A goal of [`DISPOSED_LISTENER_PANICS`].
-pub const CHAIN_SURVIVES: Goal = label(
+pub const CHAIN_SURVIVES: Goal = on!(
     "chain-survives",
     "both disposed listeners panic and the next agent still works",
-    "B:completed",
+    |f: &Fates| f.fate("B") == Some(PromptFate::COMPLETED),
 );
 
 const DISPOSED_LISTENER_PANICS_GOALS: &[Goal] = &[CHAIN_SURVIVES];
@@ -450,7 +453,7 @@ pub async fn disposed_listener_panics<R: Rt>(ctx: Ctx) -> Outcome {
         ),
     ];
     owner.unload().await;
-    rig.finish(format!("B:{b_fate}"), own)
+    rig.finish(Fates(vec![("B", b_fate)]), own)
 }
 
 /// A goal of [`CANCEL_THEN_DISPOSE`].
@@ -498,7 +501,7 @@ pub async fn cancel_then_dispose<R: Rt>(ctx: Ctx) -> Outcome {
     h.agent.started(a).await;
     let _ = h.agent.cancel(Cause::User);
     h.dispose().await;
-    let label = format!("A:{}", PromptFate::of(&h.agent.journal(), a));
+    let said = Fates::of(&h.agent.journal(), &[("A", a)]);
     owner.unload().await;
-    rig.finish(label, Vec::new())
+    rig.finish(said, Vec::new())
 }

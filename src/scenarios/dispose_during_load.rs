@@ -9,7 +9,7 @@
 //! (R2), at most one entry with the id is live at once (R1), and a loaded
 //! session serves a prompt to the end.
 
-use super::goals::{excused, label, pred, Goal};
+use super::goals::{excused, on, pred, Goal};
 use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
@@ -63,18 +63,18 @@ const SHUTTLE_LATE_LOAD: &[(Checker, &str)] = &[
 const SHUTTLE_RANDOM_LATE_LOAD: &[(Checker, &str)] = &[SHUTTLE_LATE_LOAD[0]];
 
 /// A goal of [`DISPOSE_DURING_LOAD`].
-pub const LOAD_REFUSED_WHILE_LIVE: Goal = label(
+pub const LOAD_REFUSED_WHILE_LIVE: Goal = on!(
     "load-refused-while-live",
     "the load finds the old session still registered and is refused `already loaded`",
-    "load:already-loaded",
+    |f: &Load| *f == Load::AlreadyLoaded,
 );
 
 /// A goal of [`DISPOSE_DURING_LOAD`].
 pub const LOAD_AFTER_DISPOSE: Goal = excused(
-    label(
+    on!(
         "load-after-dispose",
         "the load lands once the old agent left the registry and resumes a new one",
-        "load:resumed",
+        |f: &Load| *f == Load::Resumed,
     ),
     SHUTTLE_RANDOM_LATE_LOAD,
 );
@@ -126,7 +126,7 @@ pub async fn dispose_during_load<R: Rt>(ctx: Ctx) -> Outcome {
     old.dispose().await;
     let loaded = load.join().await;
     let mut own = Vec::new();
-    let label = match &loaded {
+    let said = match &loaded {
         Ok(id) => {
             let served = b.prompt(id, spec("B", 1)).await;
             own.push((
@@ -145,9 +145,9 @@ pub async fn dispose_during_load<R: Rt>(ctx: Ctx) -> Outcome {
                     .map_or(0, |(_, s)| s);
                 rig.track(&agent, serial);
             }
-            "load:resumed".to_string()
+            Load::Resumed
         }
-        Err(AcpError::AlreadyLoaded(_)) => "load:already-loaded".to_string(),
+        Err(AcpError::AlreadyLoaded(_)) => Load::AlreadyLoaded,
         Err(e) => {
             own.push((
                 false,
@@ -156,7 +156,7 @@ pub async fn dispose_during_load<R: Rt>(ctx: Ctx) -> Outcome {
                     format!("a load racing a dispose of the same id failed otherwise: {e}"),
                 ),
             ));
-            format!("load:{e}")
+            Load::Failed(e.to_string())
         }
     };
     // R1/R2, seen in the registry: after the old teardown, only the loaded
@@ -197,5 +197,24 @@ pub async fn dispose_during_load<R: Rt>(ctx: Ctx) -> Outcome {
             format!("after every unload, sessions remain: {left:?}"),
         ),
     ));
-    rig.finish(label, own)
+    rig.finish(said, own)
+}
+
+/// How the load ended. Shown as `load:resumed`, `load:already-loaded`,
+/// or `load:` and the error.
+#[derive(PartialEq, Eq, Debug)]
+enum Load {
+    Resumed,
+    AlreadyLoaded,
+    Failed(String),
+}
+
+impl std::fmt::Display for Load {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Load::Resumed => write!(f, "load:resumed"),
+            Load::AlreadyLoaded => write!(f, "load:already-loaded"),
+            Load::Failed(e) => write!(f, "load:{e}"),
+        }
+    }
 }

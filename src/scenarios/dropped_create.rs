@@ -14,7 +14,7 @@
 //! The resume phase checks the same of `resume` (it recovers the log, then
 //! builds the agent exactly as `create` does).
 
-use super::goals::{label, Goal};
+use super::goals::{on, Goal};
 use super::rig::{give_up, Rig};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::Outcome;
@@ -26,31 +26,31 @@ use crate::scope::Scope;
 use futures::future::Either;
 
 /// A goal of [`DROPPED_CREATE`].
-pub const DROPPED_DURING_SETUP: Goal = label(
+pub const DROPPED_DURING_SETUP: Goal = on!(
     "dropped-during-setup",
     "the timeout fires while the create awaits setup: its future is dropped",
-    "first:dropped",
+    |f: &Said| f.create == Ended::Dropped,
 );
 
 /// A goal of [`DROPPED_CREATE`].
-pub const CREATED_FIRST: Goal = label(
+pub const CREATED_FIRST: Goal = on!(
     "created-first",
     "the create completes before the timeout fires",
-    "first:created",
+    |f: &Said| f.create == Ended::Completed,
 );
 
 /// A goal of [`DROPPED_CREATE`].
-pub const RESUME_DROPPED: Goal = label(
+pub const RESUME_DROPPED: Goal = on!(
     "resume-dropped",
     "the timeout fires while the resume awaits setup: its future is dropped",
-    "resume-dropped",
+    |f: &Said| f.resume == Ended::Dropped,
 );
 
 /// A goal of [`DROPPED_CREATE`].
-pub const RESUME_COMPLETED: Goal = label(
+pub const RESUME_COMPLETED: Goal = on!(
     "resume-completed",
     "the resume completes before the timeout fires",
-    "resume-completed",
+    |f: &Said| f.resume == Ended::Completed,
 );
 
 const GOALS: &[Goal] = &[
@@ -69,6 +69,48 @@ pub static DROPPED_CREATE: Scenario = Scenario::new(
 .rules(&[Rule::D8, Rule::R1, Rule::R3])
 .goals(GOALS)
 .bounds(Bounds { dfs: None, ..Bounds::PR });
+
+/// How the first call of a phase ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Ended {
+    Completed,
+    Failed,
+    Dropped,
+}
+
+impl Ended {
+    fn name(self) -> &'static str {
+        match self {
+            Ended::Completed => "completed",
+            Ended::Failed => "failed",
+            Ended::Dropped => "dropped",
+        }
+    }
+}
+
+/// What an execution did: how each phase's first call ended, and whether
+/// the second create succeeded. Shown as
+/// `first:dropped:second-created:resume-completed`.
+struct Said {
+    create: Ended,
+    second_created: bool,
+    resume: Ended,
+}
+
+impl std::fmt::Display for Said {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let first = match self.create {
+            Ended::Completed => "created",
+            other => other.name(),
+        };
+        let second = if self.second_created {
+            "second-created"
+        } else {
+            "second-refused"
+        };
+        write!(f, "first:{first}:{second}:resume-{}", self.resume.name())
+    }
+}
 
 /// The call a phase drops, then makes again.
 #[derive(Clone, Copy)]
@@ -102,19 +144,14 @@ impl Call {
 pub async fn dropped_create<R: Rt>(ctx: Ctx) -> Outcome {
     let rig = Rig::<R>::new(ctx.faults, ctx.durable);
     let mut own = Vec::new();
-    let (first, second) = phase(&rig, Call::Create, ["owner", "owner-2"], &mut own).await;
-    let first = if first == "completed" {
-        "created"
-    } else {
-        first
+    let (create, second_created) = phase(&rig, Call::Create, ["owner", "owner-2"], &mut own).await;
+    let (resume, _) = phase(&rig, Call::Resume, ["owner-3", "owner-4"], &mut own).await;
+    let said = Said {
+        create,
+        second_created,
+        resume,
     };
-    let second = if second {
-        "second-created"
-    } else {
-        "second-refused"
-    };
-    let (resumed, _) = phase(&rig, Call::Resume, ["owner-3", "owner-4"], &mut own).await;
-    rig.finish(format!("first:{first}:{second}:resume-{resumed}"), own)
+    rig.finish(said, own)
 }
 
 /// One phase: a caller gives up on `call` of `a` during setup, a second
@@ -128,18 +165,18 @@ async fn phase<R: Rt>(
     call: Call,
     owners: [&str; 2],
     own: &mut Vec<(bool, Violation)>,
-) -> (&'static str, bool) {
+) -> (Ended, bool) {
     let name = call.name();
     let owner = rig.owner(owners[0]);
     let first = match give_up::<R, _>(call.run(rig, &owner)).await {
         Some(Ok(h)) => {
             rig.track(&h.agent, h.serial());
-            "completed"
+            Ended::Completed
         }
-        Some(Err(_)) => "failed",
-        None => "dropped",
+        Some(Err(_)) => Ended::Failed,
+        None => Ended::Dropped,
     };
-    if first == "dropped" {
+    if first == Ended::Dropped {
         let left = rig.leftovers(|id| id == "a");
         own.push((
             left.is_empty(),
@@ -155,7 +192,7 @@ async fn phase<R: Rt>(
         rig.track(&h.agent, h.serial());
     }
     own.push((
-        again.is_ok() || first == "completed",
+        again.is_ok() || first == Ended::Completed,
         Violation::new(
             Rule::D8,
             format!(

@@ -15,8 +15,8 @@
 //! first caller's future, so dropping it drops the chain; fault M25 parks
 //! it for a later caller. Either way the wait never ends: a D8 stall.
 
-use super::goals::{excused, label, Goal};
-use super::rig::{give_up, Rig};
+use super::goals::{excused, on, Goal};
+use super::rig::{give_up, First, Rig};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::events::LifecycleEvent;
@@ -35,18 +35,18 @@ const FINISHES_ALONE: Wait = Wait::breaking(
 );
 
 /// A goal of [`DROPPED_DISPOSE`].
-pub const DROPPED_MID_TEARDOWN: Goal = label(
+pub const DROPPED_MID_TEARDOWN: Goal = on!(
     "dropped-mid-teardown",
     "the first caller drops its dispose after the teardown began and before it finished",
-    "first:dropped-mid-teardown",
+    |f: &First| *f == First::DroppedMidTeardown,
 );
 
 /// A goal of [`DROPPED_DISPOSE`].
 pub const FIRST_COMPLETED: Goal = excused(
-        label(
+        on!(
             "first-completed",
             "the first dispose completes before the timeout fires",
-            "first:completed",
+            |f: &First| *f == First::Completed,
         ),
         &[(Checker::ShuttlePct,
             "not reached in runs far past the PR budget at depth 3: the turn's write-ahead flush yields, and shuttle's PCT drops a yielding task below every other, so the timer always fires first (shuttle-random reaches it, rarely)",
@@ -82,16 +82,16 @@ pub async fn dropped_dispose<R: Rt>(ctx: Ctx) -> Outcome {
         .on_disposed(Arc::new(move |_| session_gone.update(|d| d.1 = true)));
     h.agent.started(0).await;
     let first = match give_up::<R, _>(h.dispose_as("caller-1")).await {
-        Some(()) => "completed",
+        Some(()) => First::Completed,
         None => {
             let seen = |f: fn(&LifecycleEvent) -> bool| rig.world.events().iter().any(f);
             match (
                 seen(|e| matches!(e, LifecycleEvent::TeardownBegan { .. })),
                 seen(|e| matches!(e, LifecycleEvent::TeardownDone { .. })),
             ) {
-                (false, _) => "dropped-before-teardown",
-                (true, false) => "dropped-mid-teardown",
-                (true, true) => "dropped-after-teardown",
+                (false, _) => First::DroppedBeforeTeardown,
+                (true, false) => First::DroppedMidTeardown,
+                (true, true) => First::DroppedAfterTeardown,
             }
         }
     };
@@ -110,5 +110,5 @@ pub async fn dropped_dispose<R: Rt>(ctx: Ctx) -> Outcome {
             ),
         ),
     )];
-    rig.finish(format!("first:{first}"), own)
+    rig.finish(first, own)
 }

@@ -17,8 +17,8 @@
 //! so dropping it drops them; fault M29 parks the dropped quiesce or scope
 //! unload for a later caller. Either way the wait never ends: a D8 stall.
 
-use super::goals::{excused, label, Goal};
-use super::rig::{give_up_noting, Rig};
+use super::goals::{excused, on, Goal};
+use super::rig::{give_up_noting, First, Rig};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::acp::{Bridge, StopReason};
@@ -37,18 +37,18 @@ const FINISHES_ALONE: Wait = Wait::breaking(
 );
 
 /// A goal of [`DROPPED_UNLOAD`].
-pub const DROPPED_MID_TEARDOWN: Goal = label(
+pub const DROPPED_MID_TEARDOWN: Goal = on!(
     "dropped-mid-teardown",
     "the unload is dropped while the session's teardown runs",
-    "first:dropped-mid-teardown",
+    |f: &First| *f == First::DroppedMidTeardown,
 );
 
 /// A goal of [`DROPPED_UNLOAD`].
 pub const UNLOAD_COMPLETED: Goal = excused(
-        label(
+        on!(
             "unload-completed",
             "the unload completes before the timeout fires",
-            "first:completed",
+            |f: &First| *f == First::Completed,
         ),
         &[(Checker::ShuttlePct,
             "not reached in runs far past the PR budget at depth 3: the turn's flushes yield, and shuttle's PCT drops a yielding task below every other, so the timer always fires first (shuttle-random reaches it, rarely)",
@@ -77,7 +77,7 @@ pub static DROPPED_UNLOAD: Scenario = Scenario::new(
 });
 
 /// Where the dropped unload had got to, read from the world journal.
-fn drop_point<R: Rt>(rig: &Rig<R>) -> &'static str {
+fn drop_point<R: Rt>(rig: &Rig<R>) -> First {
     let events = rig.world.events();
     let seen = |f: &dyn Fn(&LifecycleEvent) -> bool| events.iter().any(f);
     let began = seen(&|e| matches!(e, LifecycleEvent::TeardownBegan { .. }));
@@ -85,10 +85,10 @@ fn drop_point<R: Rt>(rig: &Rig<R>) -> &'static str {
     let unloaded =
         seen(&|e| matches!(e, LifecycleEvent::ScopeUnloaded { scope } if scope == "acp"));
     match (began, done, unloaded) {
-        (false, _, _) => "dropped-before-teardown",
-        (true, false, _) => "dropped-mid-teardown",
-        (true, true, false) => "dropped-in-scope-unload",
-        (true, true, true) => "dropped-after-unload",
+        (false, _, _) => First::DroppedBeforeTeardown,
+        (true, false, _) => First::DroppedMidTeardown,
+        (true, true, false) => First::DroppedInScopeUnload,
+        (true, true, true) => First::DroppedAfterUnload,
     }
 }
 
@@ -106,14 +106,14 @@ pub async fn dropped_unload<R: Rt>(ctx: Ctx) -> Outcome {
     });
     agent.started(0).await;
     let first = match give_up_noting::<R, _, _>(b.unload(), || drop_point(&rig)).await {
-        Ok(()) => "completed",
+        Ok(()) => First::Completed,
         Err(at) => at,
     };
     // D8: no further call; what the dropped unload started finishes by
     // itself (the quiesce, and the scope's unload if it had begun), and
     // the registry and the store then hold nothing of the session.
     let mut left_alone = Vec::new();
-    if first != "completed" {
+    if first != First::Completed {
         b.quiesced(FINISHES_ALONE).await;
         acp.unloaded(FINISHES_ALONE).await;
         left_alone = rig.leftovers(|_| true);
@@ -148,5 +148,5 @@ pub async fn dropped_unload<R: Rt>(ctx: Ctx) -> Outcome {
             ),
         ),
     ];
-    rig.finish(format!("first:{first}"), own)
+    rig.finish(first, own)
 }

@@ -40,3 +40,36 @@ impl FromJournal for PromptFate {
         fate
     }
 }
+
+/// What a scenario whose outcome is how its prompts ended says happened:
+/// the fate of each named prompt, in order. Shown as
+/// `A:aborted tail:cleared-in-queue`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fates(pub Vec<(&'static str, PromptFate)>);
+
+impl Fates {
+    /// The fates of prompts `named` in `journal`.
+    pub fn of(journal: &[Record], named: &[(&'static str, PromptId)]) -> Fates {
+        Fates(
+            named
+                .iter()
+                .map(|&(name, p)| (name, PromptFate::of(journal, p)))
+                .collect(),
+        )
+    }
+
+    /// The fate of the prompt named `name`.
+    pub fn fate(&self, name: &str) -> Option<PromptFate> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+    }
+}
+
+impl std::fmt::Display for Fates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (name, fate)) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { " " };
+            write!(f, "{sep}{name}:{fate}")?;
+        }
+        Ok(())
+    }
+}

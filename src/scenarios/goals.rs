@@ -3,26 +3,16 @@
 //! checker, and an exploring checker that never hits a goal fails: it
 //! explored too little for its pass to mean anything.
 //!
-//! A goal is matched against an execution's outcome label (the scenario
-//! names what happened in it) or, where the label does not say, against the
-//! journals. A label is fields separated by `:` or a space
-//! (`first:dropped:second-created`); a goal's text matches whole fields
-//! only, so `A:aborted` does not match `A:aborted-late`, nor `loads-ok:1`
-//! match `loads-ok:10`.
+//! A goal is a predicate over an execution's outcome: over the scenario's
+//! typed fact (what its body says happened, `Outcome::fact`, declared with
+//! [`on!`]) or, where the fact does not say, over the journals. No goal
+//! reads the label: the label is only the fact's `Display` form, the key
+//! of the outcome's view.
 
 use super::Outcome;
 use crate::events::LifecycleEvent;
 use crate::journal::Event;
 use lifecycle_spec::Checker;
-
-/// How a goal recognises an execution that reached its window.
-#[derive(Clone, Copy, Debug)]
-pub enum Match {
-    /// The outcome label holds this text as a run of whole fields.
-    Label(&'static str),
-    /// A predicate over the outcome.
-    Pred(fn(&Outcome) -> bool),
-}
 
 /// One "sometimes" goal.
 #[derive(Clone, Copy, Debug)]
@@ -31,8 +21,8 @@ pub struct Goal {
     pub name: &'static str,
     /// The window, in words.
     pub about: &'static str,
-    /// How an execution is recognised.
-    pub matches: Match,
+    /// Whether an execution reached the window.
+    pub reached: fn(&Outcome) -> bool,
     /// Checkers not required to reach it, with the measurement that says
     /// why (their hits are still counted and shown).
     pub excused: &'static [(Checker, &'static str)],
@@ -51,30 +41,21 @@ impl Eq for Goal {}
 impl Goal {
     /// Whether `outcome` reached this goal's window.
     pub fn hit(&self, outcome: &Outcome) -> bool {
-        match self.matches {
-            Match::Label(text) => holds_fields(&outcome.label, text),
-            Match::Pred(f) => f(outcome),
-        }
+        (self.reached)(outcome)
     }
 }
 
-/// Whether `label` holds `text` as whole fields: each end of the match is
-/// an end of `label` or a separator (`:` or a space).
-fn holds_fields(label: &str, text: &str) -> bool {
-    let sep = |c: Option<char>| c.is_none_or(|c| c == ':' || c == ' ');
-    label.match_indices(text).any(|(at, _)| {
-        sep(label[..at].chars().next_back()) && sep(label[at + text.len()..].chars().next())
-    })
+/// A goal over the scenario's fact of type `T`:
+/// `on!("name", "about", |f: &T| f.first == First::Dropped)`; an outcome
+/// whose fact is not a `T` (a panic, another scenario's) does not reach it.
+macro_rules! on {
+    ($name:expr, $about:expr, |$f:ident: &$t:ty| $body:expr $(,)?) => {
+        $crate::scenarios::goals::pred($name, $about, |o| {
+            o.fact::<$t>().is_some_and(|$f: &$t| $body)
+        })
+    };
 }
-
-pub(super) const fn label(name: &'static str, about: &'static str, text: &'static str) -> Goal {
-    Goal {
-        name,
-        about,
-        matches: Match::Label(text),
-        excused: &[],
-    }
-}
+pub(super) use on;
 
 /// Not reachable by shuttle's uniform random walk at any budget we could
 /// measure: the late task must win every one of a long run of coin flips.
@@ -92,7 +73,7 @@ pub(super) const fn pred(name: &'static str, about: &'static str, f: fn(&Outcome
     Goal {
         name,
         about,
-        matches: Match::Pred(f),
+        reached: f,
         excused: &[],
     }
 }
@@ -363,31 +344,4 @@ pub(super) fn notice_lost(o: &Outcome) -> bool {
         .collect();
     let last = noticed.iter().copied().max().unwrap_or(0);
     (1..last).any(|n| !noticed.contains(&n))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::holds_fields;
-
-    #[test]
-    fn a_label_text_matches_whole_fields_only() {
-        assert!(holds_fields(
-            "first:dropped:second-created",
-            "first:dropped"
-        ));
-        assert!(holds_fields(
-            "first:dropped:resume-dropped",
-            "resume-dropped"
-        ));
-        assert!(holds_fields(
-            "ja:drained kill:finished",
-            "ja:drained kill:finished"
-        ));
-        assert!(holds_fields("fail:step:sync", "sync"));
-        assert!(!holds_fields("fail:step:async", "sync"));
-        assert!(!holds_fields("A:aborted-late", "A:aborted"));
-        assert!(!holds_fields("loads-ok:10", "loads-ok:1"));
-        assert!(!holds_fields("unrefused", "refused"));
-        assert!(!holds_fields("first:dropped-mid-teardown", "first:dropped"));
-    }
 }

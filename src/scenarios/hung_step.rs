@@ -11,7 +11,7 @@
 //! fires: the turn, the prompt and the dispose then wait forever, which
 //! every checker reports as a deadlock on the step's signal (C10).
 
-use super::goals::{label, Goal};
+use super::goals::{on, Goal};
 use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
@@ -25,18 +25,31 @@ use crate::rules::Rule;
 use std::sync::Arc;
 
 /// A goal of [`HUNG_STEP`].
-pub const ABORTED_MID_STEP: Goal = label(
+pub const ABORTED_MID_STEP: Goal = on!(
     "aborted-mid-step",
     "the cancel reaches the hung step and the turn ends aborted",
-    "A:Aborted:step-began",
+    |f: &Said| f.0 == Some(EndReason::Aborted),
 );
 
 /// A goal of [`HUNG_STEP`].
-pub const DISPOSED_MID_STEP: Goal = label(
+pub const DISPOSED_MID_STEP: Goal = on!(
     "disposed-mid-step",
     "the dispose reaches the hung step and the turn ends disposed",
-    "A:Disposed:step-began",
+    |f: &Said| f.0 == Some(EndReason::Disposed),
 );
+
+/// How prompt A's turn ended (its step had begun). Shown as
+/// `A:Aborted:step-began`.
+struct Said(Option<EndReason>);
+
+impl std::fmt::Display for Said {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(e) => write!(f, "A:{e:?}:step-began"),
+            None => write!(f, "A:none:step-began"),
+        }
+    }
+}
 
 const GOALS: &[Goal] = &[ABORTED_MID_STEP, DISPOSED_MID_STEP];
 
@@ -107,6 +120,5 @@ pub async fn hung_step<R: Rt>(ctx: Ctx) -> Outcome {
             format!("the hung step's turn ended {end:?}, not aborted or disposed"),
         ),
     )];
-    let end = end.map_or("none".to_string(), |e| format!("{e:?}"));
-    rig.finish(format!("A:{end}:step-began"), own)
+    rig.finish(Said(end), own)
 }

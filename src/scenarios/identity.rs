@@ -94,21 +94,21 @@ pub async fn same_id_create_race<R: Rt>(ctx: Ctx) -> Outcome {
         ),
     ];
     owner.unload().await;
-    rig.finish(format!("winners:{}", winners.len()), own)
+    rig.finish(Winners(winners.len()), own)
 }
 
 /// A goal of [`CREATE_DURING_OWNER_UNLOAD`].
-pub const UNLOAD_BEFORE_PUBLICATION: Goal = label(
+pub const UNLOAD_BEFORE_PUBLICATION: Goal = on!(
     "unload-before-publication",
     "the owner unloads before the creation publishes: refused",
-    "refused",
+    |f: &Creation| *f == Creation::Refused,
 );
 
 /// A goal of [`CREATE_DURING_OWNER_UNLOAD`].
-pub const UNLOAD_AFTER_PUBLICATION: Goal = label(
+pub const UNLOAD_AFTER_PUBLICATION: Goal = on!(
     "unload-after-publication",
     "the owner unloads after the creation published: created, then disposed",
-    "created-then-disposed",
+    |f: &Creation| *f == Creation::CreatedThenDisposed,
 );
 
 const CREATE_DURING_OWNER_UNLOAD_GOALS: &[Goal] =
@@ -185,12 +185,12 @@ pub async fn create_during_owner_unload<R: Rt>(ctx: Ctx) -> Outcome {
         ),
     ];
     other.unload().await;
-    let label = match &result {
-        Ok(_) => "created-then-disposed".to_string(),
-        Err(CreateError::OwnerUnloaded(_)) => "refused".to_string(),
-        Err(e) => format!("error:{e}"),
+    let said = match &result {
+        Ok(_) => Creation::CreatedThenDisposed,
+        Err(CreateError::OwnerUnloaded(_)) => Creation::Refused,
+        Err(e) => Creation::Failed(e.to_string()),
     };
-    rig.finish(label, own)
+    rig.finish(said, own)
 }
 
 /// A goal of [`ID_REUSE_AFTER_DETACH`].
@@ -247,7 +247,7 @@ pub async fn id_reuse_after_detach<R: Rt>(ctx: Ctx) -> Outcome {
             ),
         ),
     )];
-    let mut label = "B:not-created".to_string();
+    let mut said = B::NotCreated;
     if let Ok(b) = &b {
         rig.track(&b.agent, b.serial());
         let b_entry = rig
@@ -268,7 +268,7 @@ pub async fn id_reuse_after_detach<R: Rt>(ctx: Ctx) -> Outcome {
         ));
         let p = b.agent.send(spec("B", 1)).expect("send B");
         b.agent.when_idle().await;
-        label = format!("B:{}", PromptFate::of(&b.agent.journal(), p));
+        said = B::Prompt(PromptFate::of(&b.agent.journal(), p));
         b.dispose().await;
     }
     let a_done_before_b =
@@ -280,7 +280,7 @@ pub async fn id_reuse_after_detach<R: Rt>(ctx: Ctx) -> Outcome {
         Violation::new(Rule::D1, "A's teardown never finished"),
     ));
     owner.unload().await;
-    rig.finish(label, own)
+    rig.finish(said, own)
 }
 
 /// Create attempts B makes while A's teardown runs, a yield apart, before
@@ -411,7 +411,7 @@ pub async fn same_id_vs_teardown<R: Rt>(ctx: Ctx) -> Outcome {
         b.is_some(),
         Violation::new(Rule::R2, "id x not reusable after A's teardown finished"),
     ));
-    let mut label = "B:not-created".to_string();
+    let mut said = B::NotCreated;
     if let Some(b) = &b {
         rig.track(&b.agent, b.serial());
         // A repeated (stale) detach of A's entry, through the public API.
@@ -441,12 +441,63 @@ pub async fn same_id_vs_teardown<R: Rt>(ctx: Ctx) -> Outcome {
                 ),
             ),
         ));
-        label = match late {
-            true => "B:after-teardown".into(),
-            false => format!("B:try-{tries}"),
+        said = match late {
+            true => B::AfterTeardown,
+            false => B::Try(tries),
         };
         b.dispose().await;
     }
     owner.unload().await;
-    rig.finish(label, own)
+    rig.finish(said, own)
+}
+
+/// How many of the same-id creates published. Shown as `winners:1`.
+struct Winners(usize);
+
+impl std::fmt::Display for Winners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "winners:{}", self.0)
+    }
+}
+
+/// How the creation racing its owner's unload ended. Shown as
+/// `created-then-disposed`, `refused` or `error:` and the error.
+#[derive(PartialEq, Eq, Debug)]
+enum Creation {
+    CreatedThenDisposed,
+    Refused,
+    Failed(String),
+}
+
+impl std::fmt::Display for Creation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Creation::CreatedThenDisposed => write!(f, "created-then-disposed"),
+            Creation::Refused => write!(f, "refused"),
+            Creation::Failed(e) => write!(f, "error:{e}"),
+        }
+    }
+}
+
+/// What became of B, the agent created with the reused id: not created;
+/// its prompt's fate (`id-reuse-after-detach`); created once A's teardown
+/// finished, or at the given try during it (`same-id-vs-teardown`). Shown
+/// as `B:not-created`, `B:ended(completed)`, `B:after-teardown`, `B:try-2`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum B {
+    NotCreated,
+    Prompt(PromptFate),
+    AfterTeardown,
+    Try(u32),
+}
+
+impl std::fmt::Display for B {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            B::NotCreated => write!(f, "B:not-created"),
+            B::Prompt(fate) => write!(f, "B:{fate}"),
+            B::AfterTeardown => write!(f, "B:after-teardown"),
+            B::Try(n) => write!(f, "B:try-{n}"),
+        }
+    }
 }

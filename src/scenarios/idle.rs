@@ -1,7 +1,7 @@
 //! Scenarios about idleness: `idle-cancel-then-prompt`, `when-idle-waiters`,
 //! `dropped-when-idle`.
 
-use super::fate::{FromJournal, PromptFate};
+use super::fate::{Fates, FromJournal, PromptFate};
 use super::goals::*;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
@@ -79,15 +79,15 @@ pub async fn idle_cancel_then_prompt<R: Rt>(ctx: Ctx) -> Outcome {
             ),
         ),
     ];
-    let label = format!("A:{} B:{b_fate}", PromptFate::of(&journal, a));
-    Outcome::checked(journal, &agent.durable_log(), label, own)
+    let said = Fates(vec![("A", PromptFate::of(&journal, a)), ("B", b_fate)]);
+    Outcome::checked(journal, &agent.durable_log(), said, own)
 }
 
 /// A goal of [`WHEN_IDLE_WAITERS`].
-pub const LATE_WAITER_WHILE_B_PENDING: Goal = label(
+pub const LATE_WAITER_WHILE_B_PENDING: Goal = on!(
     "late-waiter-while-b-pending",
     "a waiter registered while the later prompt B is pending resolves only after B",
-    "B-at-late-idle:completed",
+    |f: &Fates| f.fate("B-at-late-idle") == Some(PromptFate::COMPLETED),
 );
 
 /// A goal of [`WHEN_IDLE_WAITERS`].
@@ -157,23 +157,23 @@ pub async fn when_idle_waiters<R: Rt>(ctx: Ctx) -> Outcome {
             ),
         ),
     ];
-    let label = format!("B-at-late-idle:{b_done_at_late}");
-    Outcome::checked(journal, &agent.durable_log(), label, own)
+    let said = Fates(vec![("B-at-late-idle", b_done_at_late)]);
+    Outcome::checked(journal, &agent.durable_log(), said, own)
 }
 
 /// A goal of [`DROPPED_WHEN_IDLE`].
-pub const WAITER_DROPPED_MID_TURN: Goal = label(
+pub const WAITER_DROPPED_MID_TURN: Goal = on!(
     "waiter-dropped-mid-turn",
     "the caller gives up on when_idle while the turn runs",
-    "first:dropped",
+    |f: &DroppedWaiter| !f.resolved,
 );
 
 /// A goal of [`DROPPED_WHEN_IDLE`].
 pub const WAITER_RESOLVED_FIRST: Goal = excused(
-        label(
+        on!(
             "waiter-resolved-first",
             "when_idle resolves before the caller's timeout fires",
-            "first:resolved",
+            |f: &DroppedWaiter| f.resolved,
         ),
         &[
             (Checker::ShuttleRandom,
@@ -210,10 +210,9 @@ pub async fn dropped_when_idle<R: Rt>(ctx: Ctx) -> Outcome {
     let h = Agent::<R>::spawn_with_faults("agent-1", ctx.faults);
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 1)).expect("send A");
-    let first = match super::rig::give_up::<R, _>(agent.when_idle()).await {
-        Some(_) => "resolved",
-        None => "dropped",
-    };
+    let resolved = super::rig::give_up::<R, _>(agent.when_idle())
+        .await
+        .is_some();
     let late = agent.when_idle().await;
     let a_fate = PromptFate::of(&agent.journal(), a);
     h.stop().await;
@@ -225,6 +224,24 @@ pub async fn dropped_when_idle<R: Rt>(ctx: Ctx) -> Outcome {
             format!("after a dropped when_idle, the next one resolved {late:?} with A {a_fate}"),
         ),
     )];
-    let label = format!("first:{first} A:{a_fate}");
-    Outcome::checked(journal, &agent.durable_log(), label, own)
+    let said = DroppedWaiter {
+        resolved,
+        a: a_fate,
+    };
+    Outcome::checked(journal, &agent.durable_log(), said, own)
+}
+
+/// `dropped-when-idle`'s fact: whether the first `when_idle` resolved
+/// before its caller gave up, and A's fate. Shown as
+/// `first:dropped A:completed`.
+struct DroppedWaiter {
+    resolved: bool,
+    a: PromptFate,
+}
+
+impl std::fmt::Display for DroppedWaiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let first = if self.resolved { "resolved" } else { "dropped" };
+        write!(f, "first:{first} A:{}", self.a)
+    }
 }

@@ -28,10 +28,11 @@ use crate::oracle::{check_durable, check_journal, RuleId, Violation, ORACLE_RULE
 use crate::rt::{Rt, Wait};
 use crate::session_log::Entry;
 use crate::store::durable::Durable;
+use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
 
-pub use goals::{Goal, Match};
+pub use goals::Goal;
 pub use scenario::{Bodies, BodyFn, Bounds, Closure, Ctx, Granularity, Scenario, Tasks};
 
 /// How many racers the two scalable scenarios run: the disposers of
@@ -124,9 +125,14 @@ pub(crate) fn spec(text: &str, steps: u32) -> crate::agent::core::PromptSpec {
 pub struct Outcome {
     /// Broken rules (empty: pass).
     pub violations: Vec<Violation>,
-    /// A short label of what happened (for outcome-set tests), e.g.
+    /// What happened, in words: the [`Fact`]'s `Display` form (the key of
+    /// the outcome's view and of the outcome counts), e.g.
     /// `A:skipped-at-claim`.
     pub label: String,
+    /// What happened, typed: the scenario's own fact, read by its goals
+    /// through [`Outcome::fact`] (none on outcomes the checkers make up: a
+    /// panic, a worker's replayed line).
+    pub fact: Option<Arc<dyn Any + Send + Sync>>,
     /// Invariants evaluated.
     pub invariants: usize,
     /// The agent's journal, for traces.
@@ -135,14 +141,31 @@ pub struct Outcome {
     pub world: Vec<crate::events::LifecycleEvent>,
 }
 
+/// What a scenario's body says happened in one execution: a value of the
+/// scenario's own type, whose `Display` form is the outcome's label.
+pub trait Fact: std::fmt::Display + Any + Send + Sync {}
+
+impl<T: std::fmt::Display + Any + Send + Sync> Fact for T {}
+
 impl Outcome {
+    /// The scenario's fact, if it is a `T`.
+    pub fn fact<T: Any>(&self) -> Option<&T> {
+        self.fact.as_deref()?.downcast_ref()
+    }
+
+    /// `fact`'s label and the fact, for an outcome's two fields.
+    pub fn said(fact: impl Fact) -> (String, Option<Arc<dyn Any + Send + Sync>>) {
+        (fact.to_string(), Some(Arc::new(fact)))
+    }
+
     /// Run the oracles over an agent's history and add scenario checks.
     pub fn checked(
         journal: Vec<Record>,
         durable: &[Entry],
-        label: String,
+        fact: impl Fact,
         own: Vec<(bool, Violation)>,
     ) -> Outcome {
+        let (label, fact) = Outcome::said(fact);
         let mut violations = check_journal(&journal);
         violations.extend(check_durable(&journal, durable));
         let invariants = ORACLE_RULES.len() + own.len();
@@ -150,6 +173,7 @@ impl Outcome {
         Outcome {
             violations,
             label,
+            fact,
             invariants,
             journal,
             world: Vec::new(),

@@ -19,7 +19,7 @@
 //! answers the callers got back. The owner's unload at the end drains `b`
 //! as well (S7 on the scope-unload path). Fault M20 leaves the drain out.
 
-use super::goals::{excused, label, Goal, LOOM_SAMPLED_EARLY_WINDOW};
+use super::goals::{excused, on, Goal, LOOM_SAMPLED_EARLY_WINDOW};
 use super::rig::{beside, Rig};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::Outcome;
@@ -42,30 +42,30 @@ const SHUTTLE_RANDOM_EXIT_FIRST: &[(Checker, &str)] = &[(Checker::ShuttleRandom,
 
 /// A goal of [`DISPOSE_WITH_OWNED_JOB`].
 pub const EXITED_BEFORE_DRAIN: Goal = excused(
-    label(
+    on!(
         "exited-before-drain",
         "a's job exits on its own after the teardown began, before the drain reaches it",
-        "ja:exited",
+        |f: &Said| f.ja == Ended::Exited,
     ),
     LOOM_SAMPLED_EARLY_WINDOW,
 );
 
 /// A goal of [`DISPOSE_WITH_OWNED_JOB`].
 pub const KILLED_BY_DRAIN: Goal = excused(
-    label(
+    on!(
         "killed-by-drain",
         "the drain kills a's job while it runs",
-        "ja:drained",
+        |f: &Said| f.ja == Ended::Drained,
     ),
     SHUTTLE_RANDOM_EXIT_FIRST,
 );
 
 /// A goal of [`DISPOSE_WITH_OWNED_JOB`].
 pub const KILL_RACING_DRAIN: Goal = excused(
-    label(
+    on!(
         "kill-racing-drain",
         "the caller's bash_kill lands after the drain killed the job and before it forgot it",
-        "ja:drained kill:finished",
+        |f: &Said| f.ja == Ended::Drained && f.kill == Answer::Finished,
     ),
     SHUTTLE_RANDOM_EXIT_FIRST,
 );
@@ -95,23 +95,87 @@ pub static DISPOSE_WITH_OWNED_JOB: Scenario = Scenario::new(
     "sim-dfs at bound 1 misses views the other checkers reach (most from sim seeds: the order of world events around the teardown), and bound 2 still misses most of them; `check` reports the misses of each run",
 );
 
-/// A job's fate in the shell's history: how it first ended.
-fn fate(history: &[JobFate]) -> &'static str {
-    match history.first() {
-        None => "running",
-        Some(JobFate::Exited(_)) => "exited",
-        Some(JobFate::Killed) => "killed",
-        Some(JobFate::KilledByDrain) => "drained",
-        Some(JobFate::Forgotten) => "forgotten-running",
+/// What an execution did: how a's job first ended in the shell's history,
+/// and what the racing caller's `bash_kill` and `bash_output` answered.
+/// Shown as `ja:drained kill:finished out:read`.
+struct Said {
+    ja: Ended,
+    kill: Answer,
+    out: Answer,
+}
+
+impl std::fmt::Display for Said {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ja = match self.ja {
+            Ended::Running => "running",
+            Ended::Exited => "exited",
+            Ended::Killed => "killed",
+            Ended::Drained => "drained",
+            Ended::ForgottenRunning => "forgotten-running",
+        };
+        write!(
+            f,
+            "ja:{ja} kill:{} out:{}",
+            self.kill.word(),
+            self.out.word()
+        )
     }
 }
 
-/// A tool answer in one word.
-fn word<T>(r: &Result<T, String>, job: &str, ok: impl Fn(&T) -> &'static str) -> &'static str {
+/// How a job first ended, in the shell's history.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Ended {
+    Running,
+    Exited,
+    Killed,
+    Drained,
+    ForgottenRunning,
+}
+
+/// A job's fate in the shell's history: how it first ended.
+fn fate(history: &[JobFate]) -> Ended {
+    match history.first() {
+        None => Ended::Running,
+        Some(JobFate::Exited(_)) => Ended::Exited,
+        Some(JobFate::Killed) => Ended::Killed,
+        Some(JobFate::KilledByDrain) => Ended::Drained,
+        Some(JobFate::Forgotten) => Ended::ForgottenRunning,
+    }
+}
+
+/// A tool's answer about a job.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Answer {
+    /// `bash_output` read it.
+    Read,
+    /// `bash_kill` killed it.
+    Killed,
+    /// `bash_kill` found it finished.
+    Finished,
+    /// The job is unknown to the tool.
+    Unknown,
+    /// Any other error.
+    Refused,
+}
+
+impl Answer {
+    fn word(self) -> &'static str {
+        match self {
+            Answer::Read => "read",
+            Answer::Killed => "killed",
+            Answer::Finished => "finished",
+            Answer::Unknown => "unknown",
+            Answer::Refused => "refused",
+        }
+    }
+}
+
+/// A tool answer, typed.
+fn word<T>(r: &Result<T, String>, job: &str, ok: impl Fn(&T) -> Answer) -> Answer {
     match r {
         Ok(v) => ok(v),
-        Err(e) if *e == format!("unknown bash task \"{job}\"") => "unknown",
-        Err(_) => "refused",
+        Err(e) if *e == format!("unknown bash task \"{job}\"") => Answer::Unknown,
+        Err(_) => Answer::Refused,
     }
 }
 
@@ -216,8 +280,14 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
 
     let unknown = Err(format!("unknown bash task \"{ja}\""));
     let (out_w, kill_w) = (
-        word(&out, &ja, |_| "read"),
-        word(&kill, &ja, |k| if *k { "killed" } else { "finished" }),
+        word(&out, &ja, |_| Answer::Read),
+        word(&kill, &ja, |k| {
+            if *k {
+                Answer::Killed
+            } else {
+                Answer::Finished
+            }
+        }),
     );
     let mut own = vec![
         (
@@ -230,7 +300,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
             ),
         ),
         (
-            out_w != "refused" && kill_w != "refused",
+            out_w != Answer::Refused && kill_w != Answer::Refused,
             Violation::new(
                 Rule::S7,
                 format!(
@@ -284,8 +354,10 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
         ),
     ));
     tb.unload();
-    rig.finish(
-        format!("ja:{} kill:{kill_w} out:{out_w}", fate(&shell.history(&ja))),
-        own,
-    )
+    let said = Said {
+        ja: fate(&shell.history(&ja)),
+        kill: kill_w,
+        out: out_w,
+    };
+    rig.finish(said, own)
 }

@@ -42,6 +42,39 @@ pub async fn give_up<R: Rt, T>(call: impl std::future::Future<Output = T>) -> Op
     give_up_noting::<R, T, ()>(call, || ()).await.ok()
 }
 
+/// How a call whose caller gave up on it ended, and where the teardown it
+/// started was when its future was dropped (read from the world journal):
+/// the fact of `dropped-dispose` and `dropped-unload`. Shown as
+/// `first:dropped-mid-teardown`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum First {
+    /// The call completed before the timeout fired.
+    Completed,
+    /// Dropped before the teardown began.
+    DroppedBeforeTeardown,
+    /// Dropped after the teardown began and before it finished.
+    DroppedMidTeardown,
+    /// Dropped after the teardown finished (a dispose).
+    DroppedAfterTeardown,
+    /// Dropped after the teardown, while its scope unloaded (an unload).
+    DroppedInScopeUnload,
+    /// Dropped after its scope unloaded (an unload).
+    DroppedAfterUnload,
+}
+
+impl std::fmt::Display for First {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            First::Completed => "first:completed",
+            First::DroppedBeforeTeardown => "first:dropped-before-teardown",
+            First::DroppedMidTeardown => "first:dropped-mid-teardown",
+            First::DroppedAfterTeardown => "first:dropped-after-teardown",
+            First::DroppedInScopeUnload => "first:dropped-in-scope-unload",
+            First::DroppedAfterUnload => "first:dropped-after-unload",
+        })
+    }
+}
+
 /// As [`give_up`], but on a drop `noting` runs first, while the call's
 /// future still holds its work: what it reads (where the call had got to)
 /// cannot race with a task the drop leaves to continue that work. `Err`
@@ -389,7 +422,7 @@ impl<R: Rt> Rig<R> {
     }
 
     /// Run every shared check, add the scenario's own, and build the outcome.
-    pub fn finish(&self, label: String, own: Vec<(bool, Violation)>) -> Outcome {
+    pub fn finish(&self, fact: impl super::Fact, own: Vec<(bool, Violation)>) -> Outcome {
         let events = self.world.events();
         let mut violations = check_world(&events);
         let tracked = self.tracked.with(|t| t.clone());
@@ -430,9 +463,11 @@ impl<R: Rt> Rig<R> {
             + tracked.len() * ORACLE_RULES.len()
             + own.len();
         violations.extend(own.into_iter().filter(|(ok, _)| !ok).map(|(_, v)| v));
+        let (label, fact) = Outcome::said(fact);
         Outcome {
             violations,
             label,
+            fact,
             invariants,
             journal: tracked
                 .first()

@@ -5,7 +5,7 @@
 //! ```text
 //! /// A goal of [`MY_RACE`]: one `pub const` per window, which the
 //! /// clause table (`clauses::table`) names as `&my_race::LATE_WRITE`.
-//! pub const LATE_WRITE: Goal = label("late-write", "the write lands after the close", "w:late");
+//! pub const LATE_WRITE: Goal = on!("late-write", "the write lands after the close", |f: &Write| f.late);
 //!
 //! pub static MY_RACE: Scenario = Scenario::new(
 //!     "my-race",
@@ -16,6 +16,10 @@
 //! .goals(&[LATE_WRITE])          // the windows it must reach
 //! .targets(&[Fault::M6])
 //! .bounds(Bounds { loom_cap: 1, ..Bounds::PR });
+//!
+//! /// What the body says happened (`w:late`): its `Display` form is the
+//! /// outcome's label; the body ends with `rig.finish(Write { late }, checks)`.
+//! struct Write { late: bool }
 //! ```
 //!
 //! Task counts are not declared: the simulator measures them

@@ -73,21 +73,34 @@ async fn until_finished<R: Rt>(shell: &SimShell<R>, jobs: &[&str]) {
 }
 
 /// A goal of [`TOOL_BASH_RELOAD`].
-pub const RELOAD_BETWEEN_CHECKS: Goal = label(
+pub const RELOAD_BETWEEN_CHECKS: Goal = on!(
         "reload-between-checks",
         "tool-bash reloads between two fence checks: the original instance serves the first, the reloaded one the second",
-        "gens:1-2",
+        |f: &Fenced| f.gens == (1, 2),
     );
 
 /// A goal of [`TOOL_BASH_RELOAD`].
 pub const RELOAD_AFTER_CHECKS: Goal = excused(
-    label(
+    on!(
         "reload-after-checks",
         "both fence checks run on the original instance",
-        "gens:1-1",
+        |f: &Fenced| f.gens == (1, 1),
     ),
     LOOM_SAMPLED_EARLY_WINDOW,
 );
+
+/// `tool-bash-reload`'s fact: the generations of the tool-bash instances
+/// that served the first and the second fence check. Shown as
+/// `fenced gens:1-2`.
+struct Fenced {
+    gens: (u32, u32),
+}
+
+impl std::fmt::Display for Fenced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "fenced gens:{}-{}", self.gens.0, self.gens.1)
+    }
+}
 
 const TOOL_BASH_RELOAD_GOALS: &[Goal] = &[RELOAD_BETWEEN_CHECKS, RELOAD_AFTER_CHECKS];
 
@@ -241,7 +254,10 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
     rig.track(&b.agent, b.serial());
     owner.unload().await;
     // Which instance served the two checks around the reload.
-    rig.finish(format!("fenced gens:{first_gen}-{second_gen}"), own)
+    let said = Fenced {
+        gens: (first_gen, second_gen),
+    };
+    rig.finish(said, own)
 }
 
 /// A goal of [`COMPLETION_NOTICE_ROUTING`].
@@ -401,5 +417,5 @@ pub async fn completion_notice_routing<R: Rt>(ctx: Ctx) -> Outcome {
     ];
     tools.unload();
     owner.unload().await;
-    rig.finish("routed".into(), own)
+    rig.finish("routed", own)
 }

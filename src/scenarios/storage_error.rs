@@ -24,7 +24,7 @@
 //! refuses appends until the process restarts) break D10 here.
 
 use super::crash::{echo_rig, restart_checks, Client};
-use super::goals::{excused, label, Goal};
+use super::goals::{excused, on, Goal};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::faults::Fault;
@@ -38,18 +38,18 @@ use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// A goal of [`STORAGE_ERROR_MID_TURN`].
-pub const WRITE_AHEAD: Goal = label(
+pub const WRITE_AHEAD: Goal = on!(
     "write-ahead",
     "the failure hits the flush of turn/start and user/message",
-    "fail:write-ahead",
+    |f: &Failed| f.during() == Some(Flush::WriteAhead),
 );
 
 /// A goal of [`STORAGE_ERROR_MID_TURN`].
 pub const STEP: Goal = excused(
-        label(
+        on!(
             "step",
             "the failure hits the flush of a step's output",
-            "fail:step",
+            |f: &Failed| f.during() == Some(Flush::Step),
         ),
         &[(Checker::ShuttlePct,
             "not reached in the PR tier's iterations at depth 3, rarely in much longer runs: the fault task is ready from the start and runs before the first flush",
@@ -58,10 +58,10 @@ pub const STEP: Goal = excused(
 
 /// A goal of [`STORAGE_ERROR_MID_TURN`].
 pub const TURN_END: Goal = excused(
-    label(
+    on!(
         "turn-end",
         "the failure hits the closing flush, after turn/end was decided",
-        "fail:turn-end",
+        |f: &Failed| f.during() == Some(Flush::TurnEnd),
     ),
     &[
         (
@@ -77,10 +77,10 @@ pub const TURN_END: Goal = excused(
 
 /// A goal of [`STORAGE_ERROR_MID_TURN`].
 pub const SYNC: Goal = excused(
-        label(
+        on!(
             "sync",
             "a sync fails after its write went through (bytes written, not durable)",
-            "sync",
+            |f: &Failed| matches!(f, Failed::At { sync: true, .. }),
         ),
         &[(Checker::ShuttleRandom,
             "not reached in the PR tier's iterations, rarely in much longer runs; shuttle-pct reaches it",
@@ -88,6 +88,65 @@ pub const SYNC: Goal = excused(
     );
 
 const GOALS: &[Goal] = &[WRITE_AHEAD, STEP, TURN_END, SYNC];
+
+/// Which flush of the session's log the failed operation belonged to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Flush {
+    /// turn/start and user/message, before the first step.
+    WriteAhead,
+    /// A step's output.
+    Step,
+    /// The closing flush, after turn/end was decided.
+    TurnEnd,
+    /// Prompt B's, after prompt A's turn.
+    PromptB,
+}
+
+/// Where the storage failure hit, if one did: the flush, and whether it
+/// was a sync (or a write). Shown as `fail:none` or `fail:step:sync`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Failed {
+    None,
+    At { during: Flush, sync: bool },
+}
+
+impl Flush {
+    fn name(self) -> &'static str {
+        match self {
+            Flush::WriteAhead => "write-ahead",
+            Flush::Step => "step",
+            Flush::TurnEnd => "turn-end",
+            Flush::PromptB => "prompt-B",
+        }
+    }
+}
+
+/// A failed operation's kind, in a word.
+fn kind(sync: bool) -> &'static str {
+    if sync {
+        "sync"
+    } else {
+        "write"
+    }
+}
+
+impl Failed {
+    fn during(self) -> Option<Flush> {
+        match self {
+            Failed::None => None,
+            Failed::At { during, .. } => Some(during),
+        }
+    }
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Failed::At { during, sync } = *self else {
+            return write!(f, "fail:none");
+        };
+        write!(f, "fail:{}:{}", during.name(), kind(sync))
+    }
+}
 
 /// `storage-error-mid-turn`, registered in [`super::ALL`].
 pub static STORAGE_ERROR_MID_TURN: Scenario = Scenario::new(
@@ -153,21 +212,18 @@ pub async fn storage_error_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
     };
     let mut own = Vec::new();
     let mut check = |ok: bool, what: String| own.push((ok, Violation::new(Rule::D10, what)));
-    let where_ = match failed_at {
-        None => "none".to_string(),
+    let failed = match failed_at {
+        None => Failed::None,
         Some(at) => {
-            let kind = if matches!(ops[at], DiskOp::Sync { .. }) {
-                "sync"
-            } else {
-                "write"
-            };
+            let sync = matches!(ops[at], DiskOp::Sync { .. });
             let k = synced_before(at);
-            let during = match k {
-                0 => "write-ahead",
-                1 | 2 => "step",
-                3 => "turn-end",
-                _ => "prompt-B",
+            let flush = match k {
+                0 => Flush::WriteAhead,
+                1 | 2 => Flush::Step,
+                3 => Flush::TurnEnd,
+                _ => Flush::PromptB,
             };
+            let (during, kind) = (flush.name(), kind(sync));
             let later = ops[at + 1..a_ops.max(at + 1)]
                 .iter()
                 .filter(|op| matches!(op, DiskOp::Write { failed: None, .. }))
@@ -192,7 +248,10 @@ pub async fn storage_error_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
                     ),
                 );
             }
-            format!("{during}:{kind}")
+            Failed::At {
+                during: flush,
+                sync,
+            }
         }
     };
     if failed_at.is_none() {
@@ -245,5 +304,5 @@ pub async fn storage_error_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
         Tear::KeepAll,
         &client.seen(),
     ));
-    rig.finish(format!("fail:{where_}"), own)
+    rig.finish(failed, own)
 }

@@ -246,6 +246,7 @@ fn panicked(v: Violation) -> Outcome {
     Outcome {
         violations: vec![v],
         label: "panic".into(),
+        fact: None,
         invariants: 0,
         journal: Vec::new(),
         world: Vec::new(),
