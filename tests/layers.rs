@@ -587,7 +587,11 @@ fn cli_edges(src: &str, modules: &BTreeSet<&str>) -> BTreeSet<String> {
         } else {
             continue;
         };
-        if ident(at, "harness") && path(at + 1) {
+        if ident(at, "harness") {
+            if !path(at + 1) {
+                // `pub(in crate::cli::harness)`: a visibility, not an import.
+                continue;
+            }
             at += 2;
         }
         // `super::{a, b}`: each name in the braces.
@@ -636,20 +640,37 @@ fn cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<String> {
         .find_map(|n| visit(n, edges, &mut Vec::new(), &mut done))
 }
 
+/// Every file of `src/cli` and of its folders (`report/`), by module name:
+/// a file's stem, a folder's `mod.rs` by the folder's name.
 fn cli_sources() -> BTreeMap<String, String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
-    let mut files = BTreeMap::new();
-    for entry in std::fs::read_dir(&dir).expect("src/cli") {
-        let path = entry.expect("entry").path();
-        if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+    fn walk(dir: &Path, files: &mut BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).expect("src/cli") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                walk(&path, files);
+                continue;
+            }
+            let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
             if path.extension().is_some_and(|e| e == "rs") {
-                files.insert(
-                    stem.to_string(),
-                    std::fs::read_to_string(&path).expect("read"),
+                let name = match (stem, path.parent().and_then(|p| p.file_name())) {
+                    ("mod", Some(folder)) if folder != "cli" => folder.to_string_lossy().into(),
+                    _ => stem.to_string(),
+                };
+                let text = std::fs::read_to_string(&path).expect("read");
+                assert!(
+                    files.insert(name.clone(), text).is_none(),
+                    "two files of src/cli are module {name}"
                 );
             }
         }
     }
+    let mut files = BTreeMap::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli"),
+        &mut files,
+    );
     files
 }
 
@@ -684,7 +705,12 @@ fn cli_files_import_each_other_without_a_cycle() {
     // The scan sees the edges there are.
     let has = |a: &str, b: &str| graph.get(a).is_some_and(|e| e.contains(b));
     assert!(
-        has("harness", "check_cmd") && has("check_cmd", "merge_cmd") && has("merge_cmd", "table"),
+        has("harness", "check_cmd")
+            && has("check_cmd", "report")
+            && has("merge_cmd", "report")
+            && has("report", "conclude")
+            && has("merge", "conclude")
+            && has("conclude", "table"),
         "{graph:?}"
     );
     // The checker of the check: a table helper naming a command again.

@@ -12,13 +12,13 @@
 //! ```
 //!
 //! The conclusion (differential coverage, the summary, the exit code) is
-//! `merge_cmd::conclude`, shared with `merge`.
+//! `report::conclude`, shared with `merge`.
 
 use super::args::{
     self, parse_checker, parse_fault, parse_scenario, program, ExploreArgs, Selection,
 };
-use super::merge_cmd::{self, Run};
-use super::table::{failure, header, row, rows_of, space, words, wrapped, wrapped_at};
+use super::report::table::{failure, header, row, rows_of, space, words, wrapped, wrapped_at};
+use super::report::{self, Run};
 use crate::check::{self, Budget, Checker, DfsOptions, Report};
 use crate::cli::interrupt::{self, EXIT_INTERRUPTED};
 use crate::faults::{Fault, Faults};
@@ -82,7 +82,7 @@ pub(super) fn run_check(json: bool, progress: bool, tier: &str, sel: &Selection)
             check::run_with_progress(checker, scenario, Faults::none(), &sel.budget, true, &tick);
         pb.suspend(|| {
             if json {
-                println!("{}", merge_cmd::row_line(&report));
+                println!("{}", report::row_line(&report));
             } else {
                 row(&report);
             }
@@ -95,9 +95,9 @@ pub(super) fn run_check(json: bool, progress: bool, tier: &str, sel: &Selection)
         }
     }
     pb.finish_and_clear();
-    merge_cmd::conclude(
+    report::conclude(
         &Run {
-            settings: merge_cmd::Settings::of(tier, sel),
+            settings: report::Settings::of(tier, sel),
             shard,
             planned: plan.len(),
             reports,

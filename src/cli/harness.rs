@@ -16,8 +16,8 @@ mod generate_cmd;
 mod merge_cmd;
 #[path = "replay_cmd.rs"]
 mod replay_cmd;
-#[path = "table.rs"]
-mod table;
+#[path = "report/mod.rs"]
+mod report;
 
 use args::{
     in_range, parse_checker, parse_scenario, ExploreArgs, Selection, MAX_COUNT, MAX_PCT_DEPTH,

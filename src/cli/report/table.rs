@@ -1,18 +1,18 @@
 //! The tables `check`, `mutants`, `explore` and `merge` print: the header,
 //! one row per report (counts, then its bound and goals on lines of their
 //! own), wrapped lists and paragraphs, a failure's lines, and which rows a
-//! shard runs. Imported by `check_cmd` and `merge_cmd`; imports neither.
+//! shard runs. Imported by `check_cmd`, `merge_cmd` and the rest of `report`.
 
-use super::args::{program, Selection};
 use crate::check::{Checker, Report};
+use crate::cli::harness::args::{program, Selection};
 use crate::scenarios::Scenario;
 use lifecycle_sim::Shard;
 
 /// The widest line the tables print.
-pub(super) const WIDTH: usize = 100;
+pub(in crate::cli::harness) const WIDTH: usize = 100;
 
 /// The table's header line.
-pub(super) fn header() {
+pub(in crate::cli::harness) fn header() {
     println!(
         "{:<30} {:<14} {:>10} {:>8} {:<6} {:>7}  space",
         "scenario", "checker", "executions", "distinct", "result", "seconds"
@@ -21,7 +21,7 @@ pub(super) fn header() {
 
 /// How much of its space a row explored, in at most 18 characters:
 /// "exhausted" only when the search really ended.
-pub(super) fn space(r: &Report) -> &'static str {
+pub(in crate::cli::harness) fn space(r: &Report) -> &'static str {
     if r.skipped.is_some() {
         return "skipped";
     }
@@ -37,13 +37,13 @@ pub(super) fn space(r: &Report) -> &'static str {
 
 /// Print `items` after `lead`, wrapped at [`WIDTH`] columns, continuation
 /// lines indented under the first item.
-pub(super) fn wrapped(lead: &str, items: &[String]) {
+pub(in crate::cli::harness) fn wrapped(lead: &str, items: &[String]) {
     wrapped_at(lead, lead.len() + 1, items);
 }
 
 /// Print `items` after `lead` and a space, wrapped at [`WIDTH`] columns,
 /// continuation lines starting at column `indent`.
-pub(super) fn wrapped_at(lead: &str, indent: usize, items: &[String]) {
+pub(in crate::cli::harness) fn wrapped_at(lead: &str, indent: usize, items: &[String]) {
     let mut line = lead.to_string();
     for (i, item) in items.iter().enumerate() {
         if i > 0 && line.len() + 1 + item.len() > WIDTH {
@@ -57,7 +57,7 @@ pub(super) fn wrapped_at(lead: &str, indent: usize, items: &[String]) {
 }
 
 /// The bound of a row, with its shard.
-pub(super) fn bound(r: &Report) -> String {
+pub(in crate::cli::harness) fn bound(r: &Report) -> String {
     let mut b = r.bound.clone().unwrap_or_else(|| "-".into());
     if let Some(s) = &r.shard {
         b.push_str(&format!(", shard {s}"));
@@ -66,7 +66,7 @@ pub(super) fn bound(r: &Report) -> String {
 }
 
 /// One row of the table: counts, then its bound and goals.
-pub(super) fn row(r: &Report) {
+pub(in crate::cli::harness) fn row(r: &Report) {
     println!(
         "{:<30} {:<14} {:>10} {:>8} {:<6} {:>7.2}  {}",
         r.scenario,
@@ -96,7 +96,7 @@ pub(super) fn row(r: &Report) {
 }
 
 /// Print `text` wrapped at [`WIDTH`] columns.
-pub(super) fn paragraph(text: &str) {
+pub(in crate::cli::harness) fn paragraph(text: &str) {
     let mut line = String::new();
     for word in text.split(' ') {
         if !line.is_empty() && line.len() + 1 + word.len() > WIDTH {
@@ -111,12 +111,12 @@ pub(super) fn paragraph(text: &str) {
     println!("{line}");
 }
 
-pub(super) fn words(s: &str) -> Vec<String> {
+pub(in crate::cli::harness) fn words(s: &str) -> Vec<String> {
     s.split(' ').map(str::to_string).collect()
 }
 
 /// What went wrong in a failed row, with the commands that replay it.
-pub(super) fn failure(r: &Report) {
+pub(in crate::cli::harness) fn failure(r: &Report) {
     if let Some(e) = &r.error {
         wrapped_at(
             &format!("  error in {} on {}:", r.scenario, r.checker),
@@ -147,7 +147,10 @@ pub(super) fn failure(r: &Report) {
 /// The rows of `sel` that `shard` runs, in table order: every row of a
 /// checker that splits its search, and every n-th row of the others (loom,
 /// shuttle), counted over those rows, so each of them runs in one shard.
-pub(super) fn rows_of(sel: &Selection, shard: Shard) -> Vec<(&'static Scenario, Checker)> {
+pub(in crate::cli::harness) fn rows_of(
+    sel: &Selection,
+    shard: Shard,
+) -> Vec<(&'static Scenario, Checker)> {
     let mut whole = 0u32;
     let mut rows = Vec::new();
     for &scenario in &sel.scenarios {
