@@ -5,9 +5,7 @@
 
 use super::budget::Budget;
 use super::checker::Checker;
-use super::explore::{
-    Exploration, Explorer, Loom, ShuttleDfs, ShuttlePct, ShuttleRandom, Sim, SimDfs, Tokio,
-};
+use super::explore::{Exploration, Explorer, Loom, Shuttle, ShuttleScheduler, Sim, SimDfs, Tokio};
 use super::panics::quiet_panics;
 use super::report::Report;
 use crate::faults::Faults;
@@ -46,9 +44,9 @@ pub fn run_with_progress(
         Checker::Sim => Sim.explore(&run),
         Checker::SimDfs => SimDfs.explore(&run),
         Checker::Loom => Loom.explore(&run),
-        Checker::ShuttleRandom => ShuttleRandom.explore(&run),
-        Checker::ShuttlePct => ShuttlePct.explore(&run),
-        Checker::ShuttleDfs => ShuttleDfs.explore(&run),
+        Checker::ShuttleRandom => Shuttle(ShuttleScheduler::Random).explore(&run),
+        Checker::ShuttlePct => Shuttle(ShuttleScheduler::Pct).explore(&run),
+        Checker::ShuttleDfs => Shuttle(ShuttleScheduler::Dfs).explore(&run),
         Checker::Tokio => Tokio.explore(&run),
     }
 }

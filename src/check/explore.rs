@@ -1,16 +1,17 @@
 //! One explorer interface: every backend that explores a scenario
 //! implements [`Explorer`], to explore it under a [`Budget`] and to replay
 //! the one execution a replay line's payload names, in one file per
-//! backend under `explore/` (as shuttle has one `Scheduler` per strategy):
+//! backend under `explore/`; shuttle's is one explorer that takes its
+//! scheduler ([`ShuttleScheduler`]), as shuttle's `Runner` does:
 //!
 //! | explorer            | checker          | payload            |
 //! | ------------------- | ---------------- | ------------------ |
 //! | [`Sim`]             | `sim`            | [`SimPayload`]     |
 //! | [`SimDfs`]          | `sim-dfs`        | [`SimPayload`]     |
 //! | [`Loom`]            | `loom`           | [`LoomPayload`]    |
-//! | [`ShuttleRandom`]   | `shuttle-random` | [`ShuttlePayload`] |
-//! | [`ShuttlePct`]      | `shuttle-pct`    | [`ShuttlePayload`] |
-//! | [`ShuttleDfs`]      | `shuttle-dfs`    | [`ShuttlePayload`] |
+//! | [`Shuttle`] (random)| `shuttle-random` | [`ShuttlePayload`] |
+//! | [`Shuttle`] (PCT)   | `shuttle-pct`    | [`ShuttlePayload`] |
+//! | [`Shuttle`] (DFS)   | `shuttle-dfs`    | [`ShuttlePayload`] |
 //! | [`Tokio`]           | `tokio`          | [`TokioPayload`]   |
 //!
 //! `dispatch` picks one by [`Checker`] and `replay` by payload; neither
@@ -20,17 +21,13 @@
 //! `dispatch` or `replay`.
 
 mod loom;
-mod shuttle_dfs;
-mod shuttle_pct;
-mod shuttle_random;
+mod shuttle;
 mod sim;
 mod sim_dfs;
 mod tokio;
 
 pub use loom::Loom;
-pub use shuttle_dfs::ShuttleDfs;
-pub use shuttle_pct::ShuttlePct;
-pub use shuttle_random::ShuttleRandom;
+pub use shuttle::{Shuttle, ShuttleScheduler};
 pub use sim::Sim;
 pub use sim_dfs::SimDfs;
 pub use tokio::Tokio;
@@ -39,9 +36,8 @@ use super::budget::Budget;
 use super::checker::Checker;
 use super::journal_tap::AgentJournal;
 use super::replay_line::ReplayError;
-use super::replay_line::ShuttlePayload;
 #[cfg(doc)]
-use super::replay_line::{LoomPayload, SimPayload, TokioPayload};
+use super::replay_line::{LoomPayload, ShuttlePayload, SimPayload, TokioPayload};
 use super::report::Report;
 use crate::faults::Faults;
 use crate::scenarios::{Outcome, Scenario};
@@ -111,34 +107,4 @@ impl Replayed {
             ..Replayed::default()
         }
     }
-}
-
-/// A shuttle scheduler's exploration (the three differ in the checker and
-/// in how their bound reads).
-fn shuttle_explore(checker: Checker, run: &Exploration<'_>, bound: String) -> Report {
-    let mut report = super::shuttle_check::explore(
-        checker,
-        run.scenario,
-        run.faults,
-        run.budget.shuttle_iterations,
-        run.budget.pct_depth,
-        run.stop_at_first,
-        run.budget.stop,
-    );
-    report.bound.get_or_insert(bound);
-    if run.stop_at_first && !report.violations.is_empty() {
-        report.stopped = Some(super::report::Stopped::FirstFailure);
-    }
-    report
-}
-
-/// A shuttle line's replay: its schedule, whichever scheduler recorded it.
-fn shuttle_replay(
-    scenario: &Scenario,
-    faults: Faults,
-    payload: &ShuttlePayload,
-) -> Result<Replayed, ReplayError> {
-    let outcome =
-        super::shuttle_check::replay(scenario, faults, &payload.schedule).map_err(ReplayError)?;
-    Ok(Replayed::of(outcome))
 }

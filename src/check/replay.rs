@@ -18,7 +18,7 @@ pub use super::explore::Replayed;
 pub use super::sim_run::check_plan;
 
 use super::checker::Checker;
-use super::explore::{Explorer, Loom, ShuttleDfs, ShuttlePct, ShuttleRandom, Sim, SimDfs, Tokio};
+use super::explore::{Explorer, Loom, Shuttle, ShuttleScheduler, Sim, SimDfs, Tokio};
 
 /// Run the execution `line` names, with the explorer of its checker.
 pub fn replay(line: &ReplayLine) -> Result<Replayed, ReplayError> {
@@ -27,9 +27,9 @@ pub fn replay(line: &ReplayLine) -> Result<Replayed, ReplayError> {
         (Payload::Sim(p), Checker::SimDfs) => SimDfs.replay(scenario, faults, p),
         (Payload::Sim(p), _) => Sim.replay(scenario, faults, p),
         (Payload::Loom(p), _) => Loom.replay(scenario, faults, p),
-        (Payload::Shuttle(p), Checker::ShuttlePct) => ShuttlePct.replay(scenario, faults, p),
-        (Payload::Shuttle(p), Checker::ShuttleDfs) => ShuttleDfs.replay(scenario, faults, p),
-        (Payload::Shuttle(p), _) => ShuttleRandom.replay(scenario, faults, p),
+        (Payload::Shuttle(p), checker) => Shuttle::of(checker)
+            .unwrap_or(Shuttle(ShuttleScheduler::Random))
+            .replay(scenario, faults, p),
         (Payload::Tokio(p), _) => Tokio.replay(scenario, faults, p),
     }
 }
