@@ -1,10 +1,10 @@
 //! Checking a model with stateright, and the result as a report.
 //!
-//! The search is stateright's: [`Checker::check`] runs its breadth-first
-//! checker (`spawn_bfs`) on [`Checker::threads`] threads, to completion
+//! The search is stateright's: [`ModelChecker::check`] runs its breadth-first
+//! checker (`spawn_bfs`) on [`ModelChecker::threads`] threads, to completion
 //! (every reachable state is visited, so state counts are the whole space
 //! even when every property already has a discovery), and turns its
-//! discoveries into [`PropertyResult`]s. [`Checker::check_symmetric`] runs
+//! discoveries into [`PropertyResult`]s. [`ModelChecker::check_symmetric`] runs
 //! stateright's depth-first checker with symmetry reduction (`symmetry()`,
 //! which stateright implements for `spawn_dfs` only) on a model whose state
 //! is [`Representative`], and reports how many representatives it visited.
@@ -30,8 +30,8 @@
 //!
 //! Paths: stateright keeps the path of the *last* violating state it
 //! visits, and with several threads visits in no fixed order. So
-//! [`Checker::check`] re-derives a counterexample for each failing
-//! property with [`Checker::shortest`]: one thread's breadth-first search
+//! [`ModelChecker::check`] re-derives a counterexample for each failing
+//! property with [`ModelChecker::shortest`]: one thread's breadth-first search
 //! (states visited in order of depth), whose visitor keeps the first
 //! violating path, stopped once every failing property has one. Pinned
 //! lengths are those shortest ones.
@@ -227,7 +227,7 @@ pub struct CheckResult {
     /// Distinct states (stateright's `unique_state_count`).
     pub unique: u64,
     /// Distinct representatives under symmetry reduction, for a model with
-    /// interchangeable ids ([`Checker::check_symmetric`]); `None` for the
+    /// interchangeable ids ([`ModelChecker::check_symmetric`]); `None` for the
     /// others.
     pub symmetric: Option<u64>,
     /// The most actions on a path to a state, as the search first reached
@@ -270,14 +270,14 @@ impl CheckResult {
 /// used one level up: [`report::run_models`](crate::report::run_models)
 /// checks the models and fault variants concurrently, one search each.
 #[derive(Clone, Copy, Debug)]
-pub struct Checker {
+pub struct ModelChecker {
     /// Threads of the breadth-first search (stateright's `threads`).
     pub threads: usize,
 }
 
-impl Default for Checker {
+impl Default for ModelChecker {
     fn default() -> Self {
-        Checker { threads: 1 }
+        ModelChecker { threads: 1 }
     }
 }
 
@@ -304,7 +304,7 @@ impl<M> Checkable for M where
 {
 }
 
-impl Checker {
+impl ModelChecker {
     /// Check `model` to completion and report each property, with a
     /// shortest counterexample per failing one.
     pub fn check<M: Checkable>(&self, model: M) -> CheckResult {
@@ -436,7 +436,7 @@ impl Checker {
     }
 }
 
-/// The visitor of [`Checker::shortest`]: the first path (in visiting
+/// The visitor of [`ModelChecker::shortest`]: the first path (in visiting
 /// order) to a state where each watched condition is false.
 struct FirstViolation<M: Model> {
     watched: Vec<Option<Condition<M>>>,

@@ -40,15 +40,15 @@
 //!
 //! ```
 //! use lifecycle_models::agent::AgentModel;
-//! use lifecycle_models::checker::Checker;
+//! use lifecycle_models::checker::ModelChecker;
 //! use lifecycle_models::Fault;
 //!
 //! // The specified agent: every property holds.
-//! let clean = Checker::default().check(AgentModel::new(None));
+//! let clean = ModelChecker::default().check(AgentModel::new(None));
 //! assert!(clean.all_hold(), "{:#?}", clean.properties);
 //!
 //! // Without the pre-run marker (M3) a cancelled prompt still starts.
-//! let m3 = Checker::default().check(AgentModel::new(Some(Fault::M3)));
+//! let m3 = ModelChecker::default().check(AgentModel::new(Some(Fault::M3)));
 //! let failed = m3.first_counterexample().unwrap();
 //! assert!(failed.name.starts_with("C4"));
 //! println!("{}", failed.render());
@@ -91,8 +91,8 @@ pub mod serve;
 pub mod shell;
 
 pub use checker::{
-    CheckResult, Checkable, Checker, Counterexample, Expectation, Identified, Model, Named, Prop,
-    Property, PropertyResult, Representative,
+    CheckResult, Checkable, Counterexample, Expectation, Identified, Model, ModelChecker, Named,
+    Prop, Property, PropertyResult, Representative,
 };
 pub use fault::{Fault, Rule};
 pub use model_id::ModelId;

@@ -4,7 +4,7 @@
 
 use crate::acp::AcpModel;
 use crate::agent::AgentModel;
-use crate::checker::{CheckResult, Checker};
+use crate::checker::{CheckResult, ModelChecker};
 use crate::dispose::DisposeModel;
 use crate::durability::DurabilityModel;
 use crate::fault::{modelled, Fault};
@@ -31,7 +31,7 @@ pub struct ModelReport {
 /// Check `model` with an optional fault, on every core; a
 /// [symmetric](ModelId::symmetric) model also under symmetry reduction.
 pub fn check(model: ModelId, fault: Option<Fault>) -> CheckResult {
-    let c = Checker::default();
+    let c = ModelChecker::default();
     match model {
         ModelId::Agent => c.check(AgentModel::new(fault)),
         ModelId::Dispose => c.check(DisposeModel::new(fault)),

@@ -16,7 +16,7 @@
 
 use crate::acp::AcpModel;
 use crate::agent::AgentModel;
-use crate::checker::{Checkable, Checker};
+use crate::checker::{Checkable, ModelChecker};
 use crate::dispose::DisposeModel;
 use crate::durability::DurabilityModel;
 use crate::fault::Fault;
@@ -84,7 +84,7 @@ fn run<M: Checkable>(model: M, fault: Option<Fault>, at: std::net::SocketAddr) {
         model.name()
     );
     if let Some(f) = fault {
-        let result = crate::report::report(fault, Checker::default().check(model.clone()));
+        let result = crate::report::report(fault, ModelChecker::default().check(model.clone()));
         let shortest = result.caught_by.as_ref().and_then(|(name, _)| {
             let p = result.result.property(name)?;
             Some((name, p.counterexample.as_ref()?))

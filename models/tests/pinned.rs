@@ -11,7 +11,7 @@ use lifecycle_models::dispose::{
 use lifecycle_models::fault::modelled;
 use lifecycle_models::report;
 use lifecycle_models::shell::{Notice, ShellAction, ShellModel};
-use lifecycle_models::{Checker, Expectation, Fault, Model, ModelId, Rule};
+use lifecycle_models::{Expectation, Fault, Model, ModelChecker, ModelId, Rule};
 use std::sync::OnceLock;
 
 /// The value pinned under `key` in the workspace's `pins.json`. The main
@@ -116,7 +116,8 @@ fn every_fault_has_a_counterexample_of_pinned_length() {
 
 #[test]
 fn a_counterexample_renders_property_path_and_last_state() {
-    let r = Checker::default().check(lifecycle_models::agent::AgentModel::new(Some(Fault::M12)));
+    let r =
+        ModelChecker::default().check(lifecycle_models::agent::AgentModel::new(Some(Fault::M12)));
     let p = r.first_counterexample().expect("M12 is caught");
     let text = p.render();
     assert!(text.starts_with("property `C7"), "{text}");
@@ -368,7 +369,7 @@ fn stateright_eventually_misses_the_d8_counterexample_that_at_every_end_finds() 
             ]
         }
     }
-    let r = Checker::default().check(D8Only(DisposeModel::new(Some(Fault::M15))));
+    let r = ModelChecker::default().check(D8Only(DisposeModel::new(Some(Fault::M15))));
     let eventually = r.property("D8 (stateright eventually)").unwrap();
     let at_end = r.property("D8 (at every end)").unwrap();
     // The rule a result states is its id's, carried through the check.

@@ -5,7 +5,9 @@
 
 use super::budget::Budget;
 use super::checker::Checker;
-use super::explore::{Exploration, Explorer, Loom, Shuttle, ShuttleScheduler, Sim, SimDfs, Tokio};
+use super::explore::{
+    Exploration, Explorer, Loom, Shuttle, ShuttleScheduler, SimDfs, SimPortfolio, Tokio,
+};
 use super::panics::quiet_panics;
 use super::report::Report;
 use crate::faults::Faults;
@@ -41,7 +43,7 @@ pub fn run_with_progress(
         progress,
     };
     match checker {
-        Checker::Sim => Sim.explore(&run),
+        Checker::Sim => SimPortfolio.explore(&run),
         Checker::SimDfs => SimDfs.explore(&run),
         Checker::Loom => Loom.explore(&run),
         Checker::ShuttleRandom => Shuttle(ShuttleScheduler::Random).explore(&run),

@@ -6,7 +6,7 @@
 //!
 //! | explorer            | checker          | payload            |
 //! | ------------------- | ---------------- | ------------------ |
-//! | [`Sim`]             | `sim`            | [`SimPayload`]     |
+//! | [`SimPortfolio`]    | `sim`            | [`SimPayload`]     |
 //! | [`SimDfs`]          | `sim-dfs`        | [`SimPayload`]     |
 //! | [`Loom`]            | `loom`           | [`LoomPayload`]    |
 //! | [`Shuttle`] (random)| `shuttle-random` | [`ShuttlePayload`] |
@@ -28,7 +28,7 @@ mod tokio;
 
 pub use loom::Loom;
 pub use shuttle::{Shuttle, ShuttleScheduler};
-pub use sim::Sim;
+pub use sim::SimPortfolio;
 pub use sim_dfs::SimDfs;
 pub use tokio::Tokio;
 

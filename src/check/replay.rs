@@ -18,14 +18,14 @@ pub use super::explore::Replayed;
 pub use super::sim_run::check_plan;
 
 use super::checker::Checker;
-use super::explore::{Explorer, Loom, Shuttle, ShuttleScheduler, Sim, SimDfs, Tokio};
+use super::explore::{Explorer, Loom, Shuttle, ShuttleScheduler, SimDfs, SimPortfolio, Tokio};
 
 /// Run the execution `line` names, with the explorer of its checker.
 pub fn replay(line: &ReplayLine) -> Result<Replayed, ReplayError> {
     let (scenario, faults) = (&line.scenario, line.faults());
     match (line.payload(), line.checker) {
         (Payload::Sim(p), Checker::SimDfs) => SimDfs.replay(scenario, faults, p),
-        (Payload::Sim(p), _) => Sim.replay(scenario, faults, p),
+        (Payload::Sim(p), _) => SimPortfolio.replay(scenario, faults, p),
         (Payload::Loom(p), _) => Loom.replay(scenario, faults, p),
         (Payload::Shuttle(p), checker) => Shuttle::of(checker)
             .unwrap_or(Shuttle(ShuttleScheduler::Random))

@@ -110,7 +110,7 @@ type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
 /// The shuttle runs in progress, and shuttle's hook between them (see
 /// [`with_shuttle_hook`]). Never locked by a panic hook, so a panic on
 /// another thread cannot deadlock with an installation.
-struct Hooks {
+struct PanicHooks {
     /// Shuttle runs in progress (tests run several at once).
     depth: usize,
     /// Whether ours is the hook in place (it stays after a run that ended
@@ -121,7 +121,7 @@ struct Hooks {
     shuttle: Option<Arc<Hook>>,
 }
 
-static HOOKS: Mutex<Hooks> = Mutex::new(Hooks {
+static HOOKS: Mutex<PanicHooks> = Mutex::new(PanicHooks {
     depth: 0,
     installed: false,
     shuttle: None,
@@ -131,7 +131,7 @@ static HOOKS: Mutex<Hooks> = Mutex::new(Hooks {
 /// what shuttle's hook hands on to, and what is put back after the last.
 static OUTER: std::sync::RwLock<Option<Arc<Hook>>> = std::sync::RwLock::new(None);
 
-fn hooks() -> std::sync::MutexGuard<'static, Hooks> {
+fn hooks() -> std::sync::MutexGuard<'static, PanicHooks> {
     HOOKS.lock().unwrap_or_else(|p| p.into_inner())
 }
 

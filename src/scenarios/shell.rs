@@ -417,5 +417,15 @@ pub async fn completion_notice_routing<R: Rt>(ctx: Ctx) -> Outcome {
     ];
     tools.unload();
     owner.unload().await;
-    rig.finish("routed", own)
+    rig.finish(Routed, own)
+}
+
+/// `completion-notice-routing`'s fact: the body got past its routing
+/// checks (its goals read the world journal). Shown as `routed`.
+struct Routed;
+
+impl std::fmt::Display for Routed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("routed")
+    }
 }

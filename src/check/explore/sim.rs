@@ -11,9 +11,9 @@ use crate::faults::Faults;
 use crate::scenarios::Scenario;
 
 /// The seeded portfolio.
-pub struct Sim;
+pub struct SimPortfolio;
 
-impl Explorer for Sim {
+impl Explorer for SimPortfolio {
     type Payload = SimPayload;
 
     fn checker(&self) -> Checker {
