@@ -32,14 +32,12 @@ pub enum RuleId {
     /// footprint does not say (`lifecycle_sim::SimError::Footprint`), so
     /// the simulator's reduction would not be sound for it.
     Footprint,
-    /// A rule name read back from a file that no oracle uses.
-    Unknown,
 }
 
 impl RuleId {
     /// Every rule ID, the SPEC rules first.
-    pub const ALL: [RuleId; 46] = {
-        let mut all = [RuleId::Progress; 46];
+    pub const ALL: [RuleId; 45] = {
+        let mut all = [RuleId::Progress; 45];
         let mut i = 0;
         while i < Rule::ALL.len() {
             all[i] = RuleId::Spec(Rule::ALL[i]);
@@ -50,7 +48,6 @@ impl RuleId {
         all[42] = RuleId::Loom;
         all[43] = RuleId::Determinism;
         all[44] = RuleId::Footprint;
-        all[45] = RuleId::Unknown;
         all
     };
 
@@ -63,19 +60,12 @@ impl RuleId {
             RuleId::Loom => "loom",
             RuleId::Determinism => "determinism",
             RuleId::Footprint => "footprint",
-            RuleId::Unknown => "unknown",
         }
     }
 
     /// The rule ID with this name, if there is one.
     pub fn parse(name: &str) -> Option<RuleId> {
         RuleId::ALL.into_iter().find(|r| r.name() == name)
-    }
-
-    /// The rule ID with this name (one read back from a file), or
-    /// [`RuleId::Unknown`].
-    pub fn read(name: &str) -> RuleId {
-        RuleId::parse(name).unwrap_or(RuleId::Unknown)
     }
 
     /// Whether this is one of `rules`.

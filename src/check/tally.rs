@@ -198,13 +198,7 @@ impl Tally {
         for (name, hits) in &saved.goals {
             self.goals.merge(name, *hits);
         }
-        self.first_failure = saved.failure.map(|(vs, line)| {
-            let vs = vs
-                .into_iter()
-                .map(|(rule, message)| Violation::new(crate::oracle::RuleId::read(&rule), message))
-                .collect();
-            (vs, line)
-        });
+        self.first_failure = saved.failure;
         self.shrunk = saved.shrunk;
     }
 
@@ -220,13 +214,7 @@ impl Tally {
                 .into_iter()
                 .map(|g| (g.goal.to_string(), g.hits))
                 .collect(),
-            failure: self.first_failure.as_ref().map(|(vs, line)| {
-                let vs = vs
-                    .iter()
-                    .map(|v| (v.rule.to_string(), v.message.clone()))
-                    .collect();
-                (vs, line.clone())
-            }),
+            failure: self.first_failure.clone(),
             shrunk: self.shrunk.clone(),
         }
     }
@@ -333,8 +321,9 @@ pub struct Saved {
     pub invariants: u64,
     /// Hits per goal, by name.
     pub goals: Vec<(String, u64)>,
-    /// The first failure: `(rule, message)` pairs and its replay line.
-    pub failure: Option<(Vec<(String, String)>, String)>,
+    /// The first failure: what it broke (each rule typed) and its replay
+    /// line.
+    pub failure: Option<(Vec<Violation>, String)>,
     /// Its shrunk line and preemptions before and after.
     pub shrunk: Option<(String, u32, u32)>,
 }
