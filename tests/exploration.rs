@@ -407,7 +407,7 @@ fn every_scenario_declares_goals() {
 }
 
 /// Goals are predicates over typed facts and journals, never over the
-/// outcome's label (issue 43): on 40 portfolio runs of every scenario,
+/// outcome's label: on 40 portfolio runs of every scenario,
 /// each outcome carries its scenario's fact, and every goal answers the
 /// same once the label is blanked. A goal that matched label text would
 /// stop hitting here on the first outcome it hits.

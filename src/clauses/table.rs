@@ -167,7 +167,7 @@ pub static CLAUSES: &[Clause] = &[
     clause(D1, 1, "memoized: the handle, the caller scope's unload and the provider's unload reach one teardown, which runs once", &[
         sc(&dispose::CONCURRENT_DISPOSE, &dispose::DISPOSE_MID_TURN_GOAL),
         sc(&dispose::OWNER_UNLOAD_VS_HANDLE_DISPOSE, &dispose::TEARDOWN_MID_TURN),
-        sc(&dispose::PROVIDER_UNLOAD, &dispose::ALL_DISPOSED),
+        sc(&dispose::PROVIDER_UNLOAD, &dispose::UNLOAD_MID_TURN),
         op(Dispose, "DisposeAndUnloadOwner", D1_AFTER_TEARDOWN),
     ]),
     clause(D1, 2, "every caller's future resolves only when all of the teardown is done", &[
@@ -218,7 +218,7 @@ pub static CLAUSES: &[Clause] = &[
         op(Agent, "Dispose", D6_NO_PROMPT_STARTS),
     ]),
     clause(D7, 1, "agents created from configuration run with no handle; unloading the provider's scope disposes them (D1-D3 hold)", &[
-        sc(&dispose::PROVIDER_UNLOAD, &dispose::ALL_DISPOSED),
+        sc(&dispose::PROVIDER_UNLOAD, &dispose::UNLOAD_MID_TURN),
         op(Dispose, "UnloadProvider", D7_PROVIDER_UNLOAD),
     ]),
     clause(D8, 1, "a dropped dispose: the teardown belongs to the effect, not to the first caller's future; it runs to completion, and a later dispose or unload resolves", &[

@@ -264,23 +264,26 @@ pub async fn owner_unload_vs_handle_dispose<R: Rt>(ctx: Ctx) -> Outcome {
 }
 
 /// A goal of [`PROVIDER_UNLOAD`].
-pub const ALL_DISPOSED: Goal = on!(
-    "all-disposed",
-    "the provider's unload disposes config-created and handle-owned agents",
-    |_f: &AllDisposed| true,
+pub const UNLOAD_MID_TURN: Goal = on!(
+    "unload-mid-turn",
+    "the provider's unload lands while an agent's turn runs: the turn ends disposed",
+    |f: &Unloaded| f.cut > 0,
 );
 
-/// `provider-unload`'s fact: the body got past its checks of the unload.
-/// Shown as `all-disposed`.
-struct AllDisposed;
+/// `provider-unload`'s fact: how many of the agents' turns the unload cut
+/// (ended `disposed`). Shown as `all-disposed` (the body's checks say
+/// whether all were).
+struct Unloaded {
+    cut: usize,
+}
 
-impl std::fmt::Display for AllDisposed {
+impl std::fmt::Display for Unloaded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("all-disposed")
     }
 }
 
-const PROVIDER_UNLOAD_GOALS: &[Goal] = &[ALL_DISPOSED];
+const PROVIDER_UNLOAD_GOALS: &[Goal] = &[UNLOAD_MID_TURN];
 
 /// `provider-unload`, registered in [`super::ALL`].
 pub static PROVIDER_UNLOAD: Scenario = Scenario::new(
@@ -315,12 +318,18 @@ pub async fn provider_unload<R: Rt>(ctx: Ctx) -> Outcome {
         .await
         .expect("cfg-2");
     let h = rig.provider.create("h-1", &owner).await.expect("h-1");
+    let mut agents = Vec::new();
     for (id, serial) in rig.registry.entries() {
         let agent = rig.registry.get(&id).expect("registered");
-        agent.send(spec(&format!("work {id}"), 1)).expect("send");
+        let p = agent.send(spec(&format!("work {id}"), 1)).expect("send");
         rig.track(&agent, serial);
+        agents.push((agent, p));
     }
     rig.provider.unload().await;
+    let cut = agents
+        .iter()
+        .filter(|(a, p)| PromptFate::of(&a.journal(), *p) == PromptFate::Ended(EndReason::Disposed))
+        .count();
     let left = rig.registry.entries().len() + rig.store.sessions().len();
     let all_disposed = rig.registry.list().is_empty() && h.agent.status() == Status::Disposed;
     let own = vec![
@@ -344,7 +353,7 @@ pub async fn provider_unload<R: Rt>(ctx: Ctx) -> Outcome {
         ),
     ];
     owner.unload().await;
-    rig.finish(AllDisposed, own)
+    rig.finish(Unloaded { cut }, own)
 }
 
 /// A goal of [`DISPOSED_LISTENER_PANICS`].
