@@ -1,15 +1,15 @@
 //! What the lifecycle tells the outside world: one [`LifecycleEvent`] per
 //! thing that happened in a scope, the registry, the session store, the
 //! provider, tool-bash or the ACP bridge. Production only *emits*; who
-//! listens is decided by the harness (the `faults` feature's `hooks`, which
-//! keeps them in the world journal its oracles read). The events carry what
-//! happened, never a verdict: the oracles recompute the rules from them.
+//! listens is decided by the harness: the execution's context
+//! ([`crate::rt::context`]) hands each event to the world journal its
+//! oracles read. The events carry what happened, never a verdict: the
+//! oracles recompute the rules from them.
 //!
-//! Without the `faults` feature this module also holds the switched-off
-//! form of the harness's plug: [`Hooks`] and [`Faults`] are empty types
-//! whose `has` is the constant `false` and whose `record` does nothing, so
-//! every fault branch and every event folds away and the server binary
-//! carries no fault switch, journal or oracle.
+//! Without the `faults` feature nobody listens: `observe` does nothing and
+//! `fault!` is the constant `false`, so every fault branch and every event
+//! folds away and the server binary carries no fault switch, journal or
+//! oracle.
 
 use serde::Serialize;
 
@@ -180,77 +180,4 @@ pub enum LifecycleEvent {
         /// The scope's name.
         scope: String,
     },
-}
-
-#[cfg(feature = "faults")]
-pub(crate) use crate::hooks::Hooks;
-#[cfg(feature = "faults")]
-pub use lifecycle_spec::faults::Faults;
-
-#[cfg(not(feature = "faults"))]
-pub use off::{Faults, Hooks};
-
-/// The plug with nothing in it: no fault, no observer.
-#[cfg(not(feature = "faults"))]
-mod off {
-    use crate::rt::Rt;
-    use crate::scope::Scope;
-    use lifecycle_spec::faults::Fault;
-    use std::marker::PhantomData;
-
-    /// No fault can be switched on: `has` is the constant `false`.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-    pub struct Faults;
-
-    impl Faults {
-        /// No fault.
-        pub const fn none() -> Self {
-            Faults
-        }
-
-        /// Never.
-        #[inline(always)]
-        pub const fn has(self, _fault: Fault) -> bool {
-            false
-        }
-    }
-
-    /// No observer and no fault.
-    pub struct Hooks<R: Rt>(PhantomData<fn() -> R>);
-
-    impl<R: Rt> Clone for Hooks<R> {
-        #[inline(always)]
-        fn clone(&self) -> Self {
-            Hooks(PhantomData)
-        }
-    }
-
-    impl<R: Rt> Hooks<R> {
-        /// The only value.
-        #[inline(always)]
-        pub fn none() -> Self {
-            Hooks(PhantomData)
-        }
-
-        /// Never.
-        #[inline(always)]
-        pub fn has(&self, _fault: Fault) -> bool {
-            false
-        }
-
-        /// No fault.
-        #[inline(always)]
-        pub fn faults(&self) -> Faults {
-            Faults
-        }
-
-        /// Nobody listens: `event` is never built.
-        #[inline(always)]
-        pub fn record(&self, _event: impl FnOnce() -> super::LifecycleEvent) {}
-
-        /// A root scope named `name`.
-        pub fn scope(&self, name: &str) -> Scope<R> {
-            Scope::new(name, None)
-        }
-    }
 }

@@ -77,8 +77,6 @@ pub mod events;
 pub mod faults;
 #[cfg(feature = "harness")]
 pub mod generate;
-#[cfg(feature = "faults")]
-pub mod hooks;
 pub mod journal;
 #[cfg(feature = "faults")]
 pub mod oracle;

@@ -24,13 +24,12 @@
 
 use crate::agent::core::AgentCore;
 use crate::agent::{Agent, AgentLoop, StepRunner};
-use crate::events::Hooks;
 use crate::events::LifecycleEvent;
 use crate::registry::Registry;
+use crate::rt::context::{fault, observe};
 use crate::rt::{BoxFuture, Mutex, Rt};
 use crate::scope::{Admission, Disposer, Effect, EffectObserver, Scope};
 use crate::store::SessionStore;
-use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
 
 /// Why a creation failed.
@@ -114,17 +113,16 @@ pub type DrainHook = Arc<dyn Fn(&str) -> BoxFuture<()> + Send + Sync>;
 pub const DRAIN_STEP: u8 = 25;
 
 /// Journals an agent effect's teardown.
-struct Journaled<R: Rt> {
-    hooks: Hooks<R>,
+struct Journaled {
     id: String,
     serial: u64,
     main: bool,
 }
 
-impl<R: Rt> EffectObserver for Journaled<R> {
+impl EffectObserver for Journaled {
     fn called(&self, by: &str) {
         if self.main {
-            self.hooks.record(|| LifecycleEvent::DisposeCalled {
+            observe(|| LifecycleEvent::DisposeCalled {
                 id: self.id.clone(),
                 serial: self.serial,
                 by: by.to_string(),
@@ -133,7 +131,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn returned(&self, by: &str) {
         if self.main {
-            self.hooks.record(|| LifecycleEvent::DisposeReturned {
+            observe(|| LifecycleEvent::DisposeReturned {
                 id: self.id.clone(),
                 serial: self.serial,
                 by: by.to_string(),
@@ -142,7 +140,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn began(&self) {
         if self.main {
-            self.hooks.record(|| LifecycleEvent::TeardownBegan {
+            observe(|| LifecycleEvent::TeardownBegan {
                 id: self.id.clone(),
                 serial: self.serial,
             });
@@ -150,13 +148,13 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn step(&self, step: u8, error: Option<&str>) {
         if step == DRAIN_STEP {
-            self.hooks.record(|| LifecycleEvent::TeardownDrain {
+            observe(|| LifecycleEvent::TeardownDrain {
                 id: self.id.clone(),
                 serial: self.serial,
             });
             return;
         }
-        self.hooks.record(|| LifecycleEvent::TeardownStep {
+        observe(|| LifecycleEvent::TeardownStep {
             id: self.id.clone(),
             serial: self.serial,
             step,
@@ -164,7 +162,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
         });
     }
     fn aborted(&self, step: u8) {
-        self.hooks.record(|| LifecycleEvent::TeardownAborted {
+        observe(|| LifecycleEvent::TeardownAborted {
             id: self.id.clone(),
             serial: self.serial,
             at_step: step,
@@ -172,7 +170,7 @@ impl<R: Rt> EffectObserver for Journaled<R> {
     }
     fn done(&self) {
         if self.main {
-            self.hooks.record(|| LifecycleEvent::TeardownDone {
+            observe(|| LifecycleEvent::TeardownDone {
                 id: self.id.clone(),
                 serial: self.serial,
             });
@@ -185,7 +183,6 @@ pub struct Provider<R: Rt> {
     scope: Scope<R>,
     registry: Arc<Registry<R>>,
     store: Arc<SessionStore<R>>,
-    hooks: Hooks<R>,
     attempts: Mutex<R, u64>,
     runner: Mutex<R, Option<Arc<dyn StepRunner>>>,
     drain: Mutex<R, Option<DrainHook>>,
@@ -197,31 +194,10 @@ pub struct Provider<R: Rt> {
 impl<R: Rt> Provider<R> {
     /// A provider with its own scope over `registry` and `store`.
     pub fn new(name: &str, registry: Arc<Registry<R>>, store: Arc<SessionStore<R>>) -> Arc<Self> {
-        Self::assemble(name, registry, store, Hooks::none())
-    }
-
-    /// [`new`](Self::new), observed by `hooks`, with their faults on.
-    #[cfg(feature = "faults")]
-    pub fn with_hooks(
-        name: &str,
-        registry: Arc<Registry<R>>,
-        store: Arc<SessionStore<R>>,
-        hooks: Hooks<R>,
-    ) -> Arc<Self> {
-        Self::assemble(name, registry, store, hooks)
-    }
-
-    fn assemble(
-        name: &str,
-        registry: Arc<Registry<R>>,
-        store: Arc<SessionStore<R>>,
-        hooks: Hooks<R>,
-    ) -> Arc<Self> {
         Arc::new(Provider {
-            scope: hooks.scope(name),
+            scope: Scope::new(name, None),
             registry,
             store,
-            hooks,
             attempts: Mutex::new(0),
             runner: Mutex::new(None),
             drain: Mutex::new(None),
@@ -308,7 +284,7 @@ impl<R: Rt> Provider<R> {
             *a += 1;
             *a
         });
-        self.hooks.record(|| LifecycleEvent::CreateBegan {
+        observe(|| LifecycleEvent::CreateBegan {
             id: id.to_string(),
             attempt,
         });
@@ -320,7 +296,7 @@ impl<R: Rt> Provider<R> {
         };
         let serial = prepared.serial();
         let runner = self.runner.with(|r| r.clone());
-        let mut core = AgentCore::build(self.hooks.faults());
+        let mut core = AgentCore::new();
         core.continue_prompts_from(first_prompt);
         if let Some(cap) = self.journal_cap.get().copied() {
             core.bound_journal(cap);
@@ -331,13 +307,10 @@ impl<R: Rt> Provider<R> {
             self.store.sink(id, serial),
             runner,
         ));
-        let private = Scope::new(&format!("agent {id}#{serial}"), None);
+        let private = Scope::private(&format!("agent {id}#{serial}"));
         // M24: the owner is checked before the setup await.
         #[cfg(feature = "faults")]
-        let early = self
-            .hooks
-            .has(Fault::M24)
-            .then(|| self.owner_checked_early(owner));
+        let early = fault!(M24).then(|| self.owner_checked_early(owner));
         // Setup awaits (plugins, config): the window for races (R1, R3).
         R::yield_now().await;
         #[cfg(feature = "faults")]
@@ -372,7 +345,7 @@ impl<R: Rt> Provider<R> {
                 self.scope.admit(&handle.effects, publish)
             })
         };
-        self.hooks.record(|| LifecycleEvent::CreateChecked {
+        observe(|| LifecycleEvent::CreateChecked {
             id: id.to_string(),
             attempt,
             owner_active: admission != Admission::Refused,
@@ -397,7 +370,7 @@ impl<R: Rt> Provider<R> {
         attempt: u64,
         e: CreateError,
     ) -> Result<AgentHandle<R>, CreateError> {
-        self.hooks.record(|| LifecycleEvent::CreateFailed {
+        observe(|| LifecycleEvent::CreateFailed {
             id: id.to_string(),
             attempt,
             reason: e.to_string(),
@@ -419,7 +392,7 @@ impl<R: Rt> Provider<R> {
         owner_active: bool,
     ) -> Result<AgentHandle<R>, CreateError> {
         let fail = |e: CreateError| self.create_failed(id, attempt, e);
-        self.hooks.record(|| LifecycleEvent::CreateChecked {
+        observe(|| LifecycleEvent::CreateChecked {
             id: id.to_string(),
             attempt,
             owner_active,
@@ -481,7 +454,7 @@ impl<R: Rt> Provider<R> {
         );
         // M20: the teardown has no drain; the agent's jobs outlive it.
         let drain = match self.drain.with(|d| d.clone()) {
-            Some(hook) if !self.hooks.has(Fault::M20) => {
+            Some(hook) if !fault!(M20) => {
                 let owner = id.to_string();
                 vec![step(
                     DRAIN_STEP,
@@ -509,25 +482,23 @@ impl<R: Rt> Provider<R> {
         );
         let observer = |main| {
             Arc::new(Journaled {
-                hooks: self.hooks.clone(),
                 id: id.to_string(),
                 serial,
                 main,
             }) as Arc<dyn EffectObserver>
         };
         let name = format!("agent {id}#{serial}");
-        if self.hooks.has(Fault::M1) {
+        if fault!(M1) {
             // M1: the session lifecycle is a SIBLING effect, disposed
             // concurrently with the loop's.
             let mut main = vec![unwind, agent];
             main.extend(drain);
             main.extend([await_loop, stop]);
             vec![
-                Effect::build(&name, main, self.hooks.faults(), observer(true)),
-                Effect::build(
+                Effect::new(&name, main, observer(true)),
+                Effect::new(
                     &format!("session {id}#{serial}"),
                     vec![session],
-                    self.hooks.faults(),
                     observer(false),
                 ),
             ]
@@ -537,17 +508,12 @@ impl<R: Rt> Provider<R> {
             let mut list = vec![unwind, session, agent];
             list.extend(drain);
             list.extend([await_loop, stop]);
-            vec![Effect::build(
-                &name,
-                list,
-                self.hooks.faults(),
-                observer(true),
-            )]
+            vec![Effect::new(&name, list, observer(true))]
         }
     }
 }
 
-/// Fault M24's code, reached only when `hooks.has(Fault::M24)`: excluded
+/// Fault M24's code, reached only when `fault!(M24)`: excluded
 /// from mutation like the fault switches (`.cargo/mutants.toml`).
 #[cfg(feature = "faults")]
 impl<R: Rt> Provider<R> {

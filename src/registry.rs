@@ -5,12 +5,11 @@
 //! the same id (R2).
 
 use crate::agent::Agent;
-use crate::events::Hooks;
 use crate::events::LifecycleEvent;
+use crate::rt::context::{fault, observe};
 use crate::rt::{Monitor, Mutex, Rt};
 use crate::store::emit;
 pub use crate::store::Listener;
-use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
 
 struct RegEntry<R: Rt> {
@@ -22,26 +21,14 @@ struct RegEntry<R: Rt> {
 /// Live agents by id.
 pub struct Registry<R: Rt> {
     entries: Monitor<R, Vec<RegEntry<R>>>,
-    hooks: Hooks<R>,
     listeners: Mutex<R, Vec<Listener>>,
 }
 
 impl<R: Rt> Registry<R> {
     /// An empty registry.
     pub fn new() -> Arc<Self> {
-        Self::build(Hooks::none())
-    }
-
-    /// An empty registry that `hooks` observe and switch faults on in.
-    #[cfg(feature = "faults")]
-    pub fn with_hooks(hooks: Hooks<R>) -> Arc<Self> {
-        Self::build(hooks)
-    }
-
-    fn build(hooks: Hooks<R>) -> Arc<Self> {
         Arc::new(Registry {
             entries: Monitor::new(Vec::new()),
-            hooks,
             listeners: Mutex::new(Vec::new()),
         })
     }
@@ -60,8 +47,7 @@ impl<R: Rt> Registry<R> {
                 serial,
                 agent,
             });
-            self.hooks
-                .record(|| LifecycleEvent::AgentRegistered { id, serial });
+            observe(|| LifecycleEvent::AgentRegistered { id, serial });
         });
     }
 
@@ -80,13 +66,13 @@ impl<R: Rt> Registry<R> {
     /// becomes reusable exactly when the entry detaches (R2). Lock order:
     /// registry, then store.
     pub fn detach_then(&self, id: &str, serial: u64, release: impl FnOnce()) -> Result<(), String> {
-        let by_id_only = self.hooks.has(Fault::M22);
+        let by_id_only = fault!(M22);
         let removed = self.entries.update(|e| {
             let before = e.len();
             e.retain(|x| {
                 let gone = x.id == id && (by_id_only || x.serial == serial);
                 if gone {
-                    self.hooks.record(|| LifecycleEvent::AgentDetached {
+                    observe(|| LifecycleEvent::AgentDetached {
                         id: x.id.clone(),
                         serial: x.serial,
                     });
@@ -99,12 +85,7 @@ impl<R: Rt> Registry<R> {
         if !removed {
             return Ok(());
         }
-        emit(
-            &self.hooks,
-            "agent/disposed",
-            id,
-            &self.listeners.with(|l| l.clone()),
-        )
+        emit("agent/disposed", id, &self.listeners.with(|l| l.clone()))
     }
 
     /// Wait until the entry `(id, serial)` is gone.

@@ -26,9 +26,9 @@
 //! instead; faults M25 (the teardown) and M29 (a scope's unload) park a
 //! dropped caller's work until a later caller continues it.
 
-use crate::events::Faults;
+use crate::events::LifecycleEvent;
+use crate::rt::context::{fault, observe};
 use crate::rt::{BoxFuture, Monitor, Relay, Rt, Wait};
-use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
 
 /// One teardown step: a name and the future that performs it.
@@ -67,7 +67,6 @@ impl EffectObserver for Unobserved {}
 pub struct Effect<R: Rt> {
     name: String,
     state: Monitor<R, EffectState<R>>,
-    faults: Faults,
     observer: Arc<dyn EffectObserver>,
 }
 
@@ -81,30 +80,9 @@ impl<R: Rt> Effect<R> {
         disposers: Vec<Disposer>,
         observer: Arc<dyn EffectObserver>,
     ) -> Arc<Self> {
-        Self::build(name, disposers, Faults::none(), observer)
-    }
-
-    /// [`new`](Self::new), with `faults` switched on (the harness).
-    #[cfg(feature = "faults")]
-    pub fn with_faults(
-        name: &str,
-        disposers: Vec<Disposer>,
-        faults: Faults,
-        observer: Arc<dyn EffectObserver>,
-    ) -> Arc<Self> {
-        Self::build(name, disposers, faults, observer)
-    }
-
-    pub(crate) fn build(
-        name: &str,
-        disposers: Vec<Disposer>,
-        faults: Faults,
-        observer: Arc<dyn EffectObserver>,
-    ) -> Arc<Self> {
         Arc::new(Effect {
             name: name.to_string(),
             state: Monitor::new(EffectState::Armed(disposers)),
-            faults,
             observer,
         })
     }
@@ -132,25 +110,24 @@ impl<R: Rt> Effect<R> {
     }
 
     async fn run_once(&self) {
-        let faults = self.faults;
         let (relay, first) = self.state.update(|s| match s {
             EffectState::Armed(list) => {
                 let list = std::mem::take(list);
-                let work = chain(list, self.name.clone(), self.observer.clone(), faults);
+                let work = chain(list, self.name.clone(), self.observer.clone());
                 let relay = Arc::new(Relay::new(Box::pin(work)));
                 *s = EffectState::Started(relay.clone());
                 (relay, true)
             }
             EffectState::Started(relay) => (relay.clone(), false),
         });
-        if faults.has(Fault::M6) && !first {
+        if fault!(M6) && !first {
             // M6: not memoized; a second caller does not wait for the run.
             return;
         }
         match () {
             #[cfg(feature = "faults")]
-            () if faults.has(Fault::M15) => relay.drive_unguarded(Wait::TEARDOWN).await,
-            () if faults.has(Fault::M25) => relay.drive_parking(Wait::TEARDOWN).await,
+            () if fault!(M15) => relay.drive_unguarded(Wait::TEARDOWN).await,
+            () if fault!(M25) => relay.drive_parking(Wait::TEARDOWN).await,
             () => relay.drive(Wait::TEARDOWN).await,
         }
     }
@@ -158,19 +135,14 @@ impl<R: Rt> Effect<R> {
 
 /// The teardown chain: the disposers in LIFO order, each awaited; a
 /// failing one is logged and cannot skip a later one (D4).
-async fn chain(
-    mut list: Vec<Disposer>,
-    name: String,
-    observer: Arc<dyn EffectObserver>,
-    faults: Faults,
-) {
+async fn chain(mut list: Vec<Disposer>, name: String, observer: Arc<dyn EffectObserver>) {
     observer.began();
     while let Some((step, disposer)) = list.pop() {
         let result = disposer().await;
         observer.step(step, result.as_ref().err().map(String::as_str));
         if let Err(e) = result {
             tracing::warn!(effect = %name, step, error = %e, "teardown step failed; contained");
-            if faults.has(Fault::M10) {
+            if fault!(M10) {
                 // M10: the failure rejects the chain; later steps are skipped.
                 observer.aborted(step);
                 break;
@@ -208,8 +180,9 @@ struct ScopeInner<R: Rt> {
     name: String,
     state: Monitor<R, ScopeState<R>>,
     on_unload: Option<UnloadHook>,
-    /// Fault M29: a dropped unload's work only parks, for a later caller.
-    faults: Faults,
+    /// Whether the harness journals its unload and may switch fault M29
+    /// on in it: every scope but a private one ([`Scope::private`]).
+    harnessed: bool,
 }
 
 /// An owner of effects (the note's fiber). Cheap to clone.
@@ -229,12 +202,17 @@ impl<R: Rt> Scope<R> {
     /// A root scope. `on_unload(name, done)` is told when it starts and ends
     /// unloading.
     pub fn new(name: &str, on_unload: Option<UnloadHook>) -> Self {
-        Self::faulty(name, on_unload, Faults::none())
+        Self::build(name, on_unload, true)
     }
 
-    /// As [`new`](Self::new), with the harness's faults (only
-    /// [`Hooks::scope`](crate::hooks::Hooks::scope) passes any).
-    pub(crate) fn faulty(name: &str, on_unload: Option<UnloadHook>, faults: Faults) -> Self {
+    /// A scope private to the code that made it (the provider's scope of
+    /// one agent): the harness neither journals its unload nor switches a
+    /// scope fault on in it, its children included.
+    pub(crate) fn private(name: &str) -> Self {
+        Self::build(name, None, false)
+    }
+
+    fn build(name: &str, on_unload: Option<UnloadHook>, harnessed: bool) -> Self {
         Scope {
             inner: Arc::new(ScopeInner {
                 name: name.to_string(),
@@ -243,7 +221,7 @@ impl<R: Rt> Scope<R> {
                     children: Vec::new(),
                 }),
                 on_unload,
-                faults,
+                harnessed,
             }),
         }
     }
@@ -253,10 +231,29 @@ impl<R: Rt> Scope<R> {
         &self.inner.name
     }
 
+    /// Tell the hook, and the harness's journal, that the unload began
+    /// (`done` false) or ended.
+    fn told(&self, done: bool) {
+        let name = &self.inner.name;
+        if let Some(f) = &self.inner.on_unload {
+            f(name, done);
+        }
+        if self.inner.harnessed {
+            observe(|| match done {
+                false => LifecycleEvent::ScopeUnloading {
+                    scope: name.clone(),
+                },
+                true => LifecycleEvent::ScopeUnloaded {
+                    scope: name.clone(),
+                },
+            });
+        }
+    }
+
     /// A child scope, unloaded with this one. `None` if this one is not
     /// active.
     pub fn child(&self, name: &str) -> Option<Scope<R>> {
-        let child = Scope::faulty(name, self.inner.on_unload.clone(), self.inner.faults);
+        let child = Scope::build(name, self.inner.on_unload.clone(), self.inner.harnessed);
         let c = child.clone();
         self.inner
             .state
@@ -344,9 +341,7 @@ impl<R: Rt> Scope<R> {
             let relay = this.inner.state.update(|s| match s {
                 ScopeState::Active { effects, children } => {
                     let (effects, children) = (std::mem::take(effects), std::mem::take(children));
-                    if let Some(f) = &this.inner.on_unload {
-                        f(&this.inner.name, false);
-                    }
+                    this.told(false);
                     let relay = Arc::new(Relay::new(unload_work(this.clone(), effects, children)));
                     *s = ScopeState::Unloading(relay.clone());
                     Some(relay)
@@ -356,7 +351,7 @@ impl<R: Rt> Scope<R> {
             });
             match relay {
                 // M29: the work of a dropped unload waits for a later caller.
-                Some(relay) if this.inner.faults.has(Fault::M29) => {
+                Some(relay) if this.inner.harnessed && fault!(M29) => {
                     relay.drive_parking(Wait::SCOPE_UNLOAD).await
                 }
                 Some(relay) => relay.drive(Wait::SCOPE_UNLOAD).await,
@@ -390,8 +385,8 @@ fn unload_work<R: Rt>(
             *s = ScopeState::Unloaded;
             first
         });
-        if let (true, Some(f)) = (first, &this.inner.on_unload) {
-            f(&this.inner.name, true);
+        if first {
+            this.told(true);
         }
     })
 }

@@ -20,12 +20,11 @@
 //! task`. tool-bash takes no part: it keeps no state to clean up.
 
 use crate::agent::core::{Origin, PromptSpec};
-use crate::events::Hooks;
 use crate::events::LifecycleEvent;
 use crate::registry::Registry;
+use crate::rt::context::{fault, observe};
 use crate::rt::{Mutex, Rt};
 use crate::shell::{ExecResult, JobId, ShellExecRequest, ShellExecutor};
-use lifecycle_spec::faults::Fault;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -34,7 +33,6 @@ use std::sync::Arc;
 pub struct ToolBash<R: Rt> {
     shell: Arc<dyn ShellExecutor>,
     listener: Mutex<R, Option<u64>>,
-    hooks: Hooks<R>,
     /// Fault M2 only: the rejected design, ownership in a plugin-local map.
     local_owners: Mutex<R, BTreeMap<JobId, String>>,
 }
@@ -43,33 +41,13 @@ impl<R: Rt> ToolBash<R> {
     /// Load tool-bash: subscribe to job-done signals; a notice for a
     /// finished job goes to the live agent whose id equals the job's owner.
     pub fn load(shell: Arc<dyn ShellExecutor>, registry: Arc<Registry<R>>) -> Arc<Self> {
-        Self::build(shell, registry, Hooks::none())
-    }
-
-    /// [`load`](Self::load), observed by `hooks`, with their faults on.
-    #[cfg(feature = "faults")]
-    pub fn load_with_hooks(
-        shell: Arc<dyn ShellExecutor>,
-        registry: Arc<Registry<R>>,
-        hooks: Hooks<R>,
-    ) -> Arc<Self> {
-        Self::build(shell, registry, hooks)
-    }
-
-    fn build(
-        shell: Arc<dyn ShellExecutor>,
-        registry: Arc<Registry<R>>,
-        hooks: Hooks<R>,
-    ) -> Arc<Self> {
         let s = shell.clone();
-        let h = hooks.clone();
         let key = shell.on_done(Arc::new(move |job: &str| {
-            deliver(&*s, &registry, &h, job);
+            deliver(&*s, &registry, job);
         }));
         Arc::new(ToolBash {
             shell,
             listener: Mutex::new(Some(key)),
-            hooks,
             local_owners: Mutex::new(BTreeMap::new()),
         })
     }
@@ -110,9 +88,7 @@ impl<R: Rt> ToolBash<R> {
             cwd: cwd.map(Path::to_path_buf),
         };
         let result = self.shell.exec(request.into()).await?;
-        if let (ExecResult::Started { job }, Some(c), true) =
-            (&result, caller, self.hooks.has(Fault::M2))
-        {
+        if let (ExecResult::Started { job }, Some(c), true) = (&result, caller, fault!(M2)) {
             self.local_owners
                 .with(|m| m.insert(job.clone(), c.to_string()));
         }
@@ -123,7 +99,7 @@ impl<R: Rt> ToolBash<R> {
         if self.shell.job(job).is_none() {
             return Err(format!("unknown bash task \"{job}\""));
         }
-        let owner = if self.hooks.has(Fault::M2) {
+        let owner = if fault!(M2) {
             // M2: this instance's map; empty again after a reload.
             self.local_owners.with(|m| m.get(job).cloned())
         } else {
@@ -151,7 +127,7 @@ impl<R: Rt> ToolBash<R> {
 
 /// Deliver the completion notice of `job` into the live agent whose id
 /// equals its owner; drop it if there is none (S6).
-fn deliver<R: Rt>(shell: &dyn ShellExecutor, registry: &Registry<R>, hooks: &Hooks<R>, job: &str) {
+fn deliver<R: Rt>(shell: &dyn ShellExecutor, registry: &Registry<R>, job: &str) {
     let owner = shell.owner_of(job);
     let exit = shell.job(job).and_then(|s| s.exit).unwrap_or(-1);
     // Every registered agent with the owner's id, in publication order: one
@@ -160,7 +136,7 @@ fn deliver<R: Rt>(shell: &dyn ShellExecutor, registry: &Registry<R>, hooks: &Hoo
         registry
             .list()
             .into_iter()
-            .filter(|a| match hooks.has(Fault::M21) {
+            .filter(|a| match fault!(M21) {
                 true => a.id().starts_with(o),
                 false => a.id() == o,
             })
@@ -177,7 +153,7 @@ fn deliver<R: Rt>(shell: &dyn ShellExecutor, registry: &Registry<R>, hooks: &Hoo
                 agent.send(notice).ok().map(|_| o.to_string())
             })
     });
-    hooks.record(|| LifecycleEvent::Notice {
+    observe(|| LifecycleEvent::Notice {
         job: job.to_string(),
         owner,
         delivered_to,

@@ -85,3 +85,9 @@ impl<R: Rt> World<R> {
             .await;
     }
 }
+
+impl<R: Rt> crate::rt::context::Observe for World<R> {
+    fn observe(&self, event: LifecycleEvent) {
+        self.record(event);
+    }
+}

@@ -333,15 +333,9 @@ fn give_up<T: 'static>(d: &mut Driver, m: conformance::Manual<T>) {
 /// A bridge on a second connection to the same provider: its session ids
 /// (`side-1`, ...) are not the model's.
 fn side_bridge(sut: &mut Sut) -> Arc<Bridge<SimRt>> {
-    let (rig, faults) = (sut.rig.clone(), sut.faults);
-    sut.d.run(move || {
-        Bridge::with_prefix_and_hooks(
-            rig.provider.clone(),
-            rig.owner("acp-side"),
-            rig.hooks().with_faults(faults),
-            "side-",
-        )
-    })
+    let rig = sut.rig.clone();
+    sut.d
+        .run(move || Bridge::with_prefix(rig.provider.clone(), rig.owner("acp-side"), "side-"))
 }
 
 fn ierr(e: AcpError) -> String {
@@ -391,13 +385,7 @@ impl<const FAULT: u8> StateMachineTest for AcpConformance<FAULT> {
         let mut d = Driver::new();
         let rig = Rc::new(d.run(move || Rig::<SimRt>::new(faults, None)));
         let r = rig.clone();
-        let bridge = d.run(move || {
-            Bridge::with_hooks(
-                r.provider.clone(),
-                r.owner("acp"),
-                r.hooks().with_faults(faults),
-            )
-        });
+        let bridge = d.run(move || Bridge::new(r.provider.clone(), r.owner("acp")));
         Sut {
             d,
             rig,
@@ -483,11 +471,7 @@ impl<const FAULT: u8> StateMachineTest for AcpConformance<FAULT> {
                 let (rig, side) = sut.d.run(move || {
                     let disk = Arc::new(MemoryDurable::<SimRt>::default());
                     let rig = Rig::<SimRt>::new(faults, Some(disk.clone() as Arc<dyn Durable>));
-                    let side = Bridge::with_hooks(
-                        rig.provider.clone(),
-                        rig.owner("acp"),
-                        rig.hooks().with_faults(faults),
-                    );
+                    let side = Bridge::new(rig.provider.clone(), rig.owner("acp"));
                     (Rc::new((rig, disk)), side)
                 });
                 let s2 = side.clone();
@@ -510,6 +494,9 @@ impl<const FAULT: u8> StateMachineTest for AcpConformance<FAULT> {
                     Err(AcpError::Storage(_)) => "storage error".to_string(),
                     other => format!("{other:?}"),
                 };
+                // The main rig's journal is the execution's again.
+                let main = sut.rig.clone();
+                sut.d.run(move || main.enter());
                 vec![answer, format!("left {:?}", rig.0.leftovers(|_| true))]
             }
             Op::DropClose { unload } => {

@@ -7,6 +7,7 @@
 //! `when_idle` waiter, the loop's exit and the durable `turn/end`s must
 //! agree.
 
+use agent_lifecycle::rt::context::{self, Context};
 use lifecycle_testkit::conformance;
 
 use agent_lifecycle::agent::core::Accept;
@@ -319,7 +320,10 @@ impl<const FAULT: u8> StateMachineTest for AgentConformance<FAULT> {
     fn init_test(_: &Ref) -> Sut {
         quiet_observer_panics();
         let mut d = Driver::new();
-        let lp = d.run(|| Agent::<SimRt>::spawn_with_faults("agent-1", faults(FAULT)));
+        let lp = d.run(|| {
+            context::enter(Context::new(faults(FAULT)));
+            Agent::<SimRt>::spawn("agent-1")
+        });
         let agent = lp.agent.clone();
         let observer_sends = Arc::new(AtomicBool::new(false));
         let flag = observer_sends.clone();

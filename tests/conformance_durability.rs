@@ -39,10 +39,10 @@
 //! store-level driver replaces: it is out of reach here (the `crash`
 //! scenario, `src/scenarios/crash.rs`, targets it).
 
+use agent_lifecycle::rt::context::{self, Context};
 use lifecycle_testkit::conformance;
 
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::hooks::Hooks;
 use agent_lifecycle::journal::EndReason as IEnd;
 use agent_lifecycle::rt::SimRt;
 use agent_lifecycle::session_log::{Entry, StorageError};
@@ -313,7 +313,8 @@ impl<const FAULT: u8> StateMachineTest for DurabilityConformance<FAULT> {
         let disk = Arc::new(MemoryDurable::<SimRt>::default());
         let dk = disk.clone();
         let store = d.run(move || {
-            let store = SessionStore::<SimRt>::with_hooks(dk, Hooks::none().with_faults(faults));
+            context::enter(Context::new(faults));
+            let store = SessionStore::<SimRt>::new(dk);
             let p = store.prepare(ID).expect("prepare");
             let serial = p.serial();
             store.enter(p).expect("enter");
@@ -442,8 +443,8 @@ impl<const FAULT: u8> StateMachineTest for DurabilityConformance<FAULT> {
                 Self::kill(&mut sut);
                 let (disk, faults) = (sut.disk.clone(), sut.faults);
                 let (loaded, store) = sut.d.run(move || {
-                    let store =
-                        SessionStore::<SimRt>::with_hooks(disk, Hooks::none().with_faults(faults));
+                    context::enter(Context::new(faults));
+                    let store = SessionStore::<SimRt>::new(disk);
                     let loaded = store.recover(ID).map(|l| records(&l));
                     let session = loaded.is_ok().then(|| {
                         let p = store.prepare(ID).expect("prepare after the load");

@@ -160,7 +160,6 @@ struct Sut {
     shell: Arc<SimShell<SimRt>>,
     tool: Rc<RefCell<Arc<ToolBash<SimRt>>>>,
     a: Rc<AgentHandle<SimRt>>,
-    faults: Faults,
 }
 
 fn token(c: Option<u8>) -> Option<&'static str> {
@@ -208,16 +207,13 @@ impl<const M2: bool> StateMachineTest for ShellConformance<M2> {
             })
             .expect("agents created");
         let (r, sh) = (rig.clone(), shell.clone());
-        let tool = d.run(move || {
-            ToolBash::load_with_hooks(sh, r.registry.clone(), r.hooks().with_faults(faults))
-        });
+        let tool = d.run(move || ToolBash::load(sh, r.registry.clone()));
         Sut {
             d,
             rig,
             shell,
             tool: Rc::new(RefCell::new(tool)),
             a: Rc::new(handles.into_iter().next().expect("agent a")),
-            faults,
         }
     }
 
@@ -253,14 +249,8 @@ impl<const M2: bool> StateMachineTest for ShellConformance<M2> {
                 Answer::None
             }
             Op::Load => {
-                let (sh, rig, faults) = (sut.shell.clone(), sut.rig.clone(), sut.faults);
-                let tb = sut.d.run(move || {
-                    ToolBash::load_with_hooks(
-                        sh,
-                        rig.registry.clone(),
-                        rig.hooks().with_faults(faults),
-                    )
-                });
+                let (sh, rig) = (sut.shell.clone(), sut.rig.clone());
+                let tb = sut.d.run(move || ToolBash::load(sh, rig.registry.clone()));
                 *sut.tool.borrow_mut() = tb;
                 Answer::None
             }

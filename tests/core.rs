@@ -8,6 +8,7 @@ use agent_lifecycle::agent::core::{
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::journal::{Cause, EndReason, Event};
 use agent_lifecycle::oracle::check_journal;
+use agent_lifecycle::rt::context::{self, Context};
 use agent_lifecycle::rules::Rule;
 
 fn spec(text: &str) -> PromptSpec {
@@ -56,7 +57,9 @@ fn c5_cancel_of_a_queued_prompt_sets_no_marker() {
 
 #[test]
 fn m5_marker_swallows_the_next_prompt_and_the_oracle_says_c5() {
-    let mut core = AgentCore::with_faults(Faults::none().with(Fault::M5));
+    // The core asks the execution's context for its faults (`fault!`).
+    context::enter(Context::new(Faults::none().with(Fault::M5)));
+    let mut core = AgentCore::new();
     let _ = core.accept(0, spec("A"));
     let _ = cancel(&mut core, Cause::User);
     let _ = core.accept(0, spec("B"));
@@ -122,7 +125,8 @@ fn c7_idle_only_at_quiescence_m12_on_the_flip() {
     let _ = core.accept(0, spec("A"));
     let w = core.idle_waiter(0);
     assert_eq!(core.idle_ready(0, w), None, "A is queued");
-    let mut m12 = AgentCore::with_faults(Faults::none().with(Fault::M12));
+    context::enter(Context::new(Faults::none().with(Fault::M12)));
+    let mut m12 = AgentCore::new();
     let _ = m12.accept(0, spec("A"));
     let w = m12.idle_waiter(0);
     assert_eq!(m12.idle_ready(0, w), Some(false));

@@ -3,8 +3,8 @@
 //! the dispose scenarios with sessions in real files.
 
 use agent_lifecycle::faults::Faults;
-use agent_lifecycle::hooks::Hooks;
 use agent_lifecycle::journal::EndReason;
+use agent_lifecycle::rt::context::{self, Context};
 use agent_lifecycle::rt::{SimRt, TokioRt};
 use agent_lifecycle::scenarios::{self, run_with};
 use agent_lifecycle::session_log::Entry;
@@ -169,7 +169,7 @@ fn memory_disk_keeps_flushed_and_loses_pending_on_crash() {
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
-        let store = SessionStore::<SimRt>::with_hooks(d.clone(), Hooks::none());
+        let store = SessionStore::<SimRt>::new(d.clone());
         let serial = flushed_turn_start(&store).await;
         store
             .append("s", serial, Entry::TurnStart { prompt: 1 })
@@ -177,7 +177,7 @@ fn memory_disk_keeps_flushed_and_loses_pending_on_crash() {
         // Crash: the store (and its pending buffer) is gone.
     })
     .expect("sim");
-    let after = SessionStore::<SimRt>::with_hooks(disk, Hooks::none());
+    let after = SessionStore::<SimRt>::new(disk);
     let loaded = after.load("s").expect("load");
     let entries: Vec<Entry> = loaded.records.into_iter().map(|r| r.entry).collect();
     assert_eq!(entries, vec![Entry::TurnStart { prompt: 0 }]);
@@ -261,8 +261,8 @@ fn recover_cuts_a_torn_tail_and_closes_the_open_turn() {
             .expect("open")
             .set_len(len - 9)
             .expect("tear");
-        let store =
-            SessionStore::<TokioRt>::with_hooks(d.clone(), Hooks::none().with_faults(faults));
+        context::enter(Context::new(faults));
+        let store = SessionStore::<TokioRt>::new(d.clone());
         let loaded = store.recover("s").expect("a torn tail is not an error");
         let interrupted = DurableRecord {
             serial: 1,
@@ -336,7 +336,7 @@ fn a_failed_write_fails_the_session_until_its_next_turn() {
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
-        let store = SessionStore::<SimRt>::with_hooks(d.clone(), Hooks::none());
+        let store = SessionStore::<SimRt>::new(d.clone());
         let serial = flushed_turn_start(&store).await;
         let step = |step| Entry::Step {
             prompt: 0,
@@ -394,8 +394,8 @@ fn m26_a_failed_session_refuses_its_next_turn() {
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
-        let hooks = Hooks::none().with_faults(Faults::none().with(Fault::M26));
-        let store = SessionStore::<SimRt>::with_hooks(d.clone(), hooks);
+        context::enter(Context::new(Faults::none().with(Fault::M26)));
+        let store = SessionStore::<SimRt>::new(d.clone());
         let serial = entered_turn_start(&store);
         d.fail_next(DiskFault::WriteEnospc);
         store.flush("s", serial).await.expect_err("ENOSPC");
@@ -418,7 +418,7 @@ fn a_failed_truncate_fails_the_load_and_appends_nothing() {
     disk.write("s", &[rec(1, 1)]).expect("write");
     let torn = disk.crash_image().restore::<TokioRt>(Tear::TearRecord(1));
     let d = Arc::new(torn);
-    let store = SessionStore::<TokioRt>::with_hooks(d.clone(), Hooks::none());
+    let store = SessionStore::<TokioRt>::new(d.clone());
     d.fail_next(DiskFault::TruncateEio);
     let err = store
         .recover("s")
@@ -514,7 +514,7 @@ fn a_backend_with_only_the_required_methods_works_and_refuses_to_append_onto_a_t
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
     sim.block_on(async move {
-        flushed_turn_start(&SessionStore::<SimRt>::with_hooks(d, Hooks::none())).await;
+        flushed_turn_start(&SessionStore::<SimRt>::new(d)).await;
     })
     .expect("sim");
     assert!(disk.exists("s").unwrap(), "a log with a record exists");
@@ -535,7 +535,7 @@ fn a_backend_with_only_the_required_methods_works_and_refuses_to_append_onto_a_t
         .unwrap()
         .extend(b"{\"serial\":1,");
     let before = disk.0.lock().unwrap().get("s").unwrap().clone();
-    let store = SessionStore::<SimRt>::with_hooks(disk.clone(), Hooks::none());
+    let store = SessionStore::<SimRt>::new(disk.clone());
     let err = store.recover("s").expect_err("the tear cannot be cut");
     assert!(
         err.to_string().contains("cannot cut the torn tail"),

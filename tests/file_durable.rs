@@ -4,7 +4,6 @@
 //! hashed log count from its first record; one `FileDurable` at a time
 //! holds a log's lock.
 
-use agent_lifecycle::hooks::Hooks;
 use agent_lifecycle::journal::EndReason;
 use agent_lifecycle::rt::TokioRt;
 use agent_lifecycle::session_log::Entry;
@@ -244,7 +243,7 @@ fn d9_recover_repairs_a_hashed_log() {
     let d = Arc::new(d);
     let id = "r".repeat(200);
     torn(&d, &id, &[rec(1, 0), start(1, 1), rec(1, 9)], 9);
-    let store = SessionStore::<TokioRt>::with_hooks(d.clone(), Hooks::none());
+    let store = SessionStore::<TokioRt>::new(d.clone());
     let loaded = store.recover(&id).expect("recover");
     let want = [rec(1, 0), start(1, 1), end(1, 1, EndReason::Interrupted)];
     assert_eq!(loaded.records, want);

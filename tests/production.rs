@@ -1,11 +1,11 @@
 //! Production carries no harness (SPEC §3: faults are compiled only for the
 //! harness). The lifecycle's public functions (its constructors above all)
 //! name no harness type — `Hooks`, `Faults`, `Fault`, `World` — unless
-//! they are compiled only with the `faults` feature; the harness builds
-//! its observed, faulty values through those gated functions
-//! (`Registry::with_hooks`, `AgentCore::with_faults`, ...).
+//! they are compiled only with the `faults` feature; the harness switches
+//! faults on and observes through the execution's context
+//! (`rt::context`), which production code only asks (`fault!`, `observe`).
 //!
-//! The binary side of the same claim (`nm` finds no fault, world, hooks or
+//! The binary side of the same claim (`nm` finds no fault, world, context or
 //! oracle symbol in `cargo build --release --no-default-features`) is
 //! checked by `.ci/run`'s no-harness stage.
 
@@ -20,7 +20,6 @@ const HARNESS: &[&str] = &[
     "cli",
     "scenarios",
     "faults.rs",
-    "hooks.rs",
     "world.rs",
     "oracle.rs",
     "oracle_world.rs",

@@ -175,12 +175,7 @@ fn a_load_of_a_session_live_elsewhere_leaves_its_log_alone() {
     rt.block_on(async {
         let rig = Arc::new(Rig::<TokioRt>::builder().bridge().build());
         let first = rig.bridge.clone().expect("the builder made a bridge");
-        let second = Bridge::with_prefix_and_hooks(
-            rig.provider.clone(),
-            rig.owner("acp-2"),
-            rig.hooks(),
-            "other-",
-        );
+        let second = Bridge::with_prefix(rig.provider.clone(), rig.owner("acp-2"), "other-");
         let id = first.new_session().await.expect("session/new");
         let long = PromptSpec {
             text: "long".into(),

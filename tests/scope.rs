@@ -2,6 +2,7 @@
 //! LIFO, each awaited, once; a scope unloads sibling effects concurrently.
 
 use agent_lifecycle::faults::{Fault, Faults};
+use agent_lifecycle::rt::context::{self, Context};
 use agent_lifecycle::rt::{BoxFuture, Mutex, Rt, SimRt};
 use agent_lifecycle::scope::{Disposer, Effect, Scope, Unobserved};
 use std::sync::Arc;
@@ -75,13 +76,9 @@ fn scope_unload_disposes_siblings_concurrently() {
 fn m6_second_caller_does_not_wait() {
     let log: Log = Arc::new(Mutex::new(Vec::new()));
     let l = log.clone();
+    context::enter(Context::new(Faults::none().with(Fault::M6)));
     run(async move {
-        let e = Effect::<SimRt>::with_faults(
-            "e",
-            vec![step(&l, 1, "s")],
-            Faults::none().with(Fault::M6),
-            Arc::new(Unobserved),
-        );
+        let e = Effect::<SimRt>::new("e", vec![step(&l, 1, "s")], Arc::new(Unobserved));
         let first = e.dispose("first");
         let second = async {
             e.dispose("second").await;

@@ -8,7 +8,6 @@
 //! Run it alone to see the figures:
 //! `cargo test --test shell_limits a10_output_cap_bounds_memory -- --nocapture`.
 
-use agent_lifecycle::hooks::Hooks;
 use agent_lifecycle::registry::Registry;
 use agent_lifecycle::rt::TokioRt;
 use agent_lifecycle::shell::real::{RealShell, OUTPUT_CAP_BYTES};
@@ -117,8 +116,8 @@ async fn a10_missing_cwd_fails_naming_the_dir() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a10_tool_bash_in_runs_in_the_session_cwd() {
     let shell = Arc::new(RealShell::new());
-    let registry = Registry::<TokioRt>::with_hooks(Hooks::none());
-    let tools = ToolBash::load_with_hooks(shell.clone(), registry, Hooks::none());
+    let registry = Registry::<TokioRt>::new();
+    let tools = ToolBash::load(shell.clone(), registry);
     let (_dir, path) = canonical_dir();
     let r = tools.bash_in(None, "pwd -P", false, Some(&path)).await;
     assert_eq!(

@@ -41,12 +41,11 @@ pub use admit::{admit, Admitted};
 pub use answers::{AcpError, StopReason};
 pub use session_cap::MAX_SESSIONS;
 
-use crate::events::Hooks;
 use crate::journal::{Cause, EndReason};
 use crate::provider::{AgentHandle, CreateError, Provider};
+use crate::rt::context::fault;
 use crate::rt::{Monitor, Relay, Rt, Wait};
 use crate::scope::Scope;
-use lifecycle_spec::faults::Fault;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -205,7 +204,6 @@ pub struct Bridge<R: Rt> {
     provider: Arc<Provider<R>>,
     scope: Scope<R>,
     state: Monitor<R, State<R>>,
-    hooks: Hooks<R>,
     /// Session ids are this prefix and a counter.
     prefix: String,
 }
@@ -215,40 +213,13 @@ impl<R: Rt> Bridge<R> {
     /// bridge plugin's scope; it outlives a disconnect). Session ids are
     /// `sess-1`, `sess-2`, ...: deterministic, for the checkers.
     pub fn new(provider: Arc<Provider<R>>, scope: Scope<R>) -> Arc<Self> {
-        Self::build(provider, scope, Hooks::none(), "sess-")
-    }
-
-    /// [`new`](Self::new), observed by `hooks`, with their faults on.
-    #[cfg(feature = "faults")]
-    pub fn with_hooks(provider: Arc<Provider<R>>, scope: Scope<R>, hooks: Hooks<R>) -> Arc<Self> {
-        Self::build(provider, scope, hooks, "sess-")
-    }
-
-    /// [`with_prefix`](Self::with_prefix), observed by `hooks`, with their
-    /// faults on.
-    #[cfg(feature = "faults")]
-    pub fn with_prefix_and_hooks(
-        provider: Arc<Provider<R>>,
-        scope: Scope<R>,
-        hooks: Hooks<R>,
-        prefix: &str,
-    ) -> Arc<Self> {
-        Self::build(provider, scope, hooks, prefix)
+        Self::with_prefix(provider, scope, "sess-")
     }
 
     /// [`new`](Self::new), with session ids `<prefix>1`, `<prefix>2`, ...
     /// The server gives each process a random prefix, so two processes on
     /// one session directory never share an id (A9).
     pub fn with_prefix(provider: Arc<Provider<R>>, scope: Scope<R>, prefix: &str) -> Arc<Self> {
-        Self::build(provider, scope, Hooks::none(), prefix)
-    }
-
-    fn build(
-        provider: Arc<Provider<R>>,
-        scope: Scope<R>,
-        hooks: Hooks<R>,
-        prefix: &str,
-    ) -> Arc<Self> {
         Arc::new(Bridge {
             prefix: prefix.to_string(),
             provider,
@@ -264,7 +235,6 @@ impl<R: Rt> Bridge<R> {
                 waiting: BTreeMap::new(),
                 tickets: 0,
             }),
-            hooks,
         })
     }
 
@@ -298,13 +268,8 @@ impl<R: Rt> Bridge<R> {
             Err(CreateError::OwnerUnloaded(_)) => return Err(AcpError::ClosedDuringNew),
             Err(e) => return Err(AcpError::Create(e)),
         };
-        self.publish(
-            id,
-            handle,
-            self.hooks.has(Fault::M7),
-            AcpError::ClosedDuringNew,
-        )
-        .await
+        self.publish(id, handle, fault!(M7), AcpError::ClosedDuringNew)
+            .await
     }
 
     /// `session/load`: resume the session `id` from its durable log, with
@@ -372,7 +337,7 @@ impl<R: Rt> Bridge<R> {
             }
             Ok(())
         };
-        let claimed = if self.hooks.has(Fault::M13) {
+        let claimed = if fault!(M13) {
             // M13: check, then mark, in two lock sections.
             self.state.read(check).map(|()| {
                 self.state.update(|s| s.loading.insert(id.to_string()));
@@ -424,7 +389,7 @@ impl<R: Rt> Bridge<R> {
             .publish_as(
                 id.to_string(),
                 handle,
-                self.hooks.has(Fault::M8),
+                fault!(M8),
                 AcpError::ClosedDuringLoad,
                 Kept::Loaded {
                     replaying: replay.is_some(),
@@ -590,7 +555,7 @@ impl<R: Rt> Bridge<R> {
         // for that one's answer, then runs; any other second prompt fails.
         // A9: a prompt for a session being loaded waits for the load's
         // answer. A cancel that arrives while it waits cancels it (A2).
-        let (m27, m28) = (self.hooks.has(Fault::M27), self.hooks.has(Fault::M28));
+        let (m27, m28) = (fault!(M27), fault!(M28));
         let ticket = Ticket {
             state: &self.state,
             id: std::sync::atomic::AtomicU64::new(0),
@@ -682,7 +647,7 @@ impl<R: Rt> Bridge<R> {
     pub fn cancel(&self, id: &str) {
         // Marked before the cancel takes effect, so a prompt that follows
         // this notice finds the mark (A8).
-        let m27 = self.hooks.has(Fault::M27);
+        let m27 = fault!(M27);
         if let Some(agent) = self.state.update(|s| {
             // A2, A8: every prompt still waiting for this session is
             // cancelled too (M27: only the claimed one is).
@@ -780,9 +745,9 @@ impl<R: Rt> Bridge<R> {
         });
         match () {
             #[cfg(feature = "faults")]
-            () if self.hooks.has(Fault::M15) => relay.drive_unguarded(Wait::ACP_QUIESCE).await,
+            () if fault!(M15) => relay.drive_unguarded(Wait::ACP_QUIESCE).await,
             // M29: the work of a dropped quiesce waits for a later caller.
-            () if self.hooks.has(Fault::M29) => relay.drive_parking(Wait::ACP_QUIESCE).await,
+            () if fault!(M29) => relay.drive_parking(Wait::ACP_QUIESCE).await,
             () => relay.drive(Wait::ACP_QUIESCE).await,
         }
     }

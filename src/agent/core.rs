@@ -32,11 +32,10 @@
 //! | `begin_dispose` | `AgentHandle::dispose` | D2 step 1 |
 //! | `defer_late` → `take_late` | the loop | an unstored notice, recorded by the next turn (A11) |
 
-use crate::events::Faults;
 use crate::journal::{CallId, Cause, EndReason, Event, Journal, PromptId, SteerId};
+use crate::rt::context::fault;
 use crate::session_log::Entry;
 pub use crate::session_log::Origin;
-use lifecycle_spec::faults::Fault;
 use std::collections::VecDeque;
 
 /// Agent status (SPEC §1).
@@ -213,7 +212,6 @@ pub struct AgentCore {
     next_steer: SteerId,
     next_call: CallId,
     next_waiter: u64,
-    faults: Faults,
     loop_exited: bool,
     late: VecDeque<Entry>,
     journal: Journal,
@@ -233,16 +231,6 @@ impl Default for AgentCore {
 impl AgentCore {
     /// A fresh idle agent.
     pub fn new() -> Self {
-        Self::build(Faults::none())
-    }
-
-    /// A fresh idle agent with `faults` switched on (the harness).
-    #[cfg(feature = "faults")]
-    pub fn with_faults(faults: Faults) -> Self {
-        Self::build(faults)
-    }
-
-    pub(crate) fn build(faults: Faults) -> Self {
         AgentCore {
             status: Status::Idle,
             queued: VecDeque::new(),
@@ -255,7 +243,6 @@ impl AgentCore {
             next_steer: 0,
             next_call: 0,
             next_waiter: 0,
-            faults,
             loop_exited: false,
             late: VecDeque::new(),
             journal: Journal::default(),
@@ -281,11 +268,6 @@ impl AgentCore {
     /// Current status.
     pub fn status(&self) -> Status {
         self.status
-    }
-
-    /// The faults switched on.
-    pub(crate) fn faults(&self) -> Faults {
-        self.faults
     }
 
     /// Whether the loop has exited.
@@ -356,7 +338,7 @@ impl AgentCore {
             || !self.steering.is_empty()
             || self.in_hand.is_some();
         if !has_work || self.status == Status::Disposed {
-            if self.faults.has(Fault::M4) && self.status != Status::Disposed {
+            if fault!(M4) && self.status != Status::Disposed {
                 // M4: an idle cancel sets the marker.
                 self.marker = true;
             }
@@ -388,9 +370,7 @@ impl AgentCore {
             if turn.stopped_by.is_none() {
                 turn.stopped_by = Some(cause);
             }
-        } else if !self.faults.has(Fault::M3)
-            && (self.in_hand.is_some() || self.faults.has(Fault::M5))
-        {
+        } else if !fault!(M3) && (self.in_hand.is_some() || fault!(M5)) {
             // The marker is only needed while the loop holds a prompt it
             // woke for; a queued prompt was just cleared. M5 sets it anyway,
             // so it swallows the next accepted prompt.
@@ -519,9 +499,7 @@ impl AgentCore {
             // D10: a turn whose log failed ends failed, whatever stopped it.
             _ if turn.failed => EndReason::Failed,
             // M23: the earlier cancel's cause wins over disposal.
-            Some(EndReason::Disposed) if self.faults.has(Fault::M23) && token.cause.is_some() => {
-                EndReason::Aborted
-            }
+            Some(EndReason::Disposed) if fault!(M23) && token.cause.is_some() => EndReason::Aborted,
             reason => reason.unwrap_or(EndReason::Completed),
         };
         let prompt = turn.prompt;
@@ -642,7 +620,7 @@ impl AgentCore {
     /// (a read, see `rt::Probe`).
     pub fn idle_check(&self) -> Option<bool> {
         let done = self.status == Status::Disposed && self.turn.is_none();
-        let quiescent = if self.faults.has(Fault::M12) {
+        let quiescent = if fault!(M12) {
             // M12: the status flip alone.
             self.status == Status::Idle
         } else {

@@ -24,11 +24,10 @@ pub mod core;
 
 use self::core::{AgentCore, Boundary, CancelStart, Claim, Wake};
 use crate::bus::{Bus, Observer, PublicEvent};
-use crate::events::Faults;
 use crate::journal::{Cause, Event, Record};
+use crate::rt::context::fault;
 use crate::rt::{self, JoinHandle, Monitor, Probe, Rt, Wait};
 use crate::session_log::{Entry, Origin, SessionLog, SessionSink, StepOutput, StorageError};
-use lifecycle_spec::faults::Fault;
 use std::sync::Arc;
 
 pub use self::core::{Accept, Prompt, PromptSpec, Status, Steer};
@@ -134,7 +133,6 @@ pub trait StepRunner: Send + Sync + 'static {
 
 struct Shared<R: Rt> {
     id: String,
-    faults: Faults,
     core: Monitor<R, AgentCore>,
     bus: Bus<R, Agent<R>>,
     log: Arc<dyn SessionSink>,
@@ -171,12 +169,6 @@ impl<R: Rt> Agent<R> {
         Self::start_core(id, AgentCore::new())
     }
 
-    /// Start an agent with faults switched on (the harness).
-    #[cfg(feature = "faults")]
-    pub fn spawn_with_faults(id: &str, faults: Faults) -> AgentLoop<R> {
-        Self::start_core(id, AgentCore::with_faults(faults))
-    }
-
     fn start_core(id: &str, core: AgentCore) -> AgentLoop<R> {
         let l = Self::prepare_core(id, core, Arc::new(SessionLog::<R>::default()), None);
         l.start();
@@ -208,11 +200,9 @@ impl<R: Rt> Agent<R> {
         runner: Option<Arc<dyn StepRunner>>,
     ) -> AgentLoop<R> {
         core.name_journal(id);
-        let faults = core.faults();
         let agent = Agent {
             shared: Arc::new(Shared {
                 id: id.to_string(),
-                faults,
                 core: Monitor::new(core),
                 bus: Bus::default(),
                 log: sink,
@@ -282,7 +272,7 @@ impl<R: Rt> Agent<R> {
         if start == CancelStart::Idle {
             return CancelOutcome::Idle;
         }
-        let m11 = self.shared.faults.has(Fault::M11);
+        let m11 = fault!(M11);
         if m11 {
             // M11: clear first, notify after.
             let stopped = self.shared.core.update(|c| {
@@ -343,7 +333,7 @@ impl<R: Rt> Agent<R> {
             };
             let done = match () {
                 #[cfg(feature = "faults")]
-                () if shared.faults.has(Fault::M14) => {
+                () if fault!(M14) => {
                     shared
                         .core
                         .wait_until_unfenced(Wait::WHEN_IDLE, ready)
@@ -462,7 +452,7 @@ impl<R: Rt> Agent<R> {
     /// One turn; `late` are the notices the log owes (A11), recorded first.
     async fn run_turn(&self, prompt: Prompt, late: Vec<Entry>) {
         let core = &self.shared.core;
-        let write_ahead = !self.shared.faults.has(Fault::M16);
+        let write_ahead = !fault!(M16);
         let mut storage = Ok(());
         // A11: a notice delivered while the log failed is recorded first;
         // like `turn/start`, its append recovers a failed log (D10).
@@ -575,7 +565,7 @@ impl<R: Rt> Agent<R> {
     /// ([`Wait::STEP_SIGNAL`]).
     fn step_signal(&self, prompt: crate::journal::PromptId) -> StepSignal {
         let agent = self.clone();
-        let m19 = self.shared.faults.has(Fault::M19);
+        let m19 = fault!(M19);
         StepSignal::new(move || {
             let agent = agent.clone();
             Box::pin(async move {

@@ -11,6 +11,7 @@ use super::report::{Report, Stop, Stopped};
 use super::tally::Tally;
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
+use crate::rt::context;
 use crate::rt::TokioRt;
 use crate::scenarios::{self, Outcome, Scenario};
 use lifecycle_sim::Shard;
@@ -31,7 +32,11 @@ fn runtime() -> tokio::runtime::Runtime {
 pub fn run_once(rt: &tokio::runtime::Runtime, scenario: &Scenario, faults: Faults) -> Outcome {
     let fut = scenarios::run::<TokioRt>(scenario, faults);
     match rt.block_on(async {
-        tokio::time::timeout(Duration::from_secs(TIMEOUT_S), tokio::spawn(fut)).await
+        tokio::time::timeout(
+            Duration::from_secs(TIMEOUT_S),
+            tokio::spawn(context::carried(fut)),
+        )
+        .await
     }) {
         Ok(Ok(outcome)) => outcome,
         Ok(Err(join)) => Outcome {

@@ -23,6 +23,7 @@
 //! - [`Rt::note_wait`], an optional hook that names what a task waits on, so a
 //!   stall report can list it.
 
+pub mod context;
 #[cfg(feature = "harness")]
 mod loom_rt;
 #[cfg(feature = "harness")]

@@ -31,6 +31,10 @@ impl Rt for TokioRt {
     }
 
     fn spawn_detached(_name: &str, fut: BoxFuture<()>) {
+        // The task keeps its spawner's harness context on whichever worker
+        // thread polls it (`context`); production has none to keep.
+        #[cfg(feature = "faults")]
+        let fut = super::context::carried(fut);
         drop(tokio::spawn(fut));
     }
 

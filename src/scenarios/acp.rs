@@ -15,7 +15,7 @@ use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 fn bridge<R: Rt>(rig: &Rig<R>) -> Arc<Bridge<R>> {
-    Bridge::with_hooks(rig.provider.clone(), rig.owner("acp"), rig.hooks())
+    Bridge::new(rig.provider.clone(), rig.owner("acp"))
 }
 
 fn a1(rig: &Rig<impl Rt>, owned: impl Fn(&str) -> bool) -> (bool, Violation) {

@@ -131,11 +131,8 @@ pub static CANCEL_BEFORE_CLAIM: Scenario = Scenario::new(
 /// completion exactly once (C5). Its steps share nothing with agent-1, so
 /// the exhaustive search's reduction explores its interleavings once.
 pub async fn cancel_before_claim<R: Rt>(ctx: Ctx) -> Outcome {
-    let faults = ctx.faults;
-    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
-    let by = ctx
-        .bystanders
-        .then(|| Agent::<R>::spawn_with_faults("bystander", faults));
+    let h = Agent::<R>::spawn("agent-1");
+    let by = ctx.bystanders.then(|| Agent::<R>::spawn("bystander"));
     let agent = h.agent.clone();
     let x = by
         .as_ref()
@@ -261,9 +258,8 @@ pub static CANCEL_MID_TURN: Scenario = Scenario::new(
 /// input; `cancel(parent)` then `cancel(user)`. The first cause wins, the
 /// tail is dropped, the steering input is never absorbed after the cancel,
 /// the turn ends `{aborted}` (C3, C8).
-pub async fn cancel_mid_turn<R: Rt>(ctx: Ctx) -> Outcome {
-    let faults = ctx.faults;
-    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
+pub async fn cancel_mid_turn<R: Rt>(_: Ctx) -> Outcome {
+    let h = Agent::<R>::spawn("agent-1");
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 3)).expect("send A");
     let tail = agent.send(spec("tail", 1)).expect("send tail");
@@ -361,9 +357,8 @@ pub static OBSERVER_QUEUES_DURING_CANCEL: Scenario = Scenario::new(
 /// `observer-queues-during-cancel`: one `cancel-requested` observer sends a
 /// prompt, another panics. The observer's prompt is cleared too (C2); the
 /// panic neither vetoes nor skips the cancel (C9).
-pub async fn observer_queues_during_cancel<R: Rt>(ctx: Ctx) -> Outcome {
-    let faults = ctx.faults;
-    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
+pub async fn observer_queues_during_cancel<R: Rt>(_: Ctx) -> Outcome {
+    let h = Agent::<R>::spawn("agent-1");
     let agent = h.agent.clone();
     let queued_by_observer: Arc<Mutex<R, Option<PromptId>>> = Arc::new(Mutex::new(None));
     let slot = queued_by_observer.clone();
@@ -451,9 +446,8 @@ pub static CANCEL_DROPS_STEERING: Scenario = Scenario::new(
 /// is cancelled, and once the cancel returned a new prompt B is sent. The
 /// cancelled turn's steering is never absorbed nor logged, by A or by B
 /// (C8); B runs exactly once (C5).
-pub async fn cancel_drops_steering<R: Rt>(ctx: Ctx) -> Outcome {
-    let faults = ctx.faults;
-    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
+pub async fn cancel_drops_steering<R: Rt>(_: Ctx) -> Outcome {
+    let h = Agent::<R>::spawn("agent-1");
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 3)).expect("send A");
     agent.started(a).await;

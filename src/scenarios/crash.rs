@@ -35,9 +35,9 @@ use super::{spec, Outcome};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
 use crate::faults::{Fault, Faults};
-use crate::hooks::Hooks;
 use crate::journal::{Cause, EndReason};
 use crate::oracle::Violation;
+use crate::rt::context::{self, Context};
 use crate::rt::{self, BoxFuture, Mutex, Rt, TokioRt};
 use crate::rules::Rule;
 use crate::session_log::Entry;
@@ -273,17 +273,21 @@ pub(crate) fn restart_checks(
     })
 }
 
+/// Offline, in a context of its own (`faults`, a journal of its own), so
+/// the execution that asks keeps its own.
 fn restart_checks_uncached(
     faults: Faults,
     image: &CrashImage,
     tear: Tear,
     seen: &[String],
 ) -> Checks {
+    let ctx = Context::new(faults).observed(World::<TokioRt>::new());
+    context::scoped(ctx, || restart_checks_offline(image, tear, seen))
+}
+
+fn restart_checks_offline(image: &CrashImage, tear: Tear, seen: &[String]) -> Checks {
     let disk = Arc::new(image.restore::<TokioRt>(tear));
-    let store = SessionStore::with_hooks(
-        disk.clone(),
-        Hooks::observed(World::<TokioRt>::new()).with_faults(faults),
-    );
+    let store = SessionStore::<TokioRt>::new(disk.clone());
     let mut own = Vec::new();
     let mut check = |ok: bool, what: String| {
         own.push((
@@ -430,7 +434,10 @@ fn resume_after_crash(faults: Faults, image: &CrashImage, tear: Tear) -> Checks 
             .enable_time()
             .build()
         {
-            Ok(rt) => rt.block_on(resume_uncached::<TokioRt>(*faults, image, *tear)),
+            // In a context of its own: the rig it builds enters one.
+            Ok(rt) => context::scoped(Context::new(*faults), || {
+                rt.block_on(resume_uncached::<TokioRt>(*faults, image, *tear))
+            }),
             Err(e) => vec![(
                 false,
                 Violation::new(Rule::D9, format!("no runtime to resume on: {e}")),

@@ -118,7 +118,7 @@ pub async fn dispose_during_load<R: Rt>(ctx: Ctx) -> Outcome {
     rig.track(&old.agent, old.serial());
     let first = old.agent.send(spec("A", 1)).expect("send A");
     old.agent.outcome(first).await;
-    let b = Bridge::with_hooks(rig.provider.clone(), rig.owner("acp"), rig.hooks());
+    let b = Bridge::new(rig.provider.clone(), rig.owner("acp"));
     // The load runs in a task of its own, as the server runs each request:
     // joined futures of one task would interleave only at their awaits.
     let b2 = b.clone();

@@ -96,7 +96,7 @@ fn drop_point<R: Rt>(rig: &Rig<R>) -> First {
 pub async fn dropped_unload<R: Rt>(ctx: Ctx) -> Outcome {
     let rig = Rig::<R>::new(ctx.faults, ctx.durable);
     let acp = rig.owner("acp");
-    let b = Bridge::with_hooks(rig.provider.clone(), acp.clone(), rig.hooks());
+    let b = Bridge::new(rig.provider.clone(), acp.clone());
     let sid = b.new_session().await.expect("session/new");
     let agent = rig.registry.get(&sid).expect("registered");
     rig.track(&agent, rig.registry.entries()[0].1);

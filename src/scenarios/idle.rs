@@ -48,9 +48,8 @@ pub static IDLE_CANCEL_THEN_PROMPT: Scenario = Scenario::new(
 
 /// `idle-cancel-then-prompt`: A completes; a cancel with no turn and an
 /// empty inbox emits nothing and sets no marker; B then runs (C6).
-pub async fn idle_cancel_then_prompt<R: Rt>(ctx: Ctx) -> Outcome {
-    let faults = ctx.faults;
-    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
+pub async fn idle_cancel_then_prompt<R: Rt>(_: Ctx) -> Outcome {
+    let h = Agent::<R>::spawn("agent-1");
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 1)).expect("send A");
     agent.when_idle().await;
@@ -120,9 +119,8 @@ pub static WHEN_IDLE_WAITERS: Scenario = Scenario::new(
 /// `when-idle-waiters`: a waiter registered before a cancel resolves; a
 /// waiter registered after a later prompt B was accepted does not resolve
 /// before B's turn has ended (C7).
-pub async fn when_idle_waiters<R: Rt>(ctx: Ctx) -> Outcome {
-    let faults = ctx.faults;
-    let h = Agent::<R>::spawn_with_faults("agent-1", faults);
+pub async fn when_idle_waiters<R: Rt>(_: Ctx) -> Outcome {
+    let h = Agent::<R>::spawn("agent-1");
     let agent = h.agent.clone();
     agent.send(spec("A", 1)).expect("send A");
     // Registered now, before the cancel.
@@ -206,8 +204,8 @@ pub static DROPPED_WHEN_IDLE: Scenario = Scenario::new(
 /// points or resolves first. The waiter it registered must hold up
 /// nothing: a later waiter resolves at quiescence after A (C7, checked by
 /// the journal oracle too), and the agent still stops (D8).
-pub async fn dropped_when_idle<R: Rt>(ctx: Ctx) -> Outcome {
-    let h = Agent::<R>::spawn_with_faults("agent-1", ctx.faults);
+pub async fn dropped_when_idle<R: Rt>(_: Ctx) -> Outcome {
+    let h = Agent::<R>::spawn("agent-1");
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 1)).expect("send A");
     let resolved = super::rig::give_up::<R, _>(agent.when_idle())

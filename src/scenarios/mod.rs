@@ -214,6 +214,8 @@ pub fn run_ctx<R: Rt>(
     ctx.closure = scenario.closure.clone();
     let body = scenario.body.on::<R>();
     async move {
+        // This execution's faults (`fault!`), until a rig adds its journal.
+        crate::rt::context::enter(crate::rt::context::Context::new(ctx.faults));
         if R::COUNTS_PARKED {
             crate::rt::reset_parked_waits();
         }

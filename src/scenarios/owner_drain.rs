@@ -196,7 +196,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
         );
     }
     rig.set_shell(shell.clone());
-    let tb = ToolBash::load_with_hooks(shell.clone(), rig.registry.clone(), rig.hooks());
+    let tb = ToolBash::load(shell.clone(), rig.registry.clone());
     let a = rig.provider.create("a", &owner).await.expect("create a");
     let b = rig.provider.create("b", &owner).await.expect("create b");
     let start = |caller: &'static str, cmd: &'static str| {

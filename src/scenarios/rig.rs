@@ -18,11 +18,11 @@ use crate::acp::Bridge;
 use crate::agent::Agent;
 use crate::events::LifecycleEvent;
 use crate::faults::Faults;
-use crate::hooks::Hooks;
 use crate::oracle::{check_durable, check_journal, Violation, ORACLE_RULES};
 use crate::oracle_world::{check_world, WORLD_RULES};
 use crate::provider::Provider;
 use crate::registry::Registry;
+use crate::rt::context::{self, Context};
 use crate::rt::{self, Monitor, Mutex, Rt};
 use crate::rules::Rule;
 use crate::scope::Scope;
@@ -243,11 +243,12 @@ impl<R: Rt> RigBuilder<R> {
             (None, Some(d)) => d,
             (None, None) => Arc::new(MemoryDurable::<R>::default()),
         };
-        let hooks = Hooks::observed(world.clone()).with_faults(faults);
-        let store = SessionStore::with_hooks(durable.clone(), hooks.clone());
-        let registry = Registry::with_hooks(hooks.clone());
-        let provider =
-            Provider::with_hooks("provider", registry.clone(), store.clone(), hooks.clone());
+        // The execution's faults, and its events into this rig's journal,
+        // from here on (`rt::context`).
+        context::enter(Context::new(faults).observed(world.clone()));
+        let store = SessionStore::new(durable.clone());
+        let registry = Registry::new();
+        let provider = Provider::new("provider", registry.clone(), store.clone());
         let sim = (self.shell.is_none() && (self.sim_shell || self.tool_bash))
             .then(|| Arc::new(SimShell::<R>::default()));
         let shell = self
@@ -271,11 +272,7 @@ impl<R: Rt> RigBuilder<R> {
         if let Some(shell) = shell {
             rig.set_shell(shell.clone());
             if self.tool_bash {
-                rig.tool_bash = Some(ToolBash::load_with_hooks(
-                    shell,
-                    rig.registry.clone(),
-                    hooks.clone(),
-                ));
+                rig.tool_bash = Some(ToolBash::load(shell, rig.registry.clone()));
             }
         }
         if self.held_steps {
@@ -284,11 +281,7 @@ impl<R: Rt> RigBuilder<R> {
             rig.steps = Some(steps);
         }
         if self.bridge {
-            rig.bridge = Some(Bridge::with_hooks(
-                rig.provider.clone(),
-                rig.owner("acp"),
-                hooks,
-            ));
+            rig.bridge = Some(Bridge::new(rig.provider.clone(), rig.owner("acp")));
         }
         rig
     }
@@ -341,15 +334,16 @@ impl<R: Rt> Rig<R> {
         }
     }
 
-    /// The hooks its parts were built with: its faults, observed by its
-    /// world journal.
-    pub fn hooks(&self) -> Hooks<R> {
-        Hooks::observed(self.world.clone()).with_faults(self.faults)
+    /// Make this rig's faults and journal the execution's context again,
+    /// after another rig was built in the same execution (building one
+    /// enters its own, `rt::context`).
+    pub fn enter(&self) {
+        context::enter(Context::new(self.faults).observed(self.world.clone()));
     }
 
-    /// A journaled owner scope, with the rig's faults (M29).
+    /// An owner scope: journaled, with the execution's faults (M29).
     pub fn owner(&self, name: &str) -> Scope<R> {
-        self.hooks().scope(name)
+        Scope::new(name, None)
     }
 
     /// Registry entries and sessions left whose id `owned` says belongs to

@@ -22,7 +22,7 @@ struct Loaded<R: Rt> {
 
 impl<R: Rt> Loaded<R> {
     fn load(rig: &Rig<R>, shell: Arc<SimShell<R>>) -> Arc<Self> {
-        let tb = ToolBash::load_with_hooks(shell.clone(), rig.registry.clone(), rig.hooks());
+        let tb = ToolBash::load(shell.clone(), rig.registry.clone());
         Arc::new(Loaded {
             current: Mutex::new((tb, 1)),
             shell,
@@ -38,7 +38,7 @@ impl<R: Rt> Loaded<R> {
     }
 
     fn reload(&self, rig: &Rig<R>) {
-        let tb = ToolBash::load_with_hooks(self.shell.clone(), rig.registry.clone(), rig.hooks());
+        let tb = ToolBash::load(self.shell.clone(), rig.registry.clone());
         self.current.with(|c| *c = (tb, c.1 + 1));
     }
 }

@@ -23,13 +23,12 @@
 pub mod durable;
 
 use crate::bus::panic_message;
-use crate::events::Hooks;
 use crate::events::LifecycleEvent;
 use crate::journal::EndReason;
+use crate::rt::context::{fault, observe};
 use crate::rt::{BoxFuture, Monitor, Mutex, Rt};
 use crate::session_log::{Entry, SessionSink, StorageError};
 use durable::{Durable, DurableRecord, Loaded, TornTail};
-use lifecycle_spec::faults::Fault;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -98,27 +97,15 @@ pub type Listener = Arc<dyn Fn(&str) + Send + Sync>;
 pub struct SessionStore<R: Rt> {
     state: Monitor<R, State>,
     durable: Arc<dyn Durable>,
-    hooks: Hooks<R>,
     listeners: Mutex<R, Vec<Listener>>,
 }
 
 impl<R: Rt> SessionStore<R> {
     /// A store over `durable`.
     pub fn new(durable: Arc<dyn Durable>) -> Arc<Self> {
-        Self::build(durable, Hooks::none())
-    }
-
-    /// A store over `durable` that `hooks` observe and switch faults on in.
-    #[cfg(feature = "faults")]
-    pub fn with_hooks(durable: Arc<dyn Durable>, hooks: Hooks<R>) -> Arc<Self> {
-        Self::build(durable, hooks)
-    }
-
-    fn build(durable: Arc<dyn Durable>, hooks: Hooks<R>) -> Arc<Self> {
         Arc::new(SessionStore {
             state: Monitor::new(State::default()),
             durable,
-            hooks,
             listeners: Mutex::new(Vec::new()),
         })
     }
@@ -154,7 +141,7 @@ impl<R: Rt> SessionStore<R> {
     /// session has its id (R1; fault M9 skips the recheck).
     pub fn enter(&self, p: Prepared) -> Result<(), StoreError> {
         let entered = self.state.update(|st| {
-            if !self.hooks.has(Fault::M9) && Self::live_with_id(st, &p.id) > 0 {
+            if !fault!(M9) && Self::live_with_id(st, &p.id) > 0 {
                 return None;
             }
             st.sessions.push(Session {
@@ -166,7 +153,7 @@ impl<R: Rt> SessionStore<R> {
             });
             // Journaled under the store's lock: in the journal's order,
             // entries and retirements of one id are as the store saw them.
-            self.hooks.record(|| LifecycleEvent::SessionEntered {
+            observe(|| LifecycleEvent::SessionEntered {
                 id: p.id.clone(),
                 serial: p.serial,
             });
@@ -193,8 +180,8 @@ impl<R: Rt> SessionStore<R> {
             Lost(Entry),
             Reopen(Entry),
         }
-        let recovers = matches!(entry, Entry::TurnStart { .. } | Entry::LateNotice { .. })
-            && !self.hooks.has(Fault::M26);
+        let recovers =
+            matches!(entry, Entry::TurnStart { .. } | Entry::LateNotice { .. }) && !fault!(M26);
         let then =
             self.state.update(
                 |st| match st.sessions.iter_mut().find(|s| s.serial == serial) {
@@ -211,7 +198,7 @@ impl<R: Rt> SessionStore<R> {
             )?;
         match then {
             Then::Done => {}
-            Then::Lost(entry) => self.hooks.record(|| LifecycleEvent::AppendDropped {
+            Then::Lost(entry) => observe(|| LifecycleEvent::AppendDropped {
                 id: id.to_string(),
                 serial,
                 entry: serde_json::to_string(&entry).unwrap_or_default(),
@@ -244,7 +231,7 @@ impl<R: Rt> SessionStore<R> {
         let Some(error) = error else {
             return Ok(false);
         };
-        if self.hooks.has(Fault::M26) {
+        if fault!(M26) {
             return Err(StorageError(format!("appends refused after: {error}")));
         }
         self.reopen(id, serial)?;
@@ -309,7 +296,7 @@ impl<R: Rt> SessionStore<R> {
         });
         match result {
             Ok(()) => Ok(()),
-            Err(e) if self.hooks.has(Fault::M18) => {
+            Err(e) if fault!(M18) => {
                 // M18: the failure is logged and otherwise ignored.
                 tracing::error!(id, serial, error = %e, "session flush failed");
                 Ok(())
@@ -322,7 +309,7 @@ impl<R: Rt> SessionStore<R> {
                         s.pending.clear();
                     }
                 });
-                self.hooks.record(|| LifecycleEvent::StorageFailed {
+                observe(|| LifecycleEvent::StorageFailed {
                     id: id.to_string(),
                     serial,
                     error: error.clone(),
@@ -338,7 +325,7 @@ impl<R: Rt> SessionStore<R> {
         self.state.update(|st| {
             if let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) {
                 s.phase = Phase::Retiring;
-                self.hooks.record(|| LifecycleEvent::SessionRetired {
+                observe(|| LifecycleEvent::SessionRetired {
                     id: s.id.clone(),
                     serial,
                 });
@@ -355,18 +342,13 @@ impl<R: Rt> SessionStore<R> {
             Some(st.sessions.remove(at).pending)
         });
         for entry in pending.unwrap_or_default() {
-            self.hooks.record(|| LifecycleEvent::AppendDropped {
+            observe(|| LifecycleEvent::AppendDropped {
                 id: id.to_string(),
                 serial,
                 entry: serde_json::to_string(&entry).unwrap_or_default(),
             });
         }
-        emit(
-            &self.hooks,
-            "session/disposed",
-            id,
-            &self.listeners.with(|l| l.clone()),
-        )
+        emit("session/disposed", id, &self.listeners.with(|l| l.clone()))
     }
 
     /// Read a session's durable log as it is (no repair).
@@ -421,7 +403,7 @@ impl<R: Rt> SessionStore<R> {
             true
         })?;
         if let Some(torn) = &torn {
-            if !self.hooks.has(Fault::M17) {
+            if !fault!(M17) {
                 self.durable.truncate(id, torn.offset)?;
             }
         }
@@ -503,17 +485,12 @@ pub struct Repaired {
 
 /// Deliver a disposal notification to listeners; panics are contained and
 /// journaled, and reported as `Err`.
-pub(crate) fn emit<R: Rt>(
-    hooks: &Hooks<R>,
-    on: &str,
-    id: &str,
-    listeners: &[Listener],
-) -> Result<(), String> {
+pub(crate) fn emit(on: &str, id: &str, listeners: &[Listener]) -> Result<(), String> {
     let mut failed = None;
     for l in listeners {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| l(id))) {
             let message = panic_message(p.as_ref());
-            hooks.record(|| LifecycleEvent::ListenerPanicked {
+            observe(|| LifecycleEvent::ListenerPanicked {
                 on: on.to_string(),
                 message: message.clone(),
             });
