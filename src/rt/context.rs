@@ -170,3 +170,67 @@ mod on {
         }
     }
 }
+
+#[cfg(all(test, feature = "faults"))]
+mod tests {
+    use super::*;
+    use crate::rt::{Rt, TokioRt};
+    use lifecycle_spec::faults::{Fault, Faults};
+
+    fn m11() -> Context {
+        Context::new(Faults::none().with(Fault::M11))
+    }
+
+    /// tokio polls a task on any worker thread, none of which entered the
+    /// context: the task still sees its spawner's faults at every poll.
+    #[test]
+    fn a_tokio_task_keeps_its_spawners_faults_on_every_worker() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .expect("runtime");
+        let (seen, polls) = rt.block_on(async {
+            enter(m11());
+            let (tx, rx) = futures::channel::oneshot::channel();
+            TokioRt::spawn_detached(
+                "reader",
+                Box::pin(async move {
+                    let mut seen = 0;
+                    for _ in 0..200 {
+                        tokio::task::yield_now().await;
+                        seen += usize::from(fault!(M11));
+                    }
+                    let _ = tx.send((seen, 200));
+                }),
+            );
+            rx.await.expect("the task answers")
+        });
+        assert_eq!(seen, polls, "polls that saw fault M11 of their spawner");
+    }
+
+    /// No context: no fault and nobody observing (production).
+    #[test]
+    fn without_a_context_no_fault_is_on() {
+        std::thread::spawn(|| {
+            assert!(current().is_none());
+            assert!(!fault!(M11));
+            observe(|| panic!("an event built with nobody observing"));
+        })
+        .join()
+        .expect("the thread");
+    }
+
+    /// A scoped context is the closure's only: the execution's own comes
+    /// back after it.
+    #[test]
+    fn a_scoped_context_restores_the_one_before() {
+        std::thread::spawn(|| {
+            enter(m11());
+            let inner = scoped(Context::new(Faults::none()), || fault!(M11));
+            assert!(!inner, "the scoped context has no fault");
+            assert!(fault!(M11), "the execution's context is back");
+        })
+        .join()
+        .expect("the thread");
+    }
+}
