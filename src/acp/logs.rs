@@ -9,7 +9,7 @@ use super::AcpError;
 use crate::rt::Rt;
 use crate::session_log::{Entry, ToolEvent};
 use crate::shell::job_number;
-use crate::store::durable::{Durable, DurableRecord, FileDurable, LockError};
+use crate::store::durable::{Durable, DurableRecord, LockError};
 use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate};
 use futures::{Stream, StreamExt};
 use std::collections::BTreeMap;
@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// How many updates the replay's reader may read ahead of the client.
 pub const REPLAY_AHEAD: usize = 16;
 
-/// The session logs: the storage behind the store, and, when they are
-/// files, the one-writer locks (A9: a second process that loads a session
-/// this one writes gets a clear error).
+/// The session logs: the storage behind the store, and its one-writer
+/// locks (A9: a second process that loads a session this one writes gets
+/// a clear error; `Durable::lock`).
 ///
 /// Within this process a log is held while anything holds a claim on it:
 /// its session (from `session/new` or its load's claim until its close),
@@ -30,7 +30,6 @@ pub const REPLAY_AHEAD: usize = 16;
 /// the lock the live session writes under (A9).
 pub struct Logs {
     durable: Arc<dyn Durable>,
-    files: Option<Arc<FileDurable>>,
     /// How many claims each log has in this process. Held only across the
     /// count and its lock or unlock, never across an await.
     held: Mutex<BTreeMap<String, usize>>,
@@ -42,10 +41,9 @@ pub struct Logs {
 impl Logs {
     /// The logs of the server: files (with their locks) or memory, read
     /// on a blocking thread by a replay.
-    pub fn served(durable: Arc<dyn Durable>, files: Option<Arc<FileDurable>>) -> Self {
+    pub fn served(durable: Arc<dyn Durable>) -> Self {
         Logs {
             durable,
-            files,
             held: Mutex::default(),
             threaded: true,
         }
@@ -56,7 +54,6 @@ impl Logs {
     pub fn inline(durable: Arc<dyn Durable>) -> Self {
         Logs {
             durable,
-            files: None,
             held: Mutex::default(),
             threaded: false,
         }
@@ -66,14 +63,7 @@ impl Logs {
     /// the id the client is given survives a crash before the first
     /// prompt: its (empty) log exists, synced, with its directory entry.
     pub(super) fn create(&self, id: &str) -> Result<(), AcpError> {
-        let created = match &self.files {
-            Some(files) => files.lock(id).map_err(std::io::Error::from),
-            None => self
-                .durable
-                .write(id, &[])
-                .and_then(|()| self.durable.sync(id)),
-        };
-        created.map_err(|e| {
+        self.durable.create_locked(id).map_err(|e| {
             AcpError::Storage(format!("the log of session {id} cannot be created: {e}"))
         })?;
         *self.holders().entry(id.to_string()).or_default() += 1;
@@ -101,16 +91,14 @@ impl Logs {
             let mut held = self.holders();
             let claims = held.entry(id.to_string()).or_default();
             if *claims == 0 {
-                if let Some(files) = &self.files {
-                    let locked = match files.lock(id) {
-                        Ok(()) => Ok(()),
-                        Err(LockError::Held { .. }) => Err(AcpError::LogInUse(id.to_string())),
-                        Err(LockError::Io(e)) => Err(unreadable(id, e)),
-                    };
-                    if let Err(e) = locked {
-                        held.remove(id);
-                        return Err(e);
-                    }
+                let locked = match self.durable.lock(id) {
+                    Ok(()) => Ok(()),
+                    Err(LockError::Held { .. }) => Err(AcpError::LogInUse(id.to_string())),
+                    Err(LockError::Io(e)) => Err(unreadable(id, e)),
+                };
+                if let Err(e) = locked {
+                    held.remove(id);
+                    return Err(e);
                 }
             }
             *claims += 1;
@@ -185,13 +173,6 @@ impl Logs {
         }
     }
 
-    /// How many claims each log held in this process has: what another
-    /// process's lock attempt would find (held or free), for the
-    /// harness's check of A9 at the end of a run.
-    pub fn claims(&self) -> BTreeMap<String, usize> {
-        self.holders().clone()
-    }
-
     /// Let go of one claim on the log of `id` (a closed session's, or a
     /// failed load's); the OS lock goes with the last one, and `gone` runs
     /// then, before any new claim can be taken: what the server keeps per
@@ -205,9 +186,7 @@ impl Logs {
         *claims = claims.saturating_sub(1);
         if *claims == 0 {
             held.remove(id);
-            if let Some(files) = &self.files {
-                files.unlock(id);
-            }
+            self.durable.unlock(id);
             gone();
         }
     }
@@ -321,6 +300,7 @@ fn unreadable(id: &str, e: std::io::Error) -> AcpError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::durable::FileDurable;
 
     /// A second `FileDurable` on the same directory stands for another
     /// process: whether it can lock the log says whether this one holds it.
@@ -339,7 +319,7 @@ mod tests {
     fn the_lock_goes_with_the_last_claim() {
         let dir = tempfile::tempdir().unwrap();
         let files = Arc::new(FileDurable::new(dir.path()).unwrap());
-        let logs = Logs::served(files.clone(), Some(files));
+        let logs = Logs::served(files.clone());
         logs.create("s").unwrap();
         assert!(
             !free_elsewhere(dir.path(), "s"),

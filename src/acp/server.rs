@@ -216,17 +216,14 @@ async fn stop_signal() {
 pub async fn serve_stdio(sessions: Option<PathBuf>) -> Result<(), Error> {
     process_limits();
     // A10: the journals of a long-lived server are bounded.
-    let files = match sessions {
-        Some(dir) => Some(Arc::new(FileDurable::new(dir).map_err(|e| {
-            Error::internal_error().data(serde_json::json!(e.to_string()))
-        })?)),
-        None => None,
-    };
-    let durable: Arc<dyn Durable> = match &files {
-        Some(files) => files.clone(),
+    let durable: Arc<dyn Durable> = match sessions {
+        Some(dir) => Arc::new(
+            FileDurable::new(dir)
+                .map_err(|e| Error::internal_error().data(serde_json::json!(e.to_string())))?,
+        ),
         None => Arc::new(MemoryDurable::<TokioRt>::default()),
     };
-    let logs = Arc::new(Logs::served(durable.clone(), files));
+    let logs = Arc::new(Logs::served(durable.clone()));
     let store = SessionStore::new(durable.clone());
     let registry = Registry::new();
     let provider = Provider::new("agent-loop", registry.clone(), store.clone());

@@ -19,7 +19,8 @@
 
 use crate::agent::{PromptSpec, StepRunner, StepSignal};
 use crate::rt::{BoxFuture, Monitor, Rt, Wait};
-use crate::store::durable::{Durable, DurableRecord, Loaded, MemoryDurable, TornTail};
+use crate::store::durable::{Durable, DurableRecord, Loaded, LockError, MemoryDurable, TornTail};
+use std::collections::BTreeSet;
 use std::io;
 use std::sync::Arc;
 
@@ -207,6 +208,18 @@ impl<R: Rt> Durable for HeldDurable<R> {
 
     fn exists(&self, id: &str) -> io::Result<bool> {
         self.disk.exists(id)
+    }
+
+    fn lock(&self, id: &str) -> Result<(), LockError> {
+        self.disk.lock(id)
+    }
+
+    fn unlock(&self, id: &str) {
+        self.disk.unlock(id)
+    }
+
+    fn locked(&self) -> Option<BTreeSet<String>> {
+        self.disk.locked()
     }
 
     fn in_flight(&self, id: &str) -> Option<BoxFuture<()>> {

@@ -343,6 +343,19 @@ impl Durable for FileDurable {
         self.path(id).try_exists()
     }
 
+    /// [`FileDurable::lock`] creates the log if it has none.
+    fn create_locked(&self, id: &str) -> Result<(), LockError> {
+        FileDurable::lock(self, id)
+    }
+
+    fn lock(&self, id: &str) -> Result<(), LockError> {
+        FileDurable::lock(self, id)
+    }
+
+    fn unlock(&self, id: &str) {
+        FileDurable::unlock(self, id)
+    }
+
     fn write(&self, id: &str, records: &[DurableRecord]) -> io::Result<()> {
         let buf = encode(records)?;
         // A log this process holds is written through its locked file: a
