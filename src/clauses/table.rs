@@ -415,7 +415,7 @@ pub static CLAUSES: &[Clause] = &[
         op(Acp, "Load", A5_NEVER_LOADED_TWICE),
     ]),
     clause(A5, 2, "session/load of an id that is being loaded fails with `already loaded`", &[
-        sc(&acp::DUPLICATE_LOAD, &acp::ONE_LOAD_WINS),
+        sc(&acp::DUPLICATE_LOAD, &acp::REFUSED_WHILE_LOADING),
     ]),
     clause(A6, 1, "disconnect and unload racing each other share one teardown", &[
         sc(&dropped_unload::DROPPED_UNLOAD, &dropped_unload::DROPPED_MID_TEARDOWN),

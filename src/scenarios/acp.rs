@@ -12,7 +12,7 @@ use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use lifecycle_spec::Checker;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 fn bridge<R: Rt>(rig: &Rig<R>) -> Arc<Bridge<R>> {
     Bridge::new(rig.provider.clone(), rig.owner("acp"))
@@ -389,13 +389,26 @@ pub async fn session_cancel_before_start<R: Rt>(ctx: Ctx) -> Outcome {
 }
 
 /// A goal of [`DUPLICATE_LOAD`].
-pub const ONE_LOAD_WINS: Goal = on!(
-    "one-load-wins",
-    "two concurrent loads of one id: exactly one succeeds",
-    |f: &LoadsOk| f.0 == 1,
+pub const REFUSED_WHILE_LOADING: Goal = on!(
+    "refused-while-loading",
+    "two concurrent loads of one id: one succeeds, the other is refused while the winner is still loading",
+    |f: &LoadsOk| f.ok == 1 && f.refused_first,
 );
 
-const DUPLICATE_LOAD_GOALS: &[Goal] = &[ONE_LOAD_WINS];
+/// A goal of [`DUPLICATE_LOAD`].
+pub const REFUSED_ONCE_LIVE: Goal = excused(
+    on!(
+        "refused-once-live",
+        "two concurrent loads of one id: the loser is refused after the winner answered, its session live",
+        |f: &LoadsOk| f.ok == 1 && !f.refused_first,
+    ),
+    &[(
+        Checker::ShuttleRandom,
+        "not reached in 100,000 iterations (20x the PR tier's): the loser must be held back for the whole of the winner's load, which a uniformly random scheduler does with a probability halved at each step",
+    )],
+);
+
+const DUPLICATE_LOAD_GOALS: &[Goal] = &[REFUSED_WHILE_LOADING, REFUSED_ONCE_LIVE];
 
 /// `duplicate-load`, registered in [`super::ALL`].
 pub static DUPLICATE_LOAD: Scenario = Scenario::new(
@@ -427,13 +440,27 @@ pub async fn duplicate_load<R: Rt>(ctx: Ctx) -> Outcome {
     old.dispose().await;
     let b = bridge(&rig);
     let live = b.new_session().await.expect("session/new");
-    let b2 = b.clone();
-    let first = rt::spawn::<R, _>(
-        "session/load 1",
-        async move { b2.load_session("old").await },
-    );
+    // The order the two loads answer in (a std mutex: no scheduling point).
+    let answered = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (b2, a2) = (b.clone(), answered.clone());
+    let first = rt::spawn::<R, _>("session/load 1", async move {
+        let r = b2.load_session("old").await;
+        a2.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(r.is_ok());
+        r
+    });
     let second = b.load_session("old").await;
+    answered
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(second.is_ok());
     let first = first.join().await;
+    let refused_first = answered
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .first()
+        == Some(&false);
     let of_live = b.load_session(&live).await;
     let oks = [&first, &second].iter().filter(|r| r.is_ok()).count();
     let overlap = overlapping_attempts(&rig.world.events(), "old");
@@ -470,7 +497,13 @@ pub async fn duplicate_load<R: Rt>(ctx: Ctx) -> Outcome {
     b.unload().await;
     setup.unload().await;
     let own2 = own;
-    let mut out = rig.finish(LoadsOk(oks), own2);
+    let mut out = rig.finish(
+        LoadsOk {
+            ok: oks,
+            refused_first,
+        },
+        own2,
+    );
     let left = rig.leftovers(|id| id == "old" || id.starts_with("sess-"));
     if !left.is_empty() {
         out.violations.push(Violation::new(
@@ -562,11 +595,17 @@ impl std::fmt::Display for PromptA {
     }
 }
 
-/// How many of the two concurrent loads succeeded. Shown as `loads-ok:1`.
-struct LoadsOk(usize);
+/// How many of the two concurrent loads succeeded, and whether a refusal
+/// was answered before the winner's answer (the loser came while the
+/// winner was loading; else the winner's session was live). Shown as
+/// `loads-ok:1` either way: A5 allows both.
+struct LoadsOk {
+    ok: usize,
+    refused_first: bool,
+}
 
 impl std::fmt::Display for LoadsOk {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "loads-ok:{}", self.0)
+        write!(f, "loads-ok:{}", self.ok)
     }
 }

@@ -151,32 +151,6 @@ pub(super) fn refused_at_prepare(o: &Outcome) -> bool {
     create_failed(o, false)
 }
 
-/// A completion notice was dropped (no live owner, or tool-bash unloaded).
-pub(super) fn notice_dropped(o: &Outcome) -> bool {
-    o.world.iter().any(|e| {
-        matches!(
-            e,
-            LifecycleEvent::Notice {
-                delivered_to: None,
-                ..
-            }
-        )
-    })
-}
-
-/// A completion notice was delivered.
-pub(super) fn notice_delivered(o: &Outcome) -> bool {
-    o.world.iter().any(|e| {
-        matches!(
-            e,
-            LifecycleEvent::Notice {
-                delivered_to: Some(_),
-                ..
-            }
-        )
-    })
-}
-
 /// B's session (a second serial of id `x`) was entered before the first
 /// serial's teardown finished: the id was reused mid-teardown.
 pub(super) fn reuse_during_teardown(o: &Outcome) -> bool {

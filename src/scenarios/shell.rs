@@ -12,6 +12,7 @@ use crate::rules::Rule;
 use crate::shell::sim::{Script, SimShell};
 use crate::shell::{ExecResult, ShellExecutor};
 use crate::tool_bash::ToolBash;
+use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// The tool-bash instance in use, and how many loads there were.
@@ -261,18 +262,30 @@ pub async fn tool_bash_reload<R: Rt>(ctx: Ctx) -> Outcome {
 }
 
 /// A goal of [`COMPLETION_NOTICE_ROUTING`].
-pub const NOTICE_DROPPED: Goal = pred(
+pub const NOTICE_DROPPED: Goal = on!(
     "notice-dropped",
-    "a completion finds no live owner (or tool-bash unloaded) and is dropped",
-    notice_dropped,
+    "a job of the first x completes after x's disposal began: no live owner, its notice is dropped",
+    |f: &Routed| f.first == Some(false),
 );
 
 /// A goal of [`COMPLETION_NOTICE_ROUTING`].
-pub const NOTICE_DELIVERED: Goal = pred(
-    "notice-delivered",
-    "a completion is delivered to the live agent with the owner's id",
-    notice_delivered,
+pub const NOTICE_DELIVERED: Goal = excused(
+    on!(
+        "notice-delivered",
+        "a job of the first x completes while x is live, and its notice is delivered to it",
+        |f: &Routed| f.first == Some(true),
+    ),
+    JOB_BEFORE_DISPOSAL,
 );
+
+/// The checker held to goals that never lets the first x's job finish
+/// before x's disposal in the PR tier (`check --scenario
+/// completion-notice-routing`; shuttle-dfs and tokio, which are not held to
+/// goals, reach it in none of their 5,000 and 200 runs either).
+const JOB_BEFORE_DISPOSAL: &[(Checker, &str)] = &[(
+    Checker::Loom,
+    "not reached in the PR tier's 20,000 sampled executions at preemption bound 1: the job ends only after the disposal took the owner away",
+)];
 
 /// A goal of [`COMPLETION_NOTICE_ROUTING`].
 pub const COMPLETION_IN_RELOAD_GAP: Goal = pred(
@@ -417,12 +430,18 @@ pub async fn completion_notice_routing<R: Rt>(ctx: Ctx) -> Outcome {
     ];
     tools.unload();
     owner.unload().await;
-    rig.finish(Routed, own)
+    // The window the goals ask for: j1 races the first x's disposal.
+    let first = to(&j1).map(|to| to.is_some());
+    rig.finish(Routed { first }, own)
 }
 
-/// `completion-notice-routing`'s fact: the body got past its routing
-/// checks (its goals read the world journal). Shown as `routed`.
-struct Routed;
+/// `completion-notice-routing`'s fact: whether the first x's job `j1`,
+/// which races x's disposal, was delivered to x (`Some(true)`) or dropped
+/// (`Some(false)`), by the world journal's notice. Shown as `routed`
+/// either way: S6 allows both, so the contract view is the same.
+struct Routed {
+    first: Option<bool>,
+}
 
 impl std::fmt::Display for Routed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
