@@ -605,10 +605,10 @@ pub async fn run<R: Rt>(ctx: Ctx) -> Outcome {
     // A9, A10: every request answered, before the disconnect (whose
     // quiesce takes the sessions and leaves the logs to the process's
     // exit), the logs another process would find held.
-    if let (0, Some(locked)) = (env.core.bridge().quiesce_runs(), rig.durable.locked()) {
+    if let (0, Some(disk)) = (env.core.bridge().quiesce_runs(), &env.disk) {
         env.check(super::claims::log_claims(
             &env.core.bridge().sessions(),
-            &locked,
+            &disk.locked(),
             OLD,
             &conn.history(),
         ));

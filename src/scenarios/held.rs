@@ -20,7 +20,6 @@
 use crate::agent::{PromptSpec, StepRunner, StepSignal};
 use crate::rt::{BoxFuture, Monitor, Rt, Wait};
 use crate::store::durable::{Durable, DurableRecord, Loaded, LockError, MemoryDurable, TornTail};
-use std::collections::BTreeSet;
 use std::io;
 use std::sync::Arc;
 
@@ -216,10 +215,6 @@ impl<R: Rt> Durable for HeldDurable<R> {
 
     fn unlock(&self, id: &str) {
         self.disk.unlock(id)
-    }
-
-    fn locked(&self) -> Option<BTreeSet<String>> {
-        self.disk.locked()
     }
 
     fn in_flight(&self, id: &str) -> Option<BoxFuture<()>> {

@@ -140,12 +140,6 @@ pub trait Durable: Send + Sync + 'static {
     fn unlock(&self, id: &str) {
         let _ = id;
     }
-    /// The logs locked now, as another process trying each would find
-    /// them, if the backend can list them (the harness's check of A9, from
-    /// the storage's side). Default: `None`.
-    fn locked(&self) -> Option<BTreeSet<String>> {
-        None
-    }
 }
 
 /// Records as JSON lines.
@@ -481,6 +475,12 @@ impl<R: Rt> MemoryDurable<R> {
         }
     }
 
+    /// The logs locked now, as another process trying each would find
+    /// them (the harness's check of A9, from the disk's side).
+    pub fn locked(&self) -> BTreeSet<String> {
+        self.lock_table().clone()
+    }
+
     fn lock_table(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
         self.locks
             .lock()
@@ -502,10 +502,6 @@ impl<R: Rt> Durable for MemoryDurable<R> {
 
     fn unlock(&self, id: &str) {
         self.lock_table().remove(id);
-    }
-
-    fn locked(&self) -> Option<BTreeSet<String>> {
-        Some(self.lock_table().clone())
     }
 
     fn exists(&self, id: &str) -> io::Result<bool> {
