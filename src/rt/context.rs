@@ -86,11 +86,6 @@ mod on {
             self.observer = Some(observer);
             self
         }
-
-        /// The faults switched on.
-        pub fn faults(&self) -> Faults {
-            self.faults
-        }
     }
 
     thread_local! {

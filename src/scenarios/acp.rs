@@ -404,7 +404,7 @@ pub const REFUSED_ONCE_LIVE: Goal = excused(
     ),
     &[(
         Checker::ShuttleRandom,
-        "not reached in 100,000 iterations (20x the PR tier's): the loser must be held back for the whole of the winner's load, which a uniformly random scheduler does with a probability halved at each step",
+        "not reached in runs far past the PR budget: the loser must be held back for the whole of the winner's load, which a uniformly random scheduler does with a probability halved at each step",
     )],
 );
 
