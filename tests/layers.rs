@@ -33,7 +33,6 @@ const LAYERS: &[(&str, u8, &str)] = &[
     ("shrink", 2, "sim runs"),
     // 3: the checkers.
     ("sim_check", 3, "checkers"),
-    ("loom_check", 3, "checkers"),
     ("shuttle_check", 3, "checkers"),
     ("tokio_check", 3, "checkers"),
     // 4: the explorers (one per backend, in `explore/`), the only files
@@ -505,10 +504,10 @@ fn a_reintroduced_cycle_is_found() {
         found
     };
     // The line format dispatching to a checker again.
-    let e = with("replay_line", "\nuse super::loom_check;\n");
+    let e = with("replay_line", "\nuse super::shuttle_check;\n");
     assert!(
         e.iter().any(|e| e.contains("replay_line.rs")
-            && e.contains("`super::loom_check`")
+            && e.contains("`super::shuttle_check`")
             && e.contains("layer 3")),
         "{e:?}"
     );

@@ -8,7 +8,8 @@
 //! `exp` of the least-squares slope of `ln(schedules)` on the width.
 
 use super::Space;
-use crate::check::{loom_check, Stop};
+use crate::check::explore::loom::explore_at;
+use crate::check::Stop;
 use crate::faults::Faults;
 use crate::scenarios::{self, Scenario};
 use serde::Serialize;
@@ -38,7 +39,7 @@ pub struct Row {
 }
 
 fn loom(scenario: &'static Scenario, cap: u64) -> Option<Space> {
-    let r = loom_check::explore(scenario, Faults::none(), 2, Some(cap), false, Stop::NEVER);
+    let r = explore_at(scenario, Faults::none(), 2, Some(cap), false, Stop::NEVER);
     r.error.is_none().then(|| Space {
         schedules: r.executions,
         exhausted: r.exhausted,

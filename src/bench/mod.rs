@@ -35,10 +35,11 @@ pub(crate) mod run;
 
 pub use run::Run;
 
+use crate::check::explore::loom::explore_at as loom_explore;
 use crate::check::sim_check::{
     expected_branches, explore, explore_dfs, run_scheduled, DfsOptions, PortfolioOptions,
 };
-use crate::check::{self, loom_bound, loom_check, shuttle_check, Checker, Report, Stop};
+use crate::check::{self, loom_bound, shuttle_check, Checker, Report, Stop};
 use crate::faults::{Fault, Faults};
 use crate::scenarios::{self, Scenario};
 use lifecycle_sim::{DfsConfig, PctScheduler, RandomScheduler, Shard};
@@ -352,7 +353,7 @@ fn shuttle_rate(checker: Checker, scenario: &'static Scenario, n: u64) -> Rate {
 
 fn loom_run(scenario: &'static Scenario) -> Option<Report> {
     (crate::check::sim_check::tasks(scenario).loom <= loom::MAX_THREADS).then(|| {
-        loom_check::explore(
+        loom_explore(
             scenario,
             Faults::none(),
             loom_bound(scenario, check::Budget::PR.loom_preemptions),
@@ -440,7 +441,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
             if crate::check::sim_check::tasks(scenario).loom > loom::MAX_THREADS {
                 return None;
             }
-            vec![loom_check::explore(
+            vec![loom_explore(
                 scenario,
                 faults,
                 loom_bound(scenario, 3),

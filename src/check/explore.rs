@@ -20,13 +20,15 @@
 //! Layer 4 (dispatch): imports the checkers and the layers below, never
 //! `dispatch` or `replay`.
 
-mod loom;
+pub mod loom;
+mod loom_worker;
 mod shuttle;
 mod sim;
 mod sim_dfs;
 mod tokio;
 
 pub use loom::Loom;
+pub use loom_worker::{serve_worker, set_worker};
 pub use shuttle::{Shuttle, ShuttleScheduler};
 pub use sim::SimPortfolio;
 pub use sim_dfs::SimDfs;

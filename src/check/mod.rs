@@ -18,10 +18,11 @@
 //! every file's layer (a new file must be added there).
 //!
 //! ```text
-//! 4  dispatch      explore (Explorer: one file per backend, explore/),
+//! 4  dispatch      explore (Explorer: one file per backend, explore/;
+//!                  loom's driver and its worker live there whole),
 //!                  dispatch (run), replay (ReplayLine::replay), api
 //!                      |  explore: the only file that imports every checker
-//! 3  checkers      sim_check   loom_check   shuttle_check   tokio_check
+//! 3  checkers      sim_check   shuttle_check   tokio_check
 //!                      |
 //! 2  sim runs      shrink -> sim_run (run_plan, check_plan)
 //!                      |
@@ -43,7 +44,6 @@ pub mod explore;
 pub mod goals;
 pub mod html;
 pub mod journal_tap;
-pub mod loom_check;
 mod panics;
 pub mod replay;
 mod replay_line;
@@ -61,8 +61,8 @@ pub mod view;
 pub use budget::Budget;
 pub use checker::Checker;
 pub use dispatch::{run, run_with_progress};
+pub use explore::loom::loom_bound;
 pub use goals::{GoalHit, GoalTally};
-pub use loom_check::loom_bound;
 pub use panics::quiet_panics;
 pub use replay_line::ReplayLine;
 pub use report::{Found, Report, Status, Stop, Stopped};

@@ -24,8 +24,8 @@ use args::{
     MAX_PREEMPTIONS,
 };
 
-use crate::check::{self, Budget, Checker};
-use crate::faults::{Fault, Faults};
+use crate::check::{Budget, Checker};
+use crate::faults::Fault;
 use crate::scenarios;
 use clap::{Args, Subcommand};
 use lifecycle_sim::Shard;
@@ -106,21 +106,6 @@ pub(super) enum HarnessCommand {
     /// record.md (the mutation record; its performance section from
     /// `--bench FILE`); with `--check`, exit 1 naming each stale file.
     Docs(crate::docs::DocsArgs),
-    /// Internal: runs loom in its own process (see `check::loom_check`).
-    #[command(hide = true)]
-    LoomWorker {
-        scenario: String,
-        #[arg(long)]
-        pb: usize,
-        #[arg(long)]
-        fault: Option<String>,
-        #[arg(long)]
-        stop_at_first: bool,
-        #[arg(long)]
-        replay_exec: Option<u64>,
-        #[arg(long)]
-        max: Option<usize>,
-    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -293,41 +278,6 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
             }
         }
         HarnessCommand::Bench(args) => crate::bench::run(&args),
-        HarnessCommand::LoomWorker {
-            scenario,
-            pb,
-            fault,
-            stop_at_first,
-            replay_exec,
-            max,
-        } => {
-            // A named scenario or a generated workload (`gen-…`), as the
-            // parent explores it.
-            let scenario = match parse_scenario(&scenario) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let fault = match fault.as_deref().map(Fault::parse) {
-                None => None,
-                Some(Some(f)) => Some(f),
-                Some(None) => {
-                    eprintln!("error: unknown fault");
-                    return ExitCode::from(2);
-                }
-            };
-            check::loom_check::worker_main(
-                scenario,
-                Faults::from(fault),
-                pb,
-                max,
-                stop_at_first,
-                replay_exec,
-            );
-            ExitCode::SUCCESS
-        }
         HarnessCommand::List { rules: false } => {
             list();
             ExitCode::SUCCESS

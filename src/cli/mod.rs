@@ -76,6 +76,12 @@ fn wrote_to_closed_pipe(error: &impl std::fmt::Display) -> bool {
 
 /// Parse the arguments and run; the process exit code.
 pub fn main() -> ExitCode {
+    // A loom worker of this binary (`check::explore::loom`) serves its job
+    // and parses no command.
+    #[cfg(feature = "harness")]
+    if let Some(code) = crate::check::explore::serve_worker() {
+        return code;
+    }
     // Decided from the raw arguments, before anything can write (clap's
     // `--help` included): every command but `acp` and `reaper` dies
     // quietly on a closed stdout (see [`die_quietly_on_closed_pipe`]).

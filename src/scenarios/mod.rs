@@ -38,11 +38,8 @@ pub use scenario::{Bodies, BodyFn, Bounds, Closure, Ctx, Granularity, Scenario, 
 /// How many racers the two scalable scenarios run: the disposers of
 /// `concurrent-dispose` and the creators of `same-id-create-race`. It is 3
 /// in every check, test and replay line; only `bench`'s growth table
-/// changes it (and hands it to its loom workers as [`WIDTH_ENV`]).
+/// changes it (and hands it to its loom workers in their job).
 static WIDTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(3);
-
-/// The environment variable that carries [`width`] to a loom worker.
-pub const WIDTH_ENV: &str = "LIFECYCLE_SCENARIO_WIDTH";
 
 /// Sets the racers of the scalable scenarios (2 to 5; others are clamped).
 pub fn set_width(n: usize) {

@@ -51,7 +51,7 @@ pub fn lifecycle_bin() -> std::path::PathBuf {
 
 /// Point the loom checker at the built `lifecycle` binary.
 pub fn setup() {
-    check::loom_check::set_worker(lifecycle_bin());
+    check::explore::set_worker(lifecycle_bin());
 }
 
 /// Run one checker on one scenario.
