@@ -239,7 +239,7 @@ fn replay_round_trip_loom_and_shuttle() {
 
 #[test]
 fn determinism_same_seed_same_trace_hash() {
-    use agent_lifecycle::check::sim_check::{portfolio_scheduler, run_scheduled};
+    use agent_lifecycle::check::explore::sim::{portfolio_scheduler, run_scheduled};
     use agent_lifecycle::faults::Faults;
     let mut hashes = std::collections::BTreeSet::new();
     for seed in 0..20 {

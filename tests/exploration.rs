@@ -5,8 +5,10 @@
 use lifecycle_testkit as common;
 
 use agent_lifecycle::bench::pins::expected;
+use agent_lifecycle::check::explore::sim::{run_plan, run_scheduled};
+use agent_lifecycle::check::explore::sim_dfs::explore_dfs;
 use agent_lifecycle::check::shrink;
-use agent_lifecycle::check::sim_check::{explore_dfs, outcome_key, run_plan, run_scheduled};
+use agent_lifecycle::check::view::outcome_key;
 use agent_lifecycle::check::{self, Budget, Checker, DfsOptions, ReplayLine};
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::rules::Rule;
@@ -413,7 +415,7 @@ fn every_scenario_declares_goals() {
 /// stop hitting here on the first outcome it hits.
 #[test]
 fn goals_read_facts_not_labels() {
-    use agent_lifecycle::check::sim_check::{expected_branches, portfolio_scheduler};
+    use agent_lifecycle::check::explore::sim::{expected_branches, portfolio_scheduler};
     check::quiet_panics();
     for s in scenarios::ALL {
         let expected = expected_branches(s, Faults::none());

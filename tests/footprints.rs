@@ -6,7 +6,8 @@
 //! checker to compare with.
 
 use agent_lifecycle::check::api::{Broken, RaceTest, Rig};
-use agent_lifecycle::check::sim_check::{explore_dfs, run_plan};
+use agent_lifecycle::check::explore::sim::run_plan;
+use agent_lifecycle::check::explore::sim_dfs::explore_dfs;
 use agent_lifecycle::check::{self, DfsOptions, ReplayLine};
 use agent_lifecycle::faults::Faults;
 use agent_lifecycle::oracle::RuleId;

@@ -185,7 +185,7 @@ fn loom_runs_a_workload_that_fits_its_threads_and_skips_one_that_does_not() {
 /// C10 (a step parked before its signal fired has no signal to miss).
 #[test]
 fn a_lost_cancel_stalls_as_a2_not_as_a_step_that_missed_its_signal() {
-    use agent_lifecycle::check::sim_check::explore_dfs;
+    use agent_lifecycle::check::explore::sim_dfs::explore_dfs;
     use agent_lifecycle::check::DfsOptions;
     agent_lifecycle::check::quiet_panics();
     let scenario = generate::scenario_named("gen-p11.p11.n.x.co+po1.w0.l.io+l.po1.i0.l.i0")

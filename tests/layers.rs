@@ -31,13 +31,10 @@ const LAYERS: &[(&str, u8, &str)] = &[
     // 2: simulator runs.
     ("sim_run", 2, "sim runs"),
     ("shrink", 2, "sim runs"),
-    // 3: the checkers.
-    ("sim_check", 3, "checkers"),
-    ("shuttle_check", 3, "checkers"),
-    ("tokio_check", 3, "checkers"),
-    // 4: the explorers (one per backend, in `explore/`), the only files
-    // that import every checker, and the dispatchers over them.
-    ("explore", 4, "dispatch"),
+    // 3: the explorers, one file per backend in `explore/` (folded into
+    // `explore`'s sources here).
+    ("explore", 3, "explorers"),
+    // 4: the dispatchers over them.
     ("dispatch", 4, "dispatch"),
     ("replay", 4, "dispatch"),
     ("api", 4, "dispatch"),
@@ -504,10 +501,10 @@ fn a_reintroduced_cycle_is_found() {
         found
     };
     // The line format dispatching to a checker again.
-    let e = with("replay_line", "\nuse super::shuttle_check;\n");
+    let e = with("replay_line", "\nuse super::explore;\n");
     assert!(
         e.iter().any(|e| e.contains("replay_line.rs")
-            && e.contains("`super::shuttle_check`")
+            && e.contains("`super::explore`")
             && e.contains("layer 3")),
         "{e:?}"
     );
@@ -518,10 +515,13 @@ fn a_reintroduced_cycle_is_found() {
             .any(|e| e.contains("tally.rs") && e.contains("dispatch.rs")),
         "{e:?}"
     );
-    let e = with("report", "\nfn f() { crate::check::sim_check::tasks; }\n");
+    let e = with(
+        "report",
+        "\nfn f() { crate::check::explore::sim::run_plan; }\n",
+    );
     assert!(
         e.iter()
-            .any(|e| e.contains("report.rs") && e.contains("sim_check.rs")),
+            .any(|e| e.contains("report.rs") && e.contains("explore.rs")),
         "{e:?}"
     );
     let e = with("view", "\nuse super::{goals, replay::ReplayLine};\n");

@@ -3,7 +3,7 @@
 //! that needs one preemption is found among the first schedules instead of
 //! where the depth-first order of the unbounded tree reaches it.
 
-use agent_lifecycle::check::sim_check::explore_dfs;
+use agent_lifecycle::check::explore::sim_dfs::explore_dfs;
 use agent_lifecycle::check::{self, DfsOptions};
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::rules::Rule;

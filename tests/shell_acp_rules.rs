@@ -52,7 +52,7 @@ fn loom_runs_the_shell_scenarios_in_its_shape_and_kills_their_faults() {
         (&scenarios::shell::COMPLETION_NOTICE_ROUTING, Fault::M21),
         (&scenarios::owner_drain::DISPOSE_WITH_OWNED_JOB, Fault::M20),
     ] {
-        let tasks = agent_lifecycle::check::sim_check::tasks(scenario);
+        let tasks = agent_lifecycle::check::tasks(scenario);
         assert!(
             tasks.without_bystanders > LOOM_MAX_THREADS && tasks.loom <= LOOM_MAX_THREADS,
             "{}: {tasks:?}",

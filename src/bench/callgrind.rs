@@ -9,7 +9,7 @@
 //! symbol:
 //! - **executor**: the simulator (`lifecycle_sim`, `corosensei`, `SimRt`)
 //!   or shuttle (`shuttle_*`, `ShuttleRt`), with the checker's driver loop
-//!   (`sim_check`, `shuttle_check`);
+//!   (`explore::sim`, `explore::sim_dfs`, `explore::shuttle`);
 //! - **oracles**: the rule checks, views and goals (`oracle`, `Tally`,
 //!   `view`, `Outcome::checked`, `goals`);
 //! - **harness**: the rest of the command line (`cli`, `check`), reported
@@ -51,10 +51,10 @@ impl Part {
             "shuttle::",
             "shuttle_",
             "rt::shuttle_rt::",
-            "check::sim_check::",
+            "check::explore::sim",
             "check::sim_run::",
             "check::tasks::",
-            "check::shuttle_check::",
+            "check::explore::shuttle::",
         ];
         const ORACLES: [&str; 5] = [
             "agent_lifecycle::oracle",

@@ -36,10 +36,10 @@ pub(crate) mod run;
 pub use run::Run;
 
 use crate::check::explore::loom::explore_at as loom_explore;
-use crate::check::sim_check::{
-    expected_branches, explore, explore_dfs, run_scheduled, DfsOptions, PortfolioOptions,
-};
-use crate::check::{self, loom_bound, shuttle_check, Checker, Report, Stop};
+use crate::check::explore::shuttle;
+use crate::check::explore::sim::{expected_branches, explore, run_scheduled, PortfolioOptions};
+use crate::check::explore::sim_dfs::{explore_dfs, DfsOptions};
+use crate::check::{self, loom_bound, Checker, Report, Stop};
 use crate::faults::{Fault, Faults};
 use crate::scenarios::{self, Scenario};
 use lifecycle_sim::{DfsConfig, PctScheduler, RandomScheduler, Shard};
@@ -339,7 +339,7 @@ fn sim_rate(scenario: &'static Scenario, n: u64, pct: bool) -> Rate {
 }
 
 fn shuttle_rate(checker: Checker, scenario: &'static Scenario, n: u64) -> Rate {
-    let r = shuttle_check::explore(
+    let r = shuttle::explore(
         checker,
         scenario,
         Faults::none(),
@@ -352,7 +352,7 @@ fn shuttle_rate(checker: Checker, scenario: &'static Scenario, n: u64) -> Rate {
 }
 
 fn loom_run(scenario: &'static Scenario) -> Option<Report> {
-    (crate::check::sim_check::tasks(scenario).loom <= loom::MAX_THREADS).then(|| {
+    (crate::check::tasks(scenario).loom <= loom::MAX_THREADS).then(|| {
         loom_explore(
             scenario,
             Faults::none(),
@@ -427,7 +427,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
         )],
         Checker::ShuttleRandom | Checker::ShuttlePct | Checker::ShuttleDfs => (0..seeds)
             .map(|k| {
-                shuttle_check::explore_seeded(
+                shuttle::explore_seeded(
                     checker,
                     scenario,
                     faults,
@@ -438,7 +438,7 @@ fn kill(fault: Fault, checker: Checker, seeds: u64) -> Option<Kill> {
             })
             .collect(),
         Checker::Loom => {
-            if crate::check::sim_check::tasks(scenario).loom > loom::MAX_THREADS {
+            if crate::check::tasks(scenario).loom > loom::MAX_THREADS {
                 return None;
             }
             vec![loom_explore(
@@ -524,7 +524,7 @@ fn spaces(scenario: &'static Scenario, args: &BenchArgs, loom: Option<&Report>) 
     };
     let reduced = dfs_space(scenario, true, args.dfs_cap, bound);
     let unreduced = dfs_space(scenario, false, args.dfs_cap, bound);
-    let (n, exhausted, seconds) = shuttle_check::dfs_count(scenario, args.shuttle_dfs_cap);
+    let (n, exhausted, seconds) = shuttle::dfs_count(scenario, args.shuttle_dfs_cap);
     let loom_space = loom.map(|r| Space {
         schedules: r.executions,
         exhausted: r.exhausted,

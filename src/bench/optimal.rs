@@ -5,7 +5,7 @@
 //! (see `lifecycle_sim`'s `dfs` module docs), so the table measures what
 //! optimality buys there rather than assuming it.
 
-use crate::check::sim_check::{explore_dfs, DfsOptions};
+use crate::check::explore::sim_dfs::{explore_dfs, DfsOptions};
 use crate::faults::Faults;
 use crate::scenarios::{self, Scenario};
 use lifecycle_sim::DfsConfig;

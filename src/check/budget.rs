@@ -39,7 +39,7 @@ pub struct Budget {
     /// A stop request from outside (the command line's Ctrl-C).
     pub stop: Stop,
     /// `sim-dfs` after its first failure runs shallow passes first
-    /// (preemption bounds 0 and 1, `sim_check::SHALLOW_PASSES`). Off in
+    /// (preemption bounds 0 and 1, `explore::sim_dfs::SHALLOW_PASSES`). Off in
     /// the tiers (a `check` row is the search itself, as pinned); a hunt
     /// for a fault (`mutants`) switches it on.
     pub dfs_shallow: bool,

@@ -1,7 +1,10 @@
 //! One explorer interface: every backend that explores a scenario
 //! implements [`Explorer`], to explore it under a [`Budget`] and to replay
-//! the one execution a replay line's payload names, in one file per
-//! backend under `explore/`; shuttle's is one explorer that takes its
+//! the one execution a replay line's payload names. Each backend is one
+//! file under `explore/` that owns all of it: its search, its replay and
+//! its run helpers (loom's worker process is a second file,
+//! `loom_worker`); the payloads stay in the line format they are parsed
+//! with (`replay_line`). Shuttle's is one explorer that takes its
 //! scheduler ([`ShuttleScheduler`]), as shuttle's `Runner` does:
 //!
 //! | explorer            | checker          | payload            |
@@ -17,14 +20,14 @@
 //! `dispatch` picks one by [`Checker`] and `replay` by payload; neither
 //! knows anything else of a backend.
 //!
-//! Layer 4 (dispatch): imports the checkers and the layers below, never
-//! `dispatch` or `replay`.
+//! Layer 3 (explorers): imports layers 0 to 2, never `dispatch`,
+//! `replay` or `api`.
 
 pub mod loom;
 mod loom_worker;
-mod shuttle;
-mod sim;
-mod sim_dfs;
+pub mod shuttle;
+pub mod sim;
+pub mod sim_dfs;
 mod tokio;
 
 pub use loom::Loom;

@@ -18,11 +18,11 @@
 //! every file's layer (a new file must be added there).
 //!
 //! ```text
-//! 4  dispatch      explore (Explorer: one file per backend, explore/;
-//!                  loom's driver and its worker live there whole),
-//!                  dispatch (run), replay (ReplayLine::replay), api
-//!                      |  explore: the only file that imports every checker
-//! 3  checkers      sim_check   shuttle_check   tokio_check
+//! 4  dispatch      dispatch (run), replay (ReplayLine::replay), api
+//!                      |
+//! 3  explorers     explore: one file per backend (explore/), which owns
+//!                  its exploration, its replay and its run helpers:
+//!                  sim  sim_dfs  loom (+ loom_worker)  shuttle  tokio
 //!                      |
 //! 2  sim runs      shrink -> sim_run (run_plan, check_plan)
 //!                      |
@@ -49,23 +49,22 @@ pub mod replay;
 mod replay_line;
 mod report;
 pub mod shrink;
-pub mod shuttle_check;
-pub mod sim_check;
 mod sim_run;
 pub mod swimlane;
 mod tally;
 mod tasks;
-pub mod tokio_check;
 pub mod view;
 
 pub use budget::Budget;
 pub use checker::Checker;
 pub use dispatch::{run, run_with_progress};
 pub use explore::loom::loom_bound;
+pub use explore::sim::PortfolioOptions;
+pub use explore::sim_dfs::DfsOptions;
 pub use goals::{GoalHit, GoalTally};
 pub use panics::quiet_panics;
 pub use replay_line::ReplayLine;
 pub use report::{Found, Report, Status, Stop, Stopped};
-pub use sim_check::{DfsOptions, PortfolioOptions};
 pub use tally::Saved;
 pub(crate) use tally::Tally;
+pub use tasks::tasks;

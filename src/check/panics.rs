@@ -18,7 +18,7 @@ pub fn is_deadlock(message: &str) -> bool {
 /// contained and reported, so the default hook's output for them would only
 /// be noise; every other panic still goes to the previous hook. Shuttle's
 /// own hook is installed only around shuttle's runs
-/// (`shuttle_check::with_shuttle_hook`).
+/// (`explore::shuttle::with_shuttle_hook`).
 pub fn quiet_panics() {
     use std::sync::Once;
     static ONCE: Once = Once::new();

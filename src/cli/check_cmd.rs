@@ -385,7 +385,7 @@ fn exploration(args: &ExploreArgs) -> Result<Exploration, String> {
         shallow: budget.dfs_shallow,
     });
     if let Some(opts) = &dfs {
-        check::sim_check::check_checkpoint(scenario, faults, opts)?;
+        check::explore::sim_dfs::check_checkpoint(scenario, faults, opts)?;
     }
     Ok(Exploration {
         scenario,
@@ -417,7 +417,13 @@ pub(super) fn run_explore(args: &ExploreArgs) -> ExitCode {
     let report = match &e.dfs {
         Some(opts) => {
             check::quiet_panics();
-            check::sim_check::explore_dfs(e.scenario, e.faults, opts, args.stop_at_first, &tick)
+            check::explore::sim_dfs::explore_dfs(
+                e.scenario,
+                e.faults,
+                opts,
+                args.stop_at_first,
+                &tick,
+            )
         }
         None => check::run_with_progress(
             e.checker,

@@ -308,7 +308,7 @@ fn with_selection(args: &CheckArgs, f: impl FnOnce(&Selection) -> ExitCode) -> E
 fn list() {
     println!("scenarios:");
     for s in scenarios::ALL {
-        let t = crate::check::sim_check::tasks(s);
+        let t = crate::check::tasks(s);
         println!(
             "  {:<30} rules {:<22} tasks {} ({} without bystanders, {} for loom)  {}",
             s.name,

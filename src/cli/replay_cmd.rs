@@ -691,7 +691,7 @@ pub(super) fn run_shrink(line: &str) -> ExitCode {
     crate::check::quiet_panics();
     let faults = parsed.faults();
     let run =
-        crate::check::sim_check::run_plan(&parsed.scenario, faults, seed, untimed, &plan, false);
+        crate::check::explore::sim::run_plan(&parsed.scenario, faults, seed, untimed, &plan, false);
     if let Some(step) = run.sim.diverged_at() {
         eprintln!(
             "error: field `plan` does not fit {}: it stopped fitting at step {step}, so this is not the run the line names",

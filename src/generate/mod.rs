@@ -31,7 +31,7 @@ pub mod run;
 pub mod script;
 pub mod workload;
 
-use crate::check::sim_check::ShallowPass;
+use crate::check::explore::sim_dfs::ShallowPass;
 use crate::check::{self, Budget, Checker, Report};
 use crate::faults::{Fault, Faults};
 use crate::rt::{LoomRt, ShuttleRt, SimRt, TokioRt};
@@ -341,7 +341,7 @@ pub fn hunt(fault: Fault, checker: Checker, stop: check::Stop) -> Option<Report>
     let faults = Faults::none().with(fault);
     // Shallow first across the workloads: `sim-dfs` runs every one's
     // first schedule (no preemption), then the shallow passes of each
-    // (`sim_check::SHALLOW_PASSES`), then its search at its own bound, so
+    // (`explore::sim_dfs::SHALLOW_PASSES`), then its search at its own bound, so
     // a race that needs few preemptions in a later workload is not found
     // only after the whole searches of the earlier ones.
     let passes: Vec<Budget> = if checker == Checker::SimDfs {
@@ -350,7 +350,7 @@ pub fn hunt(fault: Fault, checker: Checker, stop: check::Stop) -> Option<Report>
             schedules: Some(1),
         };
         std::iter::once(first)
-            .chain(check::sim_check::SHALLOW_PASSES)
+            .chain(check::explore::sim_dfs::SHALLOW_PASSES)
             .map(|pass| Budget {
                 dfs_preemptions: Some(pass.bound),
                 dfs_executions: pass

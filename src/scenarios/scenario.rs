@@ -23,7 +23,7 @@
 //! ```
 //!
 //! Task counts are not declared: the simulator measures them
-//! (`check::sim_check::tasks`).
+//! (`check::tasks`).
 
 use super::goals::Goal;
 use super::Outcome;

@@ -154,11 +154,12 @@ fn acp_with_a_closed_stdout_exits_0() {
 #[test]
 fn shuttle_hook_is_only_installed_around_shuttle_runs() {
     if std::env::var_os("CLI_SHUTTLE_HOOK_CHILD").is_some() {
-        use agent_lifecycle::check::{self, shuttle_check, Checker};
+        use agent_lifecycle::check::explore::shuttle;
+        use agent_lifecycle::check::{self, Checker};
         use agent_lifecycle::faults::Faults;
         check::quiet_panics();
         let scenario = &agent_lifecycle::scenarios::cancel::CANCEL_BEFORE_CLAIM;
-        let report = shuttle_check::explore(
+        let report = shuttle::explore(
             Checker::ShuttleRandom,
             scenario,
             Faults::none(),

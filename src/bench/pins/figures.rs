@@ -26,7 +26,8 @@
 //! All jobs take about a minute in a release build.
 
 use super::file::{Pin, Pins};
-use crate::check::sim_check::{explore_dfs, tasks, DfsOptions};
+use crate::check::explore::sim_dfs::{explore_dfs, DfsOptions};
+use crate::check::tasks;
 use crate::check::{self, Budget, Checker};
 use crate::clauses::{self, Exercise, CLAUSES};
 use crate::faults::{Fault, Faults};

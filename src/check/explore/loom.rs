@@ -246,7 +246,7 @@ thread_local! {
 /// Chain a panic hook that tells this thread's loom run of a panic of
 /// loom's own (the process may abort right after, see the module doc),
 /// then hands on to the hook in place. Installed at every run, not once:
-/// `check::shuttle_check` puts back the hook of before its runs when they
+/// `explore::shuttle` puts back the hook of before its runs when they
 /// end, dropping a hook installed meanwhile.
 fn install_hook() {
     let previous = std::panic::take_hook();
