@@ -111,6 +111,32 @@ async fn two_creates<R: Rt>(rig: Arc<Rig<R>>) {
     owner.unload().await;
 }
 
+/// A goal that every execution of an exhausted search hits names no window:
+/// the test fails on it, as a goal never hit does.
+#[test]
+fn a_goal_every_execution_hits_fails_the_test() {
+    let t = RaceTest::new("a_goal_every_execution_hits_fails_the_test");
+    let window = t
+        .clone()
+        .goal(
+            "refused-at-enter",
+            "the loser passed setup too",
+            refused_at_enter,
+        )
+        .dfs(two_creates_one_winner::<SimRt>)
+        .expect("a window some executions miss");
+    assert!(window.exhausted, "{window:?}");
+    let failure = t
+        .goal("created", "an execution ran", |_| true)
+        .dfs(two_creates_one_winner::<SimRt>)
+        .expect_err("a goal every execution hits");
+    assert_eq!(failure.rule, Broken::Goal, "{failure}");
+    assert!(
+        failure.message.contains("every complete execution") && failure.message.contains("created"),
+        "{failure}"
+    );
+}
+
 #[test]
 fn same_id_creates_pass_under_loom() {
     let t = RaceTest::new("same_id_creates_pass_under_loom").goal(

@@ -544,6 +544,20 @@ impl RaceTest {
                 replay: String::new(),
             });
         }
+        let vacuous = report.vacuous_goals();
+        if !vacuous.is_empty() {
+            return Err(Failure {
+                test: self.name,
+                checker: Some(checker),
+                rule: Broken::Goal,
+                message: format!(
+                    "goals hit by every complete execution of an exhausted search: {} (a goal \
+                     names a window some executions miss)",
+                    vacuous.join(", ")
+                ),
+                replay: String::new(),
+            });
+        }
         if let Some(e) = &report.error {
             return Err(Failure {
                 test: self.name,

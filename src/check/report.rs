@@ -226,7 +226,33 @@ impl Report {
             )),
             (e, _) => e,
         };
+        let vacuous = self.vacuous_goals();
+        if self.error.is_none() && !vacuous.is_empty() {
+            self.error = Some(format!(
+                "goals hit by every execution of an exhausted search: {} (a goal names a \
+                 window that some executions miss; one that all of them hit proves nothing)",
+                vacuous.join(", ")
+            ));
+        }
         self.status = status(&self.skipped, &self.violations, &self.error);
+    }
+
+    /// The goals that every complete execution of an exhausted `sim-dfs`
+    /// search hit, with no fault on: the search saw every class of the
+    /// scenario's executions (within its bound), and none missed them, so
+    /// they are no window of a race but what the scenario always does.
+    pub fn vacuous_goals(&self) -> Vec<&'static str> {
+        let complete = match &self.dfs {
+            Some(d) if self.checker == Checker::SimDfs && self.exhausted => d.complete,
+            _ => return Vec::new(),
+        };
+        if complete == 0 || self.fault.is_some() || self.skipped.is_some() {
+            return Vec::new();
+        }
+        (self.goals.iter())
+            .filter(|g| g.hits == complete)
+            .map(|g| g.goal)
+            .collect()
     }
 
     /// Judge violations and the checker's own errors only (a shard, an

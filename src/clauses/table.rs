@@ -205,11 +205,11 @@ pub static CLAUSES: &[Clause] = &[
         op(Dispose, "DisposeAndUnloadOwner", D3_DURABLE),
     ]),
     clause(D4, 1, "a failing agent/disposed or session/disposed listener cannot reject the chain or skip a later step", &[
-        sc(&dispose::DISPOSED_LISTENER_PANICS, &dispose::CHAIN_SURVIVES),
+        sc(&dispose::DISPOSED_LISTENER_PANICS, &dispose::LISTENERS_PANIC_MID_TURN),
         op(Dispose, "Dispose", D4_LISTENER_SKIPS_NOTHING),
     ]),
     clause(D5, 1, "disposing one agent leaves every other agent and session untouched", &[
-        sc(&dispose::DISPOSED_LISTENER_PANICS, &dispose::CHAIN_SURVIVES),
+        sc(&dispose::DISPOSED_LISTENER_PANICS, &dispose::LISTENERS_PANIC_NO_TURN),
         sc(&owner_drain::DISPOSE_WITH_OWNED_JOB, &owner_drain::KILLED_BY_DRAIN),
         op(Dispose, "Dispose", D5_KEEPS_ENTRY),
     ]),

@@ -356,14 +356,35 @@ pub async fn provider_unload<R: Rt>(ctx: Ctx) -> Outcome {
     rig.finish(Unloaded { cut }, own)
 }
 
-/// A goal of [`DISPOSED_LISTENER_PANICS`].
-pub const CHAIN_SURVIVES: Goal = on!(
-    "chain-survives",
-    "both disposed listeners panic and the next agent still works",
-    |f: &Fates| f.fate("B") == Some(PromptFate::COMPLETED),
+/// A goal of [`DISPOSED_LISTENER_PANICS`]: the chain whose listeners
+/// panic also has a running turn to end (D3) before its later steps.
+pub const LISTENERS_PANIC_MID_TURN: Goal = pred(
+    "listeners-panic-mid-turn",
+    "a's disposal, whose listeners panic, begins while A's turn runs",
+    |o| disposed_mid_turn(o) == Some(true),
 );
 
-const DISPOSED_LISTENER_PANICS_GOALS: &[Goal] = &[CHAIN_SURVIVES];
+/// A goal of [`DISPOSED_LISTENER_PANICS`].
+pub const LISTENERS_PANIC_NO_TURN: Goal = pred(
+    "listeners-panic-no-turn",
+    "a's disposal, whose listeners panic, begins with no turn running (A not started, or ended)",
+    |o| disposed_mid_turn(o) == Some(false),
+);
+
+/// Whether a's disposal (the outcome's journal is a's) began while A's turn
+/// ran; `None` if it did not begin.
+fn disposed_mid_turn(o: &Outcome) -> Option<bool> {
+    let (disposed, ended) = dispose_and_end(o);
+    let started = o
+        .journal
+        .iter()
+        .position(|r| matches!(r.event, Event::TurnStart { .. }));
+    let d = disposed?;
+    Some(started.is_some_and(|s| s < d) && ended.is_none_or(|t| d < t))
+}
+
+const DISPOSED_LISTENER_PANICS_GOALS: &[Goal] =
+    &[LISTENERS_PANIC_MID_TURN, LISTENERS_PANIC_NO_TURN];
 
 /// `disposed-listener-panics`, registered in [`super::ALL`].
 pub static DISPOSED_LISTENER_PANICS: Scenario = Scenario::new(

@@ -16,7 +16,7 @@ use lifecycle_spec::Checker;
 /// A goal of [`IDLE_CANCEL_THEN_PROMPT`].
 pub const IDLE_CANCEL: Goal = pred(
     "idle-cancel",
-    "a cancel lands with no turn and an empty inbox and requests nothing",
+    "the cancel lands before B is accepted: no turn, an empty inbox, and it requests nothing",
     idle_cancel,
 );
 
@@ -27,67 +27,123 @@ pub const PROMPT_AFTER_IDLE_CANCEL: Goal = pred(
     prompt_after_idle_cancel,
 );
 
-const IDLE_CANCEL_THEN_PROMPT_GOALS: &[Goal] = &[IDLE_CANCEL, PROMPT_AFTER_IDLE_CANCEL];
+/// A goal of [`IDLE_CANCEL_THEN_PROMPT`].
+pub const CANCEL_AFTER_B: Goal = pred(
+    "cancel-after-b",
+    "B is accepted first, and the cancel is effective: it clears B or stops B's turn",
+    |o| {
+        o.journal
+            .iter()
+            .any(|r| matches!(r.event, Event::CancelRequested { .. }))
+    },
+);
+
+const IDLE_CANCEL_THEN_PROMPT_GOALS: &[Goal] =
+    &[IDLE_CANCEL, PROMPT_AFTER_IDLE_CANCEL, CANCEL_AFTER_B];
 
 /// `idle-cancel-then-prompt`, registered in [`super::ALL`].
 pub static IDLE_CANCEL_THEN_PROMPT: Scenario = Scenario::new(
     "idle-cancel-then-prompt",
-    "a turn completes; an idle cancel; the next prompt runs",
+    "a turn completes; a cancel races a prompt from another task; if idle, it emits nothing and the prompt runs",
     bodies!(idle_cancel_then_prompt),
 )
 .rules(&[Rule::C6])
 .goals(IDLE_CANCEL_THEN_PROMPT_GOALS)
 .targets(&[Fault::M4])
-// loom at bound 3 runs past the PR gate (each turn's write-ahead flush adds
-// interleavings); bound 2 stays within it.
+// loom at bound 2 runs past the PR gate (three turns, each with its
+// write-ahead flush, and the sender's thread); bound 1 stays within it.
 .bounds(Bounds {
     dfs: None,
-    loom_cap: 2,
+    loom_cap: 1,
     ..Bounds::PR
 });
 
-/// `idle-cancel-then-prompt`: A completes; a cancel with no turn and an
-/// empty inbox emits nothing and sets no marker; B then runs (C6).
+/// `idle-cancel-then-prompt`: A completes, and the agent is idle. Then a
+/// cancel races a prompt B that another task sends. If the cancel lands
+/// first, there is no turn and an empty inbox: it emits nothing and sets
+/// no marker, and B runs (C6). If B is accepted first, the cancel is
+/// effective and clears B or stops its turn (C2, C4). C, accepted after
+/// the cancel returned, runs either way (C5).
 pub async fn idle_cancel_then_prompt<R: Rt>(_: Ctx) -> Outcome {
     let h = Agent::<R>::spawn("agent-1");
     let agent = h.agent.clone();
     let a = agent.send(spec("A", 1)).expect("send A");
     agent.when_idle().await;
+    let sender = agent.clone();
+    let b = rt::spawn::<R, _>("sender", async move {
+        sender.send(spec("B", 1)).expect("send B")
+    });
     let cancelled = agent.cancel(Cause::User);
-    let b = agent.send(spec("B", 1)).expect("send B");
+    let b = b.join().await;
+    let c = agent.send(spec("C", 1)).expect("send C");
     agent.when_idle().await;
     h.stop().await;
     let journal = agent.journal();
+    let idle = cancelled == CancelOutcome::Idle;
     let emitted = journal.iter().any(|r| {
         matches!(
             r.event,
             Event::CancelRequested { .. } | Event::Cleared { .. }
         )
     });
-    let b_fate = PromptFate::of(&journal, b);
+    let (b_fate, c_fate) = (PromptFate::of(&journal, b), PromptFate::of(&journal, c));
     let own = vec![
         (
-            cancelled == CancelOutcome::Idle && !emitted,
+            !idle || !emitted,
             Violation::new(Rule::C6, "an idle cancel emitted or cleared something"),
         ),
         (
-            b_fate == PromptFate::COMPLETED,
+            !idle || b_fate == PromptFate::COMPLETED,
             Violation::new(
                 Rule::C6,
-                format!("the prompt after an idle cancel ended `{b_fate}`, not completed"),
+                format!("the prompt accepted after an idle cancel ended `{b_fate}`, not completed"),
+            ),
+        ),
+        (
+            c_fate == PromptFate::COMPLETED,
+            Violation::new(
+                Rule::C5,
+                format!(
+                    "the prompt accepted after the cancel returned ended `{c_fate}`, not completed"
+                ),
             ),
         ),
     ];
-    let said = Fates(vec![("A", PromptFate::of(&journal, a)), ("B", b_fate)]);
+    let said = Fates(vec![
+        ("A", PromptFate::of(&journal, a)),
+        ("B", b_fate),
+        ("C", c_fate),
+    ]);
     Outcome::checked(journal, &agent.durable_log(), said, own)
 }
 
-/// A goal of [`WHEN_IDLE_WAITERS`].
+/// A goal of [`WHEN_IDLE_WAITERS`]: the window of C7's last clause. A
+/// late waiter registered after B's turn had already ended would make it
+/// hold by itself.
 pub const LATE_WAITER_WHILE_B_PENDING: Goal = on!(
     "late-waiter-while-b-pending",
     "a waiter registered while the later prompt B is pending resolves only after B",
-    |f: &Fates| f.fate("B-at-late-idle") == Some(PromptFate::COMPLETED),
+    |f: &LateWaiter| f.b_pending_at_register
+        && f.fates.fate("B-at-late-idle") == Some(PromptFate::COMPLETED),
 );
+
+/// What one `when-idle-waiters` execution says: B's fate when the late
+/// waiter resolved (the label), and whether B was still pending once the
+/// late waiter had registered.
+#[derive(Clone, Debug)]
+pub struct LateWaiter {
+    /// B's fate when the late waiter resolved.
+    pub fates: Fates,
+    /// B had not ended when it was read, just after the late waiter
+    /// registered (so it was pending at the registration).
+    pub b_pending_at_register: bool,
+}
+
+impl std::fmt::Display for LateWaiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.fates.fmt(f)
+    }
+}
 
 /// A goal of [`WHEN_IDLE_WAITERS`].
 pub const WAITER_ACROSS_CANCEL: Goal = pred(
@@ -128,6 +184,11 @@ pub async fn when_idle_waiters<R: Rt>(_: Ctx) -> Outcome {
     agent.cancel(Cause::User);
     let b = agent.send(spec("B", 1)).expect("send B");
     let late = agent.when_idle();
+    // Read after the registration: B not ended now was pending then.
+    let b_pending_at_register = matches!(
+        PromptFate::of(&agent.journal(), b),
+        PromptFate::Pending { .. } | PromptFate::Started
+    );
     // The late waiter waits alone in its own task, so no other future of
     // its task can wake it by chance: a lost wake-up (M14) is a stall.
     let watcher = agent.clone();
@@ -155,7 +216,10 @@ pub async fn when_idle_waiters<R: Rt>(_: Ctx) -> Outcome {
             ),
         ),
     ];
-    let said = Fates(vec![("B-at-late-idle", b_done_at_late)]);
+    let said = LateWaiter {
+        fates: Fates(vec![("B-at-late-idle", b_done_at_late)]),
+        b_pending_at_register,
+    };
     Outcome::checked(journal, &agent.durable_log(), said, own)
 }
 
