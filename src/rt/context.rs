@@ -9,6 +9,12 @@
 //! - A world event is `observe(|| event)`: handed to the execution's
 //!   observer (the world journal); the event is built only if there is one.
 //!   Without the `faults` feature it does nothing.
+//! - The waits parked right now ([`parked_waits`]), counted on backends
+//!   whose deadlock report names no wait (loom and shuttle,
+//!   `Rt::COUNTS_PARKED`), so that a deadlock can say which waits never
+//!   ended and break their rule. Each execution's context has its own
+//!   count: a new execution starts from none, and an execution running on
+//!   another thread beside it has its own.
 //!
 //! Where the context lives, by backend:
 //! - the simulator, loom and shuttle run every task of an execution as a
@@ -49,14 +55,20 @@ pub(crate) const fn fault_on(_fault: lifecycle_spec::faults::Fault) -> bool {
 #[inline(always)]
 pub(crate) fn observe(_event: impl FnOnce() -> crate::events::LifecycleEvent) {}
 
+/// Without the `faults` feature no backend counts parked waits.
+#[cfg(not(feature = "faults"))]
+#[inline(always)]
+pub(crate) fn count_parked(_wait: super::Wait, _delta: i32) {}
+
 #[cfg(feature = "faults")]
 mod on {
     use crate::events::LifecycleEvent;
+    use crate::rt::Wait;
     use lifecycle_spec::faults::{Fault, Faults};
     use std::cell::RefCell;
     use std::future::Future;
     use std::pin::Pin;
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
     use std::task::{Context as TaskContext, Poll};
 
     /// Who is told of world events (the world journal).
@@ -65,19 +77,22 @@ mod on {
         fn observe(&self, event: LifecycleEvent);
     }
 
-    /// One execution's faults and observer.
+    /// One execution's faults, observer and parked waits.
     #[derive(Clone, Default)]
     pub struct Context {
         faults: Faults,
         observer: Option<Arc<dyn Observe>>,
+        /// Each wait parked right now, with how many times (a std mutex:
+        /// counting is no scheduling point).
+        parked: Arc<Mutex<Vec<(Wait, u32)>>>,
     }
 
     impl Context {
-        /// `faults` on, nobody observing.
+        /// `faults` on, nobody observing, no wait parked.
         pub fn new(faults: Faults) -> Self {
             Context {
                 faults,
-                observer: None,
+                ..Context::default()
             }
         }
 
@@ -101,8 +116,8 @@ mod on {
     /// The current execution's events go to `observer` from here on (its
     /// faults stay; with no context yet, none are on).
     pub fn observe_into(observer: Arc<dyn Observe>) {
-        let faults = current().map_or_else(Faults::none, |c| c.faults);
-        enter(Context::new(faults).observed(observer));
+        let ctx = current().map_or_else(Context::default, |c| Context::clone(&c));
+        enter(ctx.observed(observer));
     }
 
     /// Run `f` in `ctx`, then restore this thread's previous context.
@@ -134,6 +149,35 @@ mod on {
         if let Some(observer) = observer {
             observer.observe(event());
         }
+    }
+
+    /// Count `wait` as parked once more (`delta` 1) or once less (-1) in
+    /// the current execution.
+    pub(crate) fn count_parked(wait: Wait, delta: i32) {
+        // `try_with`: a wait dropped while the thread's locals are torn
+        // down has no count left to change.
+        let ctx = CURRENT.try_with(|c| c.borrow().clone()).ok().flatten();
+        let Some(ctx) = ctx else { return };
+        let mut parked = ctx.parked.lock().unwrap_or_else(|p| p.into_inner());
+        match parked.iter_mut().find(|(w, _)| *w == wait) {
+            Some((_, n)) => *n = n.saturating_add_signed(delta),
+            None if delta > 0 => parked.push((wait, 1)),
+            None => {}
+        }
+    }
+
+    /// The waits parked right now in the current execution (loom and
+    /// shuttle only: `Rt::COUNTS_PARKED`).
+    pub fn parked_waits() -> Vec<Wait> {
+        let Some(ctx) = CURRENT.try_with(|c| c.borrow().clone()).ok().flatten() else {
+            return Vec::new();
+        };
+        let parked = ctx.parked.lock().unwrap_or_else(|p| p.into_inner());
+        parked
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(w, _)| *w)
+            .collect()
     }
 
     /// `fut` with the current context: installed around each of its polls,
@@ -210,6 +254,43 @@ mod tests {
             assert!(current().is_none());
             assert!(!fault!(M11));
             observe(|| panic!("an event built with nobody observing"));
+        })
+        .join()
+        .expect("the thread");
+    }
+
+    /// Parked waits are counted per execution: a new execution starts from
+    /// none, an execution on another thread has its own, and a rig's
+    /// journal (`observe_into`) keeps the count.
+    #[test]
+    fn parked_waits_are_the_executions_own() {
+        use crate::rt::Wait;
+        struct Nobody;
+        impl Observe for Nobody {
+            fn observe(&self, _: crate::events::LifecycleEvent) {}
+        }
+        let wait = Wait::from("a wait");
+        std::thread::spawn(move || {
+            enter(m11());
+            count_parked(wait, 1);
+            count_parked(wait, 1);
+            count_parked(wait, -1);
+            observe_into(std::sync::Arc::new(Nobody));
+            assert_eq!(parked_waits(), vec![wait]);
+            let beside = std::thread::spawn(|| {
+                enter(Context::new(Faults::none()));
+                parked_waits()
+            });
+            assert!(beside.join().expect("the thread").is_empty());
+            assert_eq!(parked_waits(), vec![wait], "untouched by the other");
+            count_parked(wait, -1);
+            assert!(parked_waits().is_empty());
+            count_parked(wait, 1);
+            enter(m11());
+            assert!(
+                parked_waits().is_empty(),
+                "a new execution starts from none"
+            );
         })
         .join()
         .expect("the thread");

@@ -43,7 +43,7 @@ use std::pin::Pin;
 pub use loom_rt::LoomRt;
 #[cfg(feature = "harness")]
 pub use mislabel::{plant, Mislabel, Planted};
-pub use monitor::{parked_waits, reset_parked_waits, spawn, JoinHandle, Monitor, Probe};
+pub use monitor::{spawn, JoinHandle, Monitor, Probe};
 pub use relay::Relay;
 #[cfg(feature = "harness")]
 pub use shuttle_rt::ShuttleRt;
@@ -78,7 +78,7 @@ pub trait Rt: Send + Sync + Sized + 'static {
     /// Which backend this is.
     const BACKEND: Backend;
     /// Whether waits are counted by label while parked
-    /// ([`parked_waits`]): for backends whose deadlock report cannot say
+    /// (`context::parked_waits`): for backends whose deadlock report cannot say
     /// which wait never ended (loom, shuttle).
     const COUNTS_PARKED: bool = false;
     /// The backend's blocking mutex.

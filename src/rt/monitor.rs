@@ -225,55 +225,9 @@ impl<R: Rt, S: Send + 'static> Monitor<R, S> {
     }
 }
 
-std::thread_local! {
-    /// Counts, per wait, the waits parked right now, on backends whose
-    /// deadlock report names no wait (loom, shuttle: `Rt::COUNTS_PARKED`),
-    /// so a deadlock can say which waits never ended (`parked_waits`).
-    /// Reset at the start of every execution.
-    ///
-    /// Per thread, which is per execution: loom and shuttle run every task
-    /// of one execution on the thread that runs the execution (each task a
-    /// coroutine there), and an execution's deadlock report is raised and
-    /// read on it too. A process-wide count would let one test's new
-    /// execution wipe the parked waits of another running beside it.
-    static PARKED: std::cell::RefCell<Vec<(Wait, u32)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-fn parked_count(wait: Wait, delta: i32) {
-    // `try_with`: a wait dropped while the thread's locals are torn down
-    // has no count left to change.
-    let _ = PARKED.try_with(|p| {
-        let mut p = p.borrow_mut();
-        match p.iter_mut().find(|(w, _)| *w == wait) {
-            Some((_, n)) => *n = n.saturating_add_signed(delta),
-            None if delta > 0 => p.push((wait, 1)),
-            None => {}
-        }
-    });
-}
-
-/// Forgets every parked wait of this thread's executions (a new execution
-/// starts).
-pub fn reset_parked_waits() {
-    PARKED.with(|p| p.borrow_mut().clear());
-}
-
-/// The waits parked right now in this thread's execution (loom and shuttle
-/// only).
-pub fn parked_waits() -> Vec<Wait> {
-    PARKED
-        .try_with(|p| {
-            p.borrow()
-                .iter()
-                .filter(|(_, n)| *n > 0)
-                .map(|(w, _)| *w)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// One wait's entry in the parked count.
+/// One wait's entry in the execution's count of parked waits
+/// (`context::parked_waits`), on backends that count them
+/// (`Rt::COUNTS_PARKED`).
 struct Parked<R: Rt> {
     wait: Wait,
     parked: bool,
@@ -292,14 +246,14 @@ impl<R: Rt> Parked<R> {
     fn park(&mut self) {
         if R::COUNTS_PARKED && !self.parked {
             self.parked = true;
-            parked_count(self.wait, 1);
+            super::context::count_parked(self.wait, 1);
         }
     }
 
     fn unpark(&mut self) {
         if self.parked {
             self.parked = false;
-            parked_count(self.wait, -1);
+            super::context::count_parked(self.wait, -1);
         }
     }
 }
@@ -365,17 +319,19 @@ pub fn spawn<R: Rt, T: Send + 'static>(
 #[cfg(all(test, feature = "harness"))]
 mod tests {
     use super::*;
+    use crate::rt::context::{enter, parked_waits, Context};
     use crate::rt::ShuttleRt;
+    use lifecycle_spec::faults::Faults;
 
     #[test]
     fn an_execution_on_another_thread_does_not_wipe_the_parked_waits() {
-        reset_parked_waits();
+        enter(Context::new(Faults::none()));
         let mut mine = Parked::<ShuttleRt>::new(Wait::WHEN_IDLE);
         mine.park();
         // Another test's execution starts (resets) and parks its own wait
         // while this one is still deadlocked.
         std::thread::spawn(|| {
-            reset_parked_waits();
+            enter(Context::new(Faults::none()));
             let mut theirs = Parked::<ShuttleRt>::new(Wait::TEARDOWN);
             theirs.park();
             assert_eq!(parked_waits(), [Wait::TEARDOWN]);

@@ -211,11 +211,9 @@ pub fn run_ctx<R: Rt>(
     ctx.closure = scenario.closure.clone();
     let body = scenario.body.on::<R>();
     async move {
-        // This execution's faults (`fault!`), until a rig adds its journal.
+        // This execution's faults (`fault!`) and its count of parked
+        // waits, from none; a rig adds its journal.
         crate::rt::context::enter(crate::rt::context::Context::new(ctx.faults));
-        if R::COUNTS_PARKED {
-            crate::rt::reset_parked_waits();
-        }
         let span = tracing::info_span!(parent: None, "task", name = "main");
         tracing::Instrument::instrument(body(ctx), span).await
     }

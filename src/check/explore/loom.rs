@@ -195,7 +195,7 @@ pub fn classify(message: &str) -> Panicked {
     }
     let first = message.lines().next().unwrap_or("");
     Panicked::Broke(if is_deadlock(message) {
-        let parked = crate::rt::parked_waits();
+        let parked = crate::rt::context::parked_waits();
         Violation::new(
             scenarios::deadlock_rule(parked.clone()),
             format!(

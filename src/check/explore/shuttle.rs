@@ -501,7 +501,7 @@ const DIVERGED: [&str; 4] = [
 fn shuttle_failure(message: &str) -> Outcome {
     let deadlock = crate::check::panics::is_deadlock(message);
     let violation = if deadlock {
-        let parked = crate::rt::parked_waits();
+        let parked = crate::rt::context::parked_waits();
         crate::oracle::Violation::new(
             scenarios::deadlock_rule(parked.iter().copied()),
             format!(
