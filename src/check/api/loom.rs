@@ -38,13 +38,13 @@ fn run(
 ) -> End {
     let (template, pb) = (template.clone(), model.pb);
     let report = Box::new(move |exec: u64, message: &str| {
+        // Any other panic unwinds cleanly, and the run reports it.
+        if !crate::check::panics::is_deadlock(message) {
+            return;
+        }
         let Panicked::Broke(v) = classify(message) else {
             return;
         };
-        if !crate::check::panics::is_deadlock(message) {
-            // It unwinds cleanly, and the run reports it.
-            return;
-        }
         let failure = Failure {
             test,
             checker: Some(Checker::Loom),

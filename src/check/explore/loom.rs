@@ -33,7 +33,7 @@ use crate::bus::panic_message;
 use crate::check::checker::Checker;
 use crate::check::panics::{is_deadlock, quiet_panics, STOP};
 use crate::check::replay_line::{LoomPayload, Payload, ReplayError, ReplayLine};
-use crate::check::report::{Report, Stop};
+use crate::check::report::Report;
 use crate::check::tally::Tally;
 use crate::check::tasks::tasks;
 use crate::faults::Faults;
@@ -46,6 +46,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::loom_worker as worker;
+
+pub use worker::explore as explore_at;
 
 /// The most threads loom models (`loom::MAX_THREADS`): an execution's own,
 /// plus one per task `rt::spawn` starts, and one per agent's loop.
@@ -100,21 +102,6 @@ impl Explorer for Loom {
             ..Replayed::of(outcome)
         })
     }
-}
-
-/// Explore `scenario` in a worker exhaustively up to `preemptions`, or stop
-/// after `max` executions (then the row is stopped at budget, not
-/// exhausted), as the checker does under a budget; Ctrl-C (`stop`) kills
-/// the worker and reports the row interrupted, with no counts.
-pub fn explore_at(
-    scenario: &Scenario,
-    faults: Faults,
-    preemptions: usize,
-    max: Option<u64>,
-    stop_at_first: bool,
-    stop: Stop,
-) -> Report {
-    worker::explore(scenario, faults, preemptions, max, stop_at_first, stop)
 }
 
 /// loom's preemption bound for `scenario`: [`bound_for`] its loom threads.

@@ -340,8 +340,11 @@ fn failed(violations: Vec<Violation>) -> Outcome {
     }
 }
 
-/// Explore in a worker (see `explore::loom::explore_at`).
-pub(super) fn explore(
+/// Explore `scenario` in a worker exhaustively up to `pb`, or stop after
+/// `max` executions (then the row is stopped at budget, not exhausted);
+/// Ctrl-C (`stop`) kills the worker and reports the row interrupted, with
+/// no counts. Named `explore::loom::explore_at` outside.
+pub fn explore(
     scenario: &Scenario,
     faults: Faults,
     pb: usize,
