@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u8, &str)] = &[
     // 2: simulator runs.
     ("sim_run", 2, "sim runs"),
     ("shrink", 2, "sim runs"),
+    ("classes", 2, "sim runs"),
     // 3: the explorers, one file per backend in `explore/` (folded into
     // `explore`'s sources here).
     ("explore", 3, "explorers"),

@@ -27,7 +27,8 @@ use corosensei::CoroutineResult;
 use crate::context::{enter, try_current};
 use crate::coro::{self, Cmd, Done, Out, TaskYielder};
 use crate::report::{
-    BlockedTask, Fnv64, RunReport, SimError, StallReport, Step, TraceEntry, UNLABELLED_WAIT,
+    BlockedTask, Fnv64, RunReport, SimError, StallReport, Step, TraceEntry, TracedAccess,
+    UNLABELLED_WAIT,
 };
 use crate::scheduler::{RandomScheduler, ReplayScheduler, Scheduler};
 use crate::task::{lock, Shared, TaskId};
@@ -413,6 +414,8 @@ impl Sim {
         {
             let mut fp = shared.footprint.borrow_mut();
             fp.clear();
+            shared.awaits.borrow_mut().clear();
+            shared.echoes.borrow_mut().clear();
             if !resumed && footprints_on {
                 // A new poll follows the wake (or spawn) that enabled it.
                 fp.push(crate::resource::WAKE | task as u64);
@@ -439,6 +442,25 @@ impl Sim {
             shared.scheduler.borrow_mut().observe(task, &[]);
         } else {
             let mut fp = shared.footprint.borrow_mut();
+            if self.trace_on {
+                // The poll's accesses in order, before the stutter
+                // rewriting and normalization below.
+                let awaits = shared.awaits.borrow();
+                let echoes = shared.echoes.borrow();
+                let blocked = matches!(outcome, CoroutineResult::Yield(Out::Blocked));
+                let accesses = fp
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &resource)| TracedAccess {
+                        resource,
+                        failed_wait: awaits.contains(&i) || (blocked && i + 1 == fp.len()),
+                        echo: echoes.contains(&i),
+                    })
+                    .collect();
+                if let Some(entry) = self.trace.last_mut() {
+                    entry.accesses = accesses;
+                }
+            }
             if matches!(outcome, CoroutineResult::Yield(Out::Pending))
                 && !lock(&shared.ready).ready.contains(&task)
             {
@@ -531,6 +553,7 @@ impl Sim {
                 ready_ids: self.ready_buf.clone(),
                 preempted,
                 footprint: Vec::new(),
+                accesses: Vec::new(),
             });
         }
     }

@@ -133,7 +133,7 @@ pub use dfs::{Dfs, DfsConfig, DfsStats, ExecKind, Shard};
 pub use executor::{Sim, DEFAULT_MAX_STEPS};
 pub use pct::PctScheduler;
 pub use report::{
-    BlockedTask, RunReport, SimError, StallReport, Step, TraceEntry, UNLABELLED_WAIT,
+    BlockedTask, RunReport, SimError, StallReport, Step, TraceEntry, TracedAccess, UNLABELLED_WAIT,
 };
 pub use resource::{
     describe as describe_resource, footprint_error, independent, new_object, note_await,

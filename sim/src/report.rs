@@ -79,6 +79,32 @@ pub struct TraceEntry {
     pub preempted: Option<TaskId>,
     /// The resources the poll touched (see [`touch`](crate::touch)).
     pub footprint: Vec<u64>,
+    /// The same poll's accesses in the order it made them, repeats kept,
+    /// before the stutter rewriting and normalization that make
+    /// [`footprint`](Self::footprint). For tools that read a run at the
+    /// granularity of accesses rather than polls (an independent class
+    /// counter): a poll's cut depends on the schedule, its accesses do not.
+    pub accesses: Vec<TracedAccess>,
+}
+
+/// One access of a traced poll ([`TraceEntry::accesses`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TracedAccess {
+    /// The resource, with its [`READ`](crate::READ) flag.
+    pub resource: u64,
+    /// A failed wait: the read of a check that then parked the task
+    /// ([`note_await`](crate::note_await)), or the access of a lock
+    /// acquire that then blocked the task mid-poll
+    /// ([`block_mid_poll`](crate::block_mid_poll)). It changes nothing, and
+    /// the task does it again.
+    pub failed_wait: bool,
+    /// An echo: an access the task made inside its own lock section on
+    /// the object, after the section's first access to it (the release
+    /// of a section that spanned a scheduling point writes the object
+    /// again; a section that did not span one does not). No other task
+    /// can touch the object in between, so to other tasks the section is
+    /// one access.
+    pub echo: bool,
 }
 
 impl fmt::Display for TraceEntry {

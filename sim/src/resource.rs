@@ -100,12 +100,18 @@ pub fn touch(resource: u64) {
         return;
     }
     if let Some(task) = shared.current.get() {
-        shared.footprint.borrow_mut().push(resource);
+        let mut footprint = shared.footprint.borrow_mut();
+        footprint.push(resource);
         let mut sections = shared.sections.borrow_mut();
+        let mut echo = false;
         for open in sections.iter_mut() {
             if open.0 == task && open.1 == base(resource) {
+                echo |= open.2;
                 open.2 = true;
             }
+        }
+        if echo {
+            shared.echoes.borrow_mut().push(footprint.len() - 1);
         }
     }
 }
@@ -221,6 +227,10 @@ pub fn note_await(resource: u64) {
     if let Some(shared) = try_current() {
         if shared.current.get().is_some() {
             shared.awaited.set(Some(resource | READ));
+            if shared.footprints_on.get() {
+                let at = shared.footprint.borrow().len().saturating_sub(1);
+                shared.awaits.borrow_mut().push(at);
+            }
         }
     }
 }

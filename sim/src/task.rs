@@ -240,6 +240,14 @@ pub(crate) struct Shared {
     pub(crate) coarse_points: Cell<bool>,
     /// The object the current poll's failed check read (`note_await`).
     pub(crate) awaited: Cell<Option<u64>>,
+    /// Where in the running poll's footprint (before it is normalized)
+    /// each failed await's read is ([`note_await`](crate::note_await)):
+    /// kept for the trace's [`TracedAccess`](crate::TracedAccess)es.
+    pub(crate) awaits: RefCell<Vec<usize>>,
+    /// Where in the same footprint each access the task made inside its
+    /// own lock section on the object, after the section's first access
+    /// to it, is: kept for the trace, as [`TracedAccess::echo`](crate::TracedAccess::echo).
+    pub(crate) echoes: RefCell<Vec<usize>>,
     /// Objects created so far, by creating task.
     pub(crate) created: RefCell<Vec<u32>>,
     /// Objects created outside any task.
@@ -294,6 +302,8 @@ impl Shared {
             touched: Cell::new(false),
             coarse_points: Cell::new(true),
             awaited: Cell::new(None),
+            awaits: RefCell::new(Vec::new()),
+            echoes: RefCell::new(Vec::new()),
             created: RefCell::new(Vec::new()),
             created_outside: Cell::new(0),
             step: Cell::new(0),

@@ -431,6 +431,7 @@ mod tests {
             ready_ids: vec![task],
             preempted: None,
             footprint: vec![],
+            accesses: vec![],
         }
     }
 

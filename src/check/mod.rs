@@ -24,7 +24,7 @@
 //!                  its exploration, its replay and its run helpers:
 //!                  sim  sim_dfs  loom (+ loom_worker)  shuttle  tokio
 //!                      |
-//! 2  sim runs      shrink -> sim_run (run_plan, check_plan)
+//! 2  sim runs      shrink -> sim_run (run_plan, check_plan) <- classes
 //!                      |
 //! 1  line format   replay_line (ReplayLine, Payload, limits, fingerprint)
 //!                      |
@@ -39,6 +39,7 @@
 pub mod api;
 mod budget;
 mod checker;
+pub mod classes;
 mod dispatch;
 pub mod explore;
 pub mod goals;

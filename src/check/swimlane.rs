@@ -335,6 +335,7 @@ mod tests {
             ready_ids: ready,
             preempted: None,
             footprint: fp,
+            accesses: vec![],
         }
     }
 

@@ -14,6 +14,9 @@
 //! - `dpor.<scenario>.schedules`: the scenarios `check` exhausts
 //!   unbounded, searched with source-DPOR alone (no forced branching at
 //!   the top, as `tests/exploration.rs` searches them);
+//! - `classes.<scenario>.{naive-schedules,naive-classes,sim-dfs-complete,sim-dfs-classes}`:
+//!   the class counter's census of the scenarios it counts
+//!   (`check::classes::COUNTED`);
 //! - `model.<model>.{unique,depth,properties}` and
 //!   `model-fault.<fault>.{counterexample,unique}`: the executable models
 //!   (`lifecycle model`); `model.<model>.symmetric` and
@@ -26,7 +29,8 @@
 //! All jobs take about a minute in a release build.
 
 use super::file::{Pin, Pins};
-use crate::check::explore::sim_dfs::{explore_dfs, DfsOptions};
+use crate::check::classes;
+use crate::check::explore::sim_dfs::{self, explore_dfs, DfsOptions};
 use crate::check::tasks;
 use crate::check::{self, Budget, Checker};
 use crate::clauses::{self, Exercise, CLAUSES};
@@ -283,6 +287,49 @@ fn dpor(scenario: &'static Scenario) -> Job {
     )
 }
 
+/// The class census of a counted scenario (`check::classes::COUNTED`):
+/// the naive search's schedules and classes at its bound, and what the
+/// `sim-dfs` row of `check --tier pr` ran for them.
+fn class_census(scenario: &'static Scenario) -> Job {
+    let name = scenario.name;
+    let bound = classes::NAIVE_BOUND;
+    Job::new(
+        format!("classes {name}"),
+        vec![
+            figure(
+                format!("classes.{name}.naive-schedules"),
+                format!("schedules of {name} with at most {bound} preemption, unreduced (the class counter's naive search)"),
+            ),
+            figure(
+                format!("classes.{name}.naive-classes"),
+                format!("classes of {name}'s executions with at most {bound} preemption (`check::classes`)"),
+            ),
+            figure(
+                format!("classes.{name}.sim-dfs-complete"),
+                format!("complete executions of {name}'s sim-dfs search in `check --tier pr`"),
+            ),
+            figure(
+                format!("classes.{name}.sim-dfs-classes"),
+                format!("classes of {name}'s sim-dfs executions in `check --tier pr` (`check::classes`)"),
+            ),
+        ],
+        move || {
+            let census = |config| {
+                classes::census(scenario, Faults::none(), config, classes::CAP)
+                    .unwrap_or_else(|e| panic!("{e}"))
+            };
+            let naive = census(classes::naive(Some(bound)));
+            let searched = census(sim_dfs::search_config(scenario, &Budget::PR));
+            vec![
+                naive.schedules(),
+                naive.classes.len() as u64,
+                searched.complete,
+                searched.classes.len() as u64,
+            ]
+        },
+    )
+}
+
 fn model(name: ModelId, given: Option<Vec<ModelRow>>) -> Job {
     let faults: Vec<lifecycle_models::Fault> = lifecycle_models::fault::modelled()
         .filter(|f| ModelId::of_fault(*f) == Some(name))
@@ -446,6 +493,7 @@ pub fn jobs_given(given: &Given) -> Vec<Job> {
             .filter(|s| s.bounds.dfs.is_none())
             .map(|s| dpor(s)),
     );
+    jobs.extend(classes::COUNTED.into_iter().map(class_census));
     jobs.extend(
         scenarios::ALL
             .iter()

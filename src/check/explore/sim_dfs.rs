@@ -10,6 +10,7 @@ use crate::check::checker::Checker;
 use crate::check::replay_line::{fingerprint, ReplayError, ReplayLine, SimPayload};
 use crate::check::report::{Report, Stop, Stopped};
 use crate::check::tally::{Saved, Tally};
+use crate::check::Budget;
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
 use crate::scenarios::{Outcome, Scenario};
@@ -33,19 +34,7 @@ impl Explorer for SimDfs {
             run.scenario,
             run.faults,
             &DfsOptions {
-                config: DfsConfig {
-                    preemption_bound: budget.dfs_preemptions.or(run
-                        .scenario
-                        .bounds
-                        .dfs
-                        .map(|b| b + budget.dfs_bound_extra)),
-                    shard: budget.shard,
-                    // Every alternative above the split depth, sharded or
-                    // not: the union of `--shard k/n` runs is then this very
-                    // search, schedule for schedule.
-                    full_top: true,
-                    ..DfsConfig::default()
-                },
+                config: search_config(run.scenario, budget),
                 max_executions: budget.dfs_executions,
                 checkpoint: None,
                 resume: false,
@@ -66,6 +55,21 @@ impl Explorer for SimDfs {
         payload: &SimPayload,
     ) -> Result<Replayed, ReplayError> {
         Ok(replay_plan(scenario, faults, payload))
+    }
+}
+
+/// The search `sim-dfs` runs over `scenario` within `budget`.
+pub fn search_config(scenario: &Scenario, budget: &Budget) -> DfsConfig {
+    DfsConfig {
+        preemption_bound: budget
+            .dfs_preemptions
+            .or(scenario.bounds.dfs.map(|b| b + budget.dfs_bound_extra)),
+        shard: budget.shard,
+        // Every alternative above the split depth, sharded or not: the
+        // union of `--shard k/n` runs is then this very search, schedule
+        // for schedule.
+        full_top: true,
+        ..DfsConfig::default()
     }
 }
 
