@@ -21,6 +21,8 @@
 
 #[path = "cli/basics.rs"]
 mod basics;
+#[path = "cli/classes.rs"]
+mod classes;
 #[path = "cli/inputs.rs"]
 mod inputs;
 #[path = "cli/model_serve.rs"]

@@ -1,4 +1,4 @@
-//! The harness commands: `check`, `mutants`, `explore`, `generate`, `merge`,
+//! The harness commands: `check`, `mutants`, `explore`, `classes`, `generate`, `merge`,
 //! `replay`, `shrink`, `model`, `bench`, `list` (feature `harness`).
 //!
 //! Every number a command takes is checked before any work starts: zero
@@ -10,6 +10,8 @@
 mod args;
 #[path = "check_cmd.rs"]
 mod check_cmd;
+#[path = "classes_cmd.rs"]
+mod classes_cmd;
 #[path = "generate_cmd.rs"]
 mod generate_cmd;
 #[path = "merge_cmd.rs"]
@@ -39,6 +41,9 @@ pub(super) enum HarnessCommand {
     Mutants(CheckArgs),
     /// One scenario, one checker, one budget: the detailed report.
     Explore(ExploreArgs),
+    /// The class census of one scenario: the classes of execution a naive
+    /// search reaches, and whether sim-dfs runs each of them.
+    Classes(classes_cmd::ClassesArgs),
     /// Generated client workloads (2–4 concurrent clients of the server)
     /// through the whole agent, every history judged against the ACP
     /// model: the races nobody wrote down.
@@ -238,6 +243,7 @@ pub(super) fn run(command: HarnessCommand) -> ExitCode {
             with_selection(&args, |sel| check_cmd::run_mutants(args.json, sel))
         }
         HarnessCommand::Explore(args) => check_cmd::run_explore(&args),
+        HarnessCommand::Classes(args) => classes_cmd::run_classes(&args),
         HarnessCommand::Generate(args) => generate_cmd::run_generate(&args),
         HarnessCommand::Merge { files, json } => merge_cmd::run_merge(&files, json),
         HarnessCommand::Replay { line, svg, html } => {

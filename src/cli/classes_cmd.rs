@@ -1,0 +1,162 @@
+//! `lifecycle classes <scenario>`: the class census of one scenario
+//! (`check::classes`). The naive search (unreduced, at most
+//! `--naive-bound` preemptions) and the `sim-dfs` search (as `check --tier
+//! pr` runs it, or as `--preemption-bound`, `--unbounded` and `--optimal`
+//! say) run with every execution traced; a table gives each one's
+//! schedules, complete and pruned executions, classes and repeats, and
+//! every class the naive search reached that `sim-dfs` never ran is printed
+//! with the line that replays it.
+//!
+//! Exit 0: `sim-dfs` was exhausted and ran every naive class. Exit 1: it
+//! lost one, or stopped at the cap (no verdict). Exit 2: bad input.
+
+use super::args::{in_range, parse_fault, parse_scenario, program, MAX_COUNT, MAX_PREEMPTIONS};
+use crate::check::classes::{census, naive, Census, CAP, NAIVE_BOUND};
+use crate::check::explore::sim_dfs::search_config;
+use crate::check::{quiet_panics, Budget};
+use crate::faults::Faults;
+use clap::Args;
+use std::process::ExitCode;
+
+/// The arguments of `classes`.
+#[derive(Args, Debug)]
+pub(in crate::cli) struct ClassesArgs {
+    /// The scenario.
+    scenario: String,
+    /// The naive search's preemption bound.
+    #[arg(long, default_value_t = NAIVE_BOUND)]
+    naive_bound: u32,
+    /// `sim-dfs`'s preemption bound (default: the scenario's PR-tier
+    /// bound, the search `check` runs).
+    #[arg(long, conflicts_with = "unbounded")]
+    preemption_bound: Option<u32>,
+    /// `sim-dfs` without a preemption bound.
+    #[arg(long)]
+    unbounded: bool,
+    /// `sim-dfs` with optimal DPOR (wakeup trees) where it is unbounded.
+    #[arg(long)]
+    optimal: bool,
+    /// Schedules each search runs at most.
+    #[arg(long, default_value_t = CAP)]
+    cap: u64,
+    /// Switch a fault on (M1..M29).
+    #[arg(long)]
+    fault: Option<String>,
+    /// Replay lines printed for lost classes at most.
+    #[arg(long, default_value_t = 5)]
+    lines: usize,
+}
+
+/// Run `classes`; the exit code.
+pub(in crate::cli) fn run_classes(args: &ClassesArgs) -> ExitCode {
+    let setup = || -> Result<_, String> {
+        let scenario = parse_scenario(&args.scenario)?;
+        let faults = match &args.fault {
+            Some(f) => Faults::none().with(parse_fault(f)?),
+            None => Faults::none(),
+        };
+        in_range("--naive-bound", args.naive_bound.into(), 0, MAX_PREEMPTIONS)?;
+        if let Some(b) = args.preemption_bound {
+            in_range("--preemption-bound", b.into(), 0, MAX_PREEMPTIONS)?;
+        }
+        in_range("--cap", args.cap, 1, MAX_COUNT)?;
+        let mut searched = search_config(scenario, &Budget::PR);
+        if args.unbounded {
+            searched.preemption_bound = None;
+        } else if let Some(b) = args.preemption_bound {
+            searched.preemption_bound = Some(b);
+        }
+        searched.optimal = args.optimal;
+        Ok((scenario, faults, searched))
+    };
+    let (scenario, faults, searched_config) = match setup() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    quiet_panics();
+    let run = |config| census(scenario, faults, config, args.cap);
+    let (naive_census, searched) = match (
+        run(naive(Some(args.naive_bound))),
+        run(searched_config.clone()),
+    ) {
+        (Ok(n), Ok(s)) => (n, s),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let bound = |b: Option<u32>| b.map_or("unbounded".to_string(), |b| format!("pb<={b}"));
+    println!(
+        "classes of {} (check::classes: accesses; failed waits, wakes and echoes are no events)\n",
+        scenario.name
+    );
+    println!(
+        "{:<34} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "search", "schedules", "complete", "pruned", "classes", "repeats"
+    );
+    let row = |what: String, c: &Census| {
+        let capped = if c.exhausted { "" } else { " (cap)" };
+        println!(
+            "{:<34} {:>10} {:>10} {:>10} {:>9} {:>9}{capped}",
+            what,
+            c.schedules(),
+            c.complete,
+            c.blocked,
+            c.classes.len(),
+            c.complete - c.classes.len() as u64
+        );
+    };
+    row(
+        format!("naive, {}", bound(Some(args.naive_bound))),
+        &naive_census,
+    );
+    let how = if searched_config.optimal && searched_config.preemption_bound.is_none() {
+        "wakeup trees"
+    } else {
+        "source sets"
+    };
+    row(
+        format!(
+            "sim-dfs, {}, {how}",
+            bound(searched_config.preemption_bound)
+        ),
+        &searched,
+    );
+    println!();
+    let lost = naive_census.missing_from(&searched);
+    if !lost.is_empty() {
+        println!(
+            "sim-dfs never ran {} of the {} classes the naive search reached; each replays with:",
+            lost.len(),
+            naive_census.classes.len()
+        );
+        for (_, class) in lost.iter().take(args.lines) {
+            println!(
+                "  {} replay '{}'",
+                program(),
+                class.replay_line(scenario, faults)
+            );
+        }
+        return ExitCode::from(1);
+    }
+    if !searched.exhausted {
+        println!(
+            "sim-dfs stopped at the cap of {} schedules: no verdict (raise --cap)",
+            args.cap
+        );
+        return ExitCode::from(1);
+    }
+    println!(
+        "sim-dfs ran all {} classes the naive search reached{}",
+        naive_census.classes.len(),
+        if naive_census.exhausted {
+            ""
+        } else {
+            " (the naive search stopped at its cap)"
+        }
+    );
+    ExitCode::SUCCESS
+}
