@@ -194,6 +194,11 @@ pub fn current_task_id() -> Option<TaskId> {
 /// poll), and then resumes right here. Returns `false`, without blocking,
 /// where a task cannot suspend (outside a task, during teardown, off the
 /// task's stack): the caller must not wait then.
+///
+/// The access the task made last before it (the attempt that found the
+/// lock taken, [`touch`](crate::touch) of the lock's object) is a failed
+/// wait in the trace ([`TracedAccess::failed_wait`](crate::TracedAccess::failed_wait)):
+/// the task makes it again once unblocked.
 pub fn block_mid_poll(register: impl FnOnce(crate::task::Unblock)) -> bool {
     let Some(shared) = try_current() else {
         return false;
@@ -207,6 +212,11 @@ pub fn block_mid_poll(register: impl FnOnce(crate::task::Unblock)) -> bool {
     let Some(yielder) = yielder_of(&shared, task) else {
         return false;
     };
+    if shared.footprints_on.get() {
+        if let Some(last) = shared.footprint.borrow().len().checked_sub(1) {
+            shared.awaits.borrow_mut().push(last);
+        }
+    }
     register(crate::task::Unblock::new(Arc::clone(&shared.ready), task));
     let depth = shared.atomic.replace(0);
     drop(shared);

@@ -447,13 +447,12 @@ impl Sim {
                 // rewriting and normalization below.
                 let awaits = shared.awaits.borrow();
                 let echoes = shared.echoes.borrow();
-                let blocked = matches!(outcome, CoroutineResult::Yield(Out::Blocked));
                 let accesses = fp
                     .iter()
                     .enumerate()
                     .map(|(i, &resource)| TracedAccess {
                         resource,
-                        failed_wait: awaits.contains(&i) || (blocked && i + 1 == fp.len()),
+                        failed_wait: awaits.contains(&i),
                         echo: echoes.contains(&i),
                     })
                     .collect();

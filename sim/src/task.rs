@@ -241,7 +241,8 @@ pub(crate) struct Shared {
     /// The object the current poll's failed check read (`note_await`).
     pub(crate) awaited: Cell<Option<u64>>,
     /// Where in the running poll's footprint (before it is normalized)
-    /// each failed await's read is ([`note_await`](crate::note_await)):
+    /// each failed wait is (the read of [`note_await`](crate::note_await),
+    /// the attempt before [`block_mid_poll`](crate::block_mid_poll)):
     /// kept for the trace's [`TracedAccess`](crate::TracedAccess)es.
     pub(crate) awaits: RefCell<Vec<usize>>,
     /// Where in the same footprint each access the task made inside its
