@@ -195,11 +195,11 @@ pub fn current_task_id() -> Option<TaskId> {
 /// where a task cannot suspend (outside a task, during teardown, off the
 /// task's stack): the caller must not wait then.
 ///
-/// The access the task made last before it (the attempt that found the
-/// lock taken, [`touch`](crate::touch) of the lock's object) is a failed
-/// wait in the trace ([`TracedAccess::failed_wait`](crate::TracedAccess::failed_wait)):
+/// `object` is the lock's: when the task's last access is to it (the
+/// attempt that found the lock taken), that access is a failed wait in
+/// the trace ([`TracedAccess::failed_wait`](crate::TracedAccess::failed_wait)):
 /// the task makes it again once unblocked.
-pub fn block_mid_poll(register: impl FnOnce(crate::task::Unblock)) -> bool {
+pub fn block_mid_poll(object: u64, register: impl FnOnce(crate::task::Unblock)) -> bool {
     let Some(shared) = try_current() else {
         return false;
     };
@@ -212,9 +212,13 @@ pub fn block_mid_poll(register: impl FnOnce(crate::task::Unblock)) -> bool {
     let Some(yielder) = yielder_of(&shared, task) else {
         return false;
     };
-    if shared.footprints_on.get() {
-        if let Some(last) = shared.footprint.borrow().len().checked_sub(1) {
-            shared.awaits.borrow_mut().push(last);
+    if shared.marks_on.get() {
+        let footprint = shared.footprint.borrow();
+        if footprint
+            .last()
+            .is_some_and(|&e| e != 0 && crate::resource::base(e) == object)
+        {
+            shared.awaits.borrow_mut().push(footprint.len() - 1);
         }
     }
     register(crate::task::Unblock::new(Arc::clone(&shared.ready), task));

@@ -156,6 +156,7 @@ impl Sim {
     /// trace hash are always recorded.
     pub fn set_trace(&mut self, on: bool) {
         self.trace_on = on;
+        self.shared.marks_on.set(on);
         let wanted = self.shared.scheduler.borrow().wants_footprints();
         self.shared.footprints_on.set(on || wanted);
     }
@@ -414,8 +415,10 @@ impl Sim {
         {
             let mut fp = shared.footprint.borrow_mut();
             fp.clear();
-            shared.awaits.borrow_mut().clear();
-            shared.echoes.borrow_mut().clear();
+            if self.trace_on {
+                shared.awaits.borrow_mut().clear();
+                shared.echoes.borrow_mut().clear();
+            }
             if !resumed && footprints_on {
                 // A new poll follows the wake (or spawn) that enabled it.
                 fp.push(crate::resource::WAKE | task as u64);

@@ -110,7 +110,7 @@ pub fn touch(resource: u64) {
                 open.2 = true;
             }
         }
-        if echo {
+        if echo && shared.marks_on.get() {
             shared.echoes.borrow_mut().push(footprint.len() - 1);
         }
     }
@@ -227,7 +227,7 @@ pub fn note_await(resource: u64) {
     if let Some(shared) = try_current() {
         if shared.current.get().is_some() {
             shared.awaited.set(Some(resource | READ));
-            if shared.footprints_on.get() {
+            if shared.marks_on.get() {
                 let at = shared.footprint.borrow().len().saturating_sub(1);
                 shared.awaits.borrow_mut().push(at);
             }

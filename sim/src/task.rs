@@ -243,8 +243,12 @@ pub(crate) struct Shared {
     /// Where in the running poll's footprint (before it is normalized)
     /// each failed wait is (the read of [`note_await`](crate::note_await),
     /// the attempt before [`block_mid_poll`](crate::block_mid_poll)):
-    /// kept for the trace's [`TracedAccess`](crate::TracedAccess)es.
+    /// kept for the trace's [`TracedAccess`](crate::TracedAccess)es, in a
+    /// traced run only.
     pub(crate) awaits: RefCell<Vec<usize>>,
+    /// Whether the marks above are kept: a traced run only (nothing else
+    /// reads them).
+    pub(crate) marks_on: Cell<bool>,
     /// Where in the same footprint each access the task made inside its
     /// own lock section on the object, after the section's first access
     /// to it, is: kept for the trace, as [`TracedAccess::echo`](crate::TracedAccess::echo).
@@ -304,6 +308,7 @@ impl Shared {
             coarse_points: Cell::new(true),
             awaited: Cell::new(None),
             awaits: RefCell::new(Vec::new()),
+            marks_on: Cell::new(false),
             echoes: RefCell::new(Vec::new()),
             created: RefCell::new(Vec::new()),
             created_outside: Cell::new(0),

@@ -62,7 +62,7 @@ struct Event {
 }
 
 /// The events of a traced execution, in execution order (see the module
-/// docs for what is left out and what is merged).
+/// docs for what is left out).
 fn events(trace: &[TraceEntry]) -> Vec<Event> {
     let mut out: Vec<Event> = Vec::new();
     for entry in trace {
@@ -108,9 +108,12 @@ pub fn class_key(trace: &[TraceEntry]) -> ClassKey {
         }
     }
     let mut hash = Sha256::new();
+    // Every record is framed by its length, so that no two encodings run
+    // into each other.
     for (task, seq) in &tasks {
         hash.update(b"T");
         hash.update((*task as u64).to_le_bytes());
+        hash.update((seq.len() as u64).to_le_bytes());
         for (resource, write) in seq {
             hash.update(resource.to_le_bytes());
             hash.update([u8::from(*write)]);
@@ -119,6 +122,7 @@ pub fn class_key(trace: &[TraceEntry]) -> ClassKey {
     for (resource, history) in &mut objects {
         hash.update(b"O");
         hash.update(resource.to_le_bytes());
+        hash.update((history.len() as u64).to_le_bytes());
         for segment in history {
             match segment {
                 Segment::Write(task) => {
@@ -128,6 +132,7 @@ pub fn class_key(trace: &[TraceEntry]) -> ClassKey {
                 Segment::Reads(readers) => {
                     readers.sort_unstable();
                     hash.update(b"R");
+                    hash.update((readers.len() as u64).to_le_bytes());
                     for task in readers.iter() {
                         hash.update((*task as u64).to_le_bytes());
                     }
@@ -263,22 +268,6 @@ pub fn census(
     }
     census.exhausted = dfs.exhausted();
     Ok(census)
-}
-
-/// The events of a traced execution, one line each (`t3 W obj 0.4`): what
-/// its class is made of.
-pub fn describe(trace: &[TraceEntry]) -> Vec<String> {
-    events(trace)
-        .iter()
-        .map(|e| {
-            format!(
-                "t{} {} {}",
-                e.task,
-                if e.write { "W" } else { "R" },
-                lifecycle_sim::describe_resource(e.resource)
-            )
-        })
-        .collect()
 }
 
 #[cfg(test)]

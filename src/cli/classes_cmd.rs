@@ -8,10 +8,11 @@
 //! with the line that replays it.
 //!
 //! Exit 0: `sim-dfs` was exhausted and ran every naive class. Exit 1: it
-//! lost one, or stopped at the cap (no verdict). Exit 2: bad input.
+//! stopped at the cap (no verdict), it never ran a naive class, or the
+//! scenario did not repeat itself under one schedule. Exit 2: bad input.
 
 use super::args::{in_range, parse_fault, parse_scenario, program, MAX_COUNT, MAX_PREEMPTIONS};
-use crate::check::classes::{census, naive, Census, CAP, NAIVE_BOUND};
+use crate::check::classes::{census, naive, Census, NAIVE_BOUND};
 use crate::check::explore::sim_dfs::search_config;
 use crate::check::{quiet_panics, Budget};
 use crate::faults::Faults;
@@ -33,12 +34,13 @@ pub(in crate::cli) struct ClassesArgs {
     /// `sim-dfs` without a preemption bound.
     #[arg(long)]
     unbounded: bool,
-    /// `sim-dfs` with optimal DPOR (wakeup trees) where it is unbounded.
-    #[arg(long)]
+    /// `sim-dfs` with optimal DPOR (wakeup trees), unbounded.
+    #[arg(long, requires = "unbounded")]
     optimal: bool,
-    /// Schedules each search runs at most.
-    #[arg(long, default_value_t = CAP)]
-    cap: u64,
+    /// Schedules each search runs at most (default: the PR tier's cap of
+    /// `sim-dfs`).
+    #[arg(long)]
+    cap: Option<u64>,
     /// Switch a fault on (M1..M29).
     #[arg(long)]
     fault: Option<String>,
@@ -59,7 +61,12 @@ pub(in crate::cli) fn run_classes(args: &ClassesArgs) -> ExitCode {
         if let Some(b) = args.preemption_bound {
             in_range("--preemption-bound", b.into(), 0, MAX_PREEMPTIONS)?;
         }
-        in_range("--cap", args.cap, 1, MAX_COUNT)?;
+        let cap = in_range(
+            "--cap",
+            args.cap.unwrap_or(Budget::PR.dfs_executions),
+            1,
+            MAX_COUNT,
+        )?;
         let mut searched = search_config(scenario, &Budget::PR);
         if args.unbounded {
             searched.preemption_bound = None;
@@ -67,9 +74,9 @@ pub(in crate::cli) fn run_classes(args: &ClassesArgs) -> ExitCode {
             searched.preemption_bound = Some(b);
         }
         searched.optimal = args.optimal;
-        Ok((scenario, faults, searched))
+        Ok((scenario, faults, searched, cap))
     };
-    let (scenario, faults, searched_config) = match setup() {
+    let (scenario, faults, searched_config, cap) = match setup() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -77,13 +84,12 @@ pub(in crate::cli) fn run_classes(args: &ClassesArgs) -> ExitCode {
         }
     };
     quiet_panics();
-    let run = |config| census(scenario, faults, config, args.cap);
-    let (naive_census, searched) = match (
-        run(naive(Some(args.naive_bound))),
-        run(searched_config.clone()),
-    ) {
-        (Ok(n), Ok(s)) => (n, s),
-        (Err(e), _) | (_, Err(e)) => {
+    let run = |config| census(scenario, faults, config, cap);
+    let both = run(naive(Some(args.naive_bound)))
+        .and_then(|n| run(searched_config.clone()).map(|s| (n, s)));
+    let (naive_census, searched) = match both {
+        Ok(both) => both,
+        Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(1);
         }
@@ -126,10 +132,16 @@ pub(in crate::cli) fn run_classes(args: &ClassesArgs) -> ExitCode {
         &searched,
     );
     println!();
+    if !searched.exhausted {
+        println!("sim-dfs stopped at the cap of {cap} schedules: no verdict (raise --cap)");
+        return ExitCode::from(1);
+    }
     let lost = naive_census.missing_from(&searched);
     if !lost.is_empty() {
+        let shown = lost.len().min(args.lines);
         println!(
-            "sim-dfs never ran {} of the {} classes the naive search reached; each replays with:",
+            "sim-dfs never ran {} of the {} classes the naive search reached; \
+             replay lines of the first {shown}:",
             lost.len(),
             naive_census.classes.len()
         );
@@ -140,13 +152,6 @@ pub(in crate::cli) fn run_classes(args: &ClassesArgs) -> ExitCode {
                 class.replay_line(scenario, faults)
             );
         }
-        return ExitCode::from(1);
-    }
-    if !searched.exhausted {
-        println!(
-            "sim-dfs stopped at the cap of {} schedules: no verdict (raise --cap)",
-            args.cap
-        );
         return ExitCode::from(1);
     }
     println!(

@@ -54,7 +54,7 @@ impl<T> SimMutex<T> {
                     );
                     // Waiting for the holder's release: dependent on it.
                     lifecycle_sim::touch(self.object);
-                    let blocked = lifecycle_sim::block_mid_poll(|w| {
+                    let blocked = lifecycle_sim::block_mid_poll(self.object, |w| {
                         self.waiters
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())
