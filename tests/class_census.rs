@@ -1,7 +1,7 @@
-//! The independent class counter (`check::classes`) on real scenarios
-//! (issue 42, item 8): every class of execution that a naive search
-//! reaches, the `sim-dfs` search of `check --tier pr` runs, and the
-//! census's figures are the pinned ones (`classes.<scenario>.*`).
+//! The independent class counter (`check::classes`) on real scenarios:
+//! every class of execution that a naive search reaches, the `sim-dfs`
+//! search of `check --tier pr` runs, and the census's figures are the
+//! pinned ones (`classes.<scenario>.*`).
 //!
 //! The naive search enumerates every schedule with at most
 //! `NAIVE_BOUND` preemption, unreduced; the counter reduces each

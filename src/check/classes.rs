@@ -1,6 +1,6 @@
-//! An independent class counter for the lifecycle's scenarios (issue 42,
-//! item 8): how many equivalence classes of executions a scenario has, and
-//! how many executions a search ran for them.
+//! An independent class counter for the lifecycle's scenarios: how many
+//! equivalence classes of executions a scenario has, and how many
+//! executions a search ran for them.
 //!
 //! A *census* runs a depth-first search over a scenario (naive, reduced or
 //! optimal: any [`DfsConfig`]), traces every execution and reduces each
@@ -210,8 +210,8 @@ pub fn naive(bound: Option<u32>) -> DfsConfig {
 }
 
 /// The preemption bound of the naive census of [`COUNTED`]: every
-/// schedule with at most one preemption (the unbounded naive search of
-/// the smallest scenario runs past millions of schedules).
+/// schedule with at most one preemption (a naive search without a bound
+/// does not end on them).
 pub const NAIVE_BOUND: u32 = 1;
 
 /// The cap of a census of [`COUNTED`] (each ends far below it).
