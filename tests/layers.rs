@@ -32,6 +32,7 @@ const LAYERS: &[(&str, u8, &str)] = &[
     ("sim_run", 2, "sim runs"),
     ("shrink", 2, "sim runs"),
     ("classes", 2, "sim runs"),
+    ("growth", 2, "sim runs"),
     // 3: the explorers, one file per backend in `explore/` (folded into
     // `explore`'s sources here).
     ("explore", 3, "explorers"),

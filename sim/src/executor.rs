@@ -281,6 +281,13 @@ impl Sim {
         self.preemptions
     }
 
+    /// What object `resource` is, as its creator named it
+    /// ([`name_object`](crate::name_object)); `None` if unnamed or the
+    /// trace is off.
+    pub fn object_name(&self, resource: u64) -> Option<&'static str> {
+        self.shared.object_names.borrow().get(&resource).copied()
+    }
+
     /// The trace so far (empty if turned off with [`Sim::set_trace`]).
     pub fn trace(&self) -> &[TraceEntry] {
         &self.trace

@@ -136,8 +136,8 @@ pub use report::{
     BlockedTask, RunReport, SimError, StallReport, Step, TraceEntry, TracedAccess, UNLABELLED_WAIT,
 };
 pub use resource::{
-    describe as describe_resource, footprint_error, independent, new_object, note_await,
-    section_begin, section_end, touch, touch_read, READ, WAKE,
+    describe as describe_resource, footprint_error, independent, name_object, new_object,
+    note_await, section_begin, section_end, touch, touch_read, OBJECT, READ, WAKE,
 };
 pub use scheduler::{
     is_preemption, GuidedScheduler, NonPreemptiveScheduler, RandomScheduler, ReplayScheduler,

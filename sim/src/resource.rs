@@ -83,6 +83,19 @@ pub fn new_object() -> u64 {
     OBJECT | ((creator << 32) & LOW) | u64::from(n)
 }
 
+/// Says what object `resource` is (a type name, say), for traces and
+/// diagnostics: kept in a traced run only (see
+/// [`Sim::object_name`](crate::Sim::object_name)), and nothing in a run
+/// depends on it.
+pub fn name_object(resource: u64, name: &'static str) {
+    let Some(shared) = try_current() else {
+        return;
+    };
+    if shared.marks_on.get() {
+        shared.object_names.borrow_mut().insert(resource, name);
+    }
+}
+
 /// Reports that the running task accessed `resource` (see [`new_object`]).
 /// Does nothing outside a task, for resource 0, or where no one reads
 /// footprints (see [`Scheduler::wants_footprints`](crate::Scheduler::wants_footprints)).

@@ -257,6 +257,9 @@ pub(crate) struct Shared {
     pub(crate) created: RefCell<Vec<u32>>,
     /// Objects created outside any task.
     pub(crate) created_outside: Cell<u32>,
+    /// What each object is (its creator's word for it, see
+    /// [`name_object`](crate::name_object)): kept in a traced run only.
+    pub(crate) object_names: RefCell<std::collections::BTreeMap<u64, &'static str>>,
     /// The executor's step counter at the current poll.
     pub(crate) step: Cell<u64>,
     /// Untimed mode: a sleep is one yield (an arbitrary delay).
@@ -312,6 +315,7 @@ impl Shared {
             echoes: RefCell::new(Vec::new()),
             created: RefCell::new(Vec::new()),
             created_outside: Cell::new(0),
+            object_names: RefCell::new(std::collections::BTreeMap::new()),
             step: Cell::new(0),
             untimed: Cell::new(false),
             coros: RefCell::new(Vec::new()),

@@ -45,7 +45,7 @@ use super::replay_line::ReplayLine;
 use super::sim_run::run_scheduled;
 use crate::faults::Faults;
 use crate::scenarios::{self, Scenario};
-use lifecycle_sim::{Dfs, DfsConfig, ExecKind, TaskId, TraceEntry, READ, WAKE};
+use lifecycle_sim::{Dfs, DfsConfig, ExecKind, Sim, TaskId, TraceEntry, READ, WAKE};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
@@ -89,37 +89,56 @@ fn events(trace: &[TraceEntry]) -> Vec<Event> {
 /// The kind bits of a resource (`lifecycle_sim`'s top four).
 const KIND: u64 = 0xF << 60;
 
-/// The key of the class of a traced execution (see the module docs).
-pub fn class_key(trace: &[TraceEntry]) -> ClassKey {
-    let events = events(trace);
-    let mut tasks: BTreeMap<usize, Vec<(u64, bool)>> = BTreeMap::new();
-    // Per resource: its history, a write closing the reads before it.
-    let mut objects: BTreeMap<u64, Vec<Segment>> = BTreeMap::new();
-    for e in &events {
-        tasks.entry(e.task).or_default().push((e.resource, e.write));
-        let history = objects.entry(e.resource).or_default();
-        if e.write {
-            history.push(Segment::Write(e.task));
-        } else {
-            match history.last_mut() {
-                Some(Segment::Reads(readers)) => readers.push(e.task),
-                _ => history.push(Segment::Reads(vec![e.task])),
+/// The canonical form of a traced execution's class: each task's event
+/// sequence and each object's history (see the module docs).
+pub(crate) struct Canonical {
+    /// Each task's events in order: the resource and whether it wrote.
+    pub(crate) tasks: BTreeMap<usize, Vec<(u64, bool)>>,
+    /// Each resource's history, a write closing the reads before it; the
+    /// readers of a segment sorted.
+    pub(crate) objects: BTreeMap<u64, Vec<Segment>>,
+}
+
+impl Canonical {
+    /// The canonical form of `trace`.
+    pub(crate) fn of(trace: &[TraceEntry]) -> Canonical {
+        let mut tasks: BTreeMap<usize, Vec<(u64, bool)>> = BTreeMap::new();
+        let mut objects: BTreeMap<u64, Vec<Segment>> = BTreeMap::new();
+        for e in events(trace) {
+            tasks.entry(e.task).or_default().push((e.resource, e.write));
+            let history = objects.entry(e.resource).or_default();
+            if e.write {
+                history.push(Segment::Write(e.task));
+            } else {
+                match history.last_mut() {
+                    Some(Segment::Reads(readers)) => readers.push(e.task),
+                    _ => history.push(Segment::Reads(vec![e.task])),
+                }
             }
         }
+        for history in objects.values_mut() {
+            for segment in history {
+                if let Segment::Reads(readers) = segment {
+                    readers.sort_unstable();
+                }
+            }
+        }
+        Canonical { tasks, objects }
     }
-    let mut hash = Sha256::new();
-    // Every record is framed by its length, so that no two encodings run
-    // into each other.
-    for (task, seq) in &tasks {
+
+    /// Feeds task `task`'s event sequence to `hash`, framed by its length.
+    pub(crate) fn hash_task(hash: &mut Sha256, task: usize, seq: &[(u64, bool)]) {
         hash.update(b"T");
-        hash.update((*task as u64).to_le_bytes());
+        hash.update((task as u64).to_le_bytes());
         hash.update((seq.len() as u64).to_le_bytes());
         for (resource, write) in seq {
             hash.update(resource.to_le_bytes());
             hash.update([u8::from(*write)]);
         }
     }
-    for (resource, history) in &mut objects {
+
+    /// Feeds `resource`'s history to `hash`, framed by its length.
+    pub(crate) fn hash_object(hash: &mut Sha256, resource: u64, history: &[Segment]) {
         hash.update(b"O");
         hash.update(resource.to_le_bytes());
         hash.update((history.len() as u64).to_le_bytes());
@@ -130,25 +149,50 @@ pub fn class_key(trace: &[TraceEntry]) -> ClassKey {
                     hash.update((*task as u64).to_le_bytes());
                 }
                 Segment::Reads(readers) => {
-                    readers.sort_unstable();
                     hash.update(b"R");
                     hash.update((readers.len() as u64).to_le_bytes());
-                    for task in readers.iter() {
+                    for task in readers {
                         hash.update((*task as u64).to_le_bytes());
                     }
                 }
             }
         }
     }
-    let digest = hash.finalize();
-    let mut key = [0; 16];
-    key.copy_from_slice(&digest[..16]);
-    ClassKey(key)
+
+    /// The class's key: every task's sequence, then every object's
+    /// history, each record framed by its length so that no two encodings
+    /// run into each other.
+    pub(crate) fn key(&self) -> ClassKey {
+        let mut hash = Sha256::new();
+        for (task, seq) in &self.tasks {
+            Canonical::hash_task(&mut hash, *task, seq);
+        }
+        for (resource, history) in &self.objects {
+            Canonical::hash_object(&mut hash, *resource, history);
+        }
+        ClassKey::from_digest(&hash.finalize())
+    }
+}
+
+impl ClassKey {
+    /// The first 16 bytes of a SHA-256 digest.
+    pub(crate) fn from_digest(digest: &[u8]) -> ClassKey {
+        let mut key = [0; 16];
+        key.copy_from_slice(&digest[..16]);
+        ClassKey(key)
+    }
+}
+
+/// The key of the class of a traced execution (see the module docs).
+pub fn class_key(trace: &[TraceEntry]) -> ClassKey {
+    Canonical::of(trace).key()
 }
 
 /// A piece of one object's history.
-enum Segment {
+pub(crate) enum Segment {
+    /// A write by a task.
     Write(usize),
+    /// Reads by tasks, between two writes.
     Reads(Vec<usize>),
 }
 
@@ -238,6 +282,19 @@ pub fn census(
     config: DfsConfig,
     cap: u64,
 ) -> Result<Census, String> {
+    census_observed(scenario, faults, config, cap, &mut |_, _| {})
+}
+
+/// [`census`], calling `on_new_class` with the canonical form and the
+/// simulation (its trace, its objects' names) of the first execution of
+/// each class.
+pub(crate) fn census_observed(
+    scenario: &Scenario,
+    faults: Faults,
+    config: DfsConfig,
+    cap: u64,
+    on_new_class: &mut dyn FnMut(&Canonical, &Sim),
+) -> Result<Census, String> {
     let mut dfs = Dfs::new(config);
     let mut census = Census::default();
     while let Some(scheduler) = dfs.next_scheduler() {
@@ -248,13 +305,15 @@ pub fn census(
         match dfs.end_execution() {
             ExecKind::Complete => {
                 census.complete += 1;
-                let class = census
-                    .classes
-                    .entry(class_key(run.sim.trace()))
-                    .or_insert_with(|| Class {
+                let trace = run.sim.trace();
+                let canonical = Canonical::of(trace);
+                let class = census.classes.entry(canonical.key()).or_insert_with(|| {
+                    on_new_class(&canonical, &run.sim);
+                    Class {
                         runs: 0,
                         plan: run.sim.choices().to_vec(),
-                    });
+                    }
+                });
                 class.runs += 1;
             }
             ExecKind::Blocked | ExecKind::Foreign => census.blocked += 1,

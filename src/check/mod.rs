@@ -24,7 +24,7 @@
 //!                  its exploration, its replay and its run helpers:
 //!                  sim  sim_dfs  loom (+ loom_worker)  shuttle  tokio
 //!                      |
-//! 2  sim runs      shrink -> sim_run (run_plan, check_plan) <- classes
+//! 2  sim runs      shrink -> sim_run (run_plan, check_plan) <- classes <- growth
 //!                      |
 //! 1  line format   replay_line (ReplayLine, Payload, limits, fingerprint)
 //!                      |
@@ -43,6 +43,7 @@ pub mod classes;
 mod dispatch;
 pub mod explore;
 pub mod goals;
+pub mod growth;
 pub mod html;
 pub mod journal_tap;
 mod panics;

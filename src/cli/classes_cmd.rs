@@ -12,8 +12,9 @@
 //! scenario did not repeat itself under one schedule. Exit 2: bad input.
 
 use super::args::{in_range, parse_fault, parse_scenario, program, MAX_COUNT, MAX_PREEMPTIONS};
-use crate::check::classes::{census, naive, Census, NAIVE_BOUND};
+use crate::check::classes::{census, census_observed, naive, Census, NAIVE_BOUND};
 use crate::check::explore::sim_dfs::search_config;
+use crate::check::growth::Growth;
 use crate::check::{quiet_panics, Budget};
 use crate::faults::Faults;
 use clap::Args;
@@ -47,6 +48,12 @@ pub(in crate::cli) struct ClassesArgs {
     /// Replay lines printed for lost classes at most.
     #[arg(long, default_value_t = 5)]
     lines: usize,
+    /// Rank the parts of sim-dfs's classes (task sequences, object
+    /// histories) by how many forms each takes, and print the first N:
+    /// where the classes multiply (also printed, 5 of them, when sim-dfs
+    /// stops at the cap).
+    #[arg(long)]
+    growth: Option<usize>,
 }
 
 /// Run `classes`; the exit code.
@@ -84,9 +91,17 @@ pub(in crate::cli) fn run_classes(args: &ClassesArgs) -> ExitCode {
         }
     };
     quiet_panics();
-    let run = |config| census(scenario, faults, config, cap);
-    let both = run(naive(Some(args.naive_bound)))
-        .and_then(|n| run(searched_config.clone()).map(|s| (n, s)));
+    let mut growth = Growth::default();
+    let both = census(scenario, faults, naive(Some(args.naive_bound)), cap).and_then(|n| {
+        census_observed(
+            scenario,
+            faults,
+            searched_config.clone(),
+            cap,
+            &mut |canonical, sim| growth.add(canonical, sim.trace(), |r| sim.object_name(r)),
+        )
+        .map(|s| (n, s))
+    });
     let (naive_census, searched) = match both {
         Ok(both) => both,
         Err(e) => {
@@ -132,6 +147,12 @@ pub(in crate::cli) fn run_classes(args: &ClassesArgs) -> ExitCode {
         &searched,
     );
     println!();
+    let growth_lines = args
+        .growth
+        .or((!searched.exhausted).then_some(DEFAULT_GROWTH));
+    if let Some(n) = growth_lines {
+        print_growth(&growth, searched.classes.len(), n);
+    }
     if !searched.exhausted {
         println!("sim-dfs stopped at the cap of {cap} schedules: no verdict (raise --cap)");
         return ExitCode::from(1);
@@ -164,4 +185,34 @@ pub(in crate::cli) fn run_classes(args: &ClassesArgs) -> ExitCode {
         }
     );
     ExitCode::SUCCESS
+}
+
+/// The parts printed when sim-dfs stops at the cap and `--growth` is not
+/// given.
+const DEFAULT_GROWTH: usize = 5;
+
+/// The first `n` parts of sim-dfs's classes by forms (see `check::growth`).
+fn print_growth(growth: &Growth, classes: usize, n: usize) {
+    let ranked = growth.ranked();
+    println!(
+        "where sim-dfs's {classes} classes differ: {} of {} parts take more than one form; the first {}:",
+        ranked.len(),
+        growth.parts.len(),
+        n.min(ranked.len())
+    );
+    println!(
+        "  {:>8} {:>8}  {:<44} touched by",
+        "forms", "longest", "part"
+    );
+    for (part, stats) in ranked.iter().take(n) {
+        let tasks: Vec<String> = stats.tasks.iter().map(|&t| growth.task(t)).collect();
+        println!(
+            "  {:>8} {:>8}  {:<44} {}",
+            stats.forms.len(),
+            stats.longest,
+            growth.describe(*part),
+            tasks.join(", ")
+        );
+    }
+    println!();
 }

@@ -106,8 +106,10 @@ impl Rt for SimRt {
     type RawMutex<T: Send + 'static> = SimMutex<T>;
 
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {
+        let object = lifecycle_sim::new_object();
+        lifecycle_sim::name_object(object, std::any::type_name::<T>());
         SimMutex {
-            object: lifecycle_sim::new_object(),
+            object,
             inner: std::sync::Mutex::new(value),
             holder: std::sync::atomic::AtomicUsize::new(FREE),
             taken_at: std::sync::atomic::AtomicU64::new(0),

@@ -47,3 +47,38 @@ fn bad_input_is_refused_before_anything_runs() {
         assert_refused(&r, |l| l.starts_with("error: ") && l.contains(what), limit);
     }
 }
+
+#[test]
+fn growth_ranks_the_parts_that_take_more_than_one_form() {
+    let r = run(&["classes", "dropped-create", "--growth", "3"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let header = r
+        .out
+        .lines()
+        .find(|l| l.starts_with("where sim-dfs's "))
+        .unwrap_or_else(|| panic!("no growth table: {}", r.both()));
+    assert!(header.ends_with("the first 3:"), "{header}");
+    // Rows: forms, longest, the part (an object named by its type, or a
+    // task), the tasks that touched it.
+    let rows: Vec<Vec<&str>> = r
+        .out
+        .lines()
+        .skip_while(|l| !l.starts_with("where sim-dfs's "))
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{}", r.out);
+    let forms: Vec<u64> = rows.iter().map(|w| w[0].parse().unwrap()).collect();
+    assert!(
+        forms.windows(2).all(|w| w[0] >= w[1]),
+        "not ranked: {forms:?}"
+    );
+    assert!(forms[2] > 1, "a part with one form was ranked: {}", r.out);
+    assert!(
+        rows.iter()
+            .any(|w| w[2] == "obj" && w.join(" ").contains("(made by task ")),
+        "no object named by its creator: {}",
+        r.out
+    );
+}
