@@ -207,6 +207,32 @@ pub struct Split {
     pub per_execution: BTreeMap<Part, u64>,
 }
 
+/// How many times faster than `other` a checker whose executor cost
+/// nothing could run the scenario of `split`: `other`'s instructions per
+/// execution over `split`'s own scenario and oracle instructions (the
+/// lifecycle code and the checks run under every checker). `None` if
+/// `split` has neither.
+pub fn ceiling(split: &Split, other: &Split) -> Option<f64> {
+    let own = |p: Part| split.per_execution.get(&p).copied().unwrap_or(0);
+    let fixed = own(Part::Scenario) + own(Part::Oracles);
+    (fixed > 0).then(|| other.total() as f64 / fixed as f64)
+}
+
+/// The ceilings of `sim` over shuttle-random, by scenario, for every
+/// scenario profiled under both (see [`ceiling`]).
+pub fn ceilings(profile: &[Split]) -> Vec<(&str, f64)> {
+    profile
+        .iter()
+        .filter(|p| p.checker == "sim")
+        .filter_map(|sim| {
+            let shuttle = profile
+                .iter()
+                .find(|p| p.checker == "shuttle-random" && p.scenario == sim.scenario)?;
+            Some((sim.scenario.as_str(), ceiling(sim, shuttle)?))
+        })
+        .collect()
+}
+
 impl Split {
     /// All instructions per execution.
     pub fn total(&self) -> u64 {
@@ -317,6 +343,28 @@ fn=(2)\n\
         assert_eq!(split[&Part::Executor], 140);
         assert_eq!(split[&Part::Scenario], 80);
         assert!(!split.contains_key(&Part::Oracles));
+    }
+
+    #[test]
+    fn the_ceiling_is_the_other_checkers_total_over_the_own_fixed_part() {
+        let split = |checker: &str, executor, scenario, oracles| Split {
+            checker: checker.into(),
+            scenario: "s".into(),
+            executions: 1,
+            per_execution: BTreeMap::from([
+                (Part::Executor, executor),
+                (Part::Scenario, scenario),
+                (Part::Oracles, oracles),
+                (Part::Harness, 1_000),
+            ]),
+        };
+        let sim = split("sim", 50, 30, 10);
+        let shuttle = split("shuttle-random", 300, 80, 20);
+        // 400 instructions of shuttle over sim's 40 of its own: 10x.
+        assert_eq!(ceiling(&sim, &shuttle), Some(10.0));
+        assert_eq!(ceilings(&[sim.clone(), shuttle]), vec![("s", 10.0)]);
+        assert_eq!(ceilings(&[sim]), vec![]);
+        assert_eq!(ceiling(&split("sim", 5, 0, 0), &split("x", 1, 1, 1)), None);
     }
 
     #[test]

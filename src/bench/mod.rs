@@ -702,7 +702,7 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         self_peak_mib: peak_mib(libc::RUSAGE_SELF),
         children_peak_mib: peak_mib(libc::RUSAGE_CHILDREN),
     };
-    let targets = render::targets(&throughput, &exhaustion, &faults);
+    let targets = render::targets(&throughput, &exhaustion, &faults, &profile);
     // After the memory figures: git and nproc are child processes too.
     let run = Run::started_at(started);
     let results = Results {

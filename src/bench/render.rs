@@ -1,6 +1,6 @@
 //! The bench table and the targets.
 
-use super::callgrind::Part;
+use super::callgrind::{ceilings, Part, Split};
 use super::{growth, optimal, Exhaustion, Kill, Results, Space, Target, Throughput};
 use std::fmt::Write;
 
@@ -8,11 +8,16 @@ fn space(s: &Space) -> String {
     format!("{}{}", s.schedules, if s.exhausted { "" } else { " (cap)" })
 }
 
-/// The targets: simulator random at least 3x shuttle random on every
-/// scenario (the floor), and 20x (the aim); reduced DFS at most loom's
-/// schedules at an equal bound where both finish; every fault found by the
-/// simulator in a median under one second.
-pub fn targets(t: &[Throughput], e: &[Exhaustion], k: &[Kill]) -> Vec<Target> {
+/// Simulator random against shuttle random, executions per second, on
+/// every scenario of the throughput table.
+pub const SPEED_FLOOR: f64 = 6.0;
+
+/// The targets: simulator random at least [`SPEED_FLOOR`] times shuttle
+/// random on every scenario, and whether the profile leaves room for it (a
+/// free executor would reach it); reduced DFS at most loom's schedules at
+/// an equal bound where both finish; every fault found by the simulator in
+/// a median under one second.
+pub fn targets(t: &[Throughput], e: &[Exhaustion], k: &[Kill], p: &[Split]) -> Vec<Target> {
     let worst = t
         .iter()
         .map(|r| (r.ratio_sim_shuttle_random, r.scenario))
@@ -78,10 +83,27 @@ pub fn targets(t: &[Throughput], e: &[Exhaustion], k: &[Kill]) -> Vec<Target> {
             format!("over: {}", slow.join(", "))
         },
     };
+    let room = ceilings(p);
+    let lowest = room.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    let ceiling = Target {
+        target: format!(
+            "room for sim random >= {SPEED_FLOOR:.0}x shuttle random: shuttle's instructions per execution >= {SPEED_FLOOR:.0}x sim's scenario and oracle instructions, every profiled scenario"
+        ),
+        met: lowest.is_some_and(|l| l.1 >= SPEED_FLOOR),
+        detail: match lowest {
+            Some((scenario, c)) => format!(
+                "lowest ceiling {c:.1}x ({scenario}): a simulator whose executor cost nothing would run at most this many times shuttle random"
+            ),
+            None => "nothing profiled".into(),
+        },
+    };
     // A section that did not run sets no target.
     let mut out = Vec::new();
     if !t.is_empty() {
-        out.extend([speed(3.0), speed(20.0)]);
+        out.push(speed(SPEED_FLOOR));
+    }
+    if !room.is_empty() {
+        out.push(ceiling);
     }
     if !e.is_empty() {
         out.push(dfs);
@@ -221,6 +243,12 @@ fn profile_table(s: &mut String, r: &Results) {
             part(Part::Scenario),
             part(Part::Oracles),
             p.total()
+        );
+    }
+    for (scenario, c) in ceilings(&r.profile) {
+        let _ = writeln!(
+            s,
+            "ceiling {scenario}: shuttle-random's total over sim's scenario and oracles = {c:.1}x (sim with a free executor)"
         );
     }
 }
