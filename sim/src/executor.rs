@@ -282,8 +282,9 @@ impl Sim {
     }
 
     /// What object `resource` is, as its creator named it
-    /// ([`name_object`](crate::name_object)); `None` if unnamed or the
-    /// trace is off.
+    /// ([`name_object`](crate::name_object)); `None` if unnamed, or if
+    /// names were not kept: they are kept only after
+    /// [`Sim::set_trace`]`(true)`.
     pub fn object_name(&self, resource: u64) -> Option<&'static str> {
         self.shared.object_names.borrow().get(&resource).copied()
     }

@@ -7,6 +7,10 @@
 //! every class the naive search reached that `sim-dfs` never ran is printed
 //! with the line that replays it.
 //!
+//! With `--growth N` (and, 5 of them, whenever `sim-dfs` stops at the
+//! cap) it ranks the parts of `sim-dfs`'s classes by the forms each takes
+//! (`check::growth`): where the classes multiply.
+//!
 //! Exit 0: `sim-dfs` was exhausted and ran every naive class. Exit 1: it
 //! stopped at the cap (no verdict), it never ran a naive class, or the
 //! scenario did not repeat itself under one schedule. Exit 2: bad input.
@@ -208,7 +212,7 @@ fn print_growth(growth: &Growth, classes: usize, n: usize) {
         let tasks: Vec<String> = stats.tasks.iter().map(|&t| growth.task(t)).collect();
         println!(
             "  {:>8} {:>8}  {:<44} {}",
-            stats.forms.len(),
+            growth.forms(stats),
             stats.longest,
             growth.describe(*part),
             tasks.join(", ")
