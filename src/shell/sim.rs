@@ -261,7 +261,7 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
         let (state, one_driver) = (self.state.clone(), self.one_driver);
         Box::pin(async move {
             let script = state
-                .update(|s| s.scripts.get(&spec.command).cloned())
+                .read(|s| s.scripts.get(&spec.command).cloned())
                 .unwrap_or(Script {
                     duration_ms: 10,
                     output: spec.command.clone(),
@@ -326,13 +326,13 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
     fn owner_of(&self, job: &str) -> Option<String> {
         let id = super::job_number(job)?;
         self.state
-            .update(|s| s.jobs.get(&id).and_then(|j| j.owner.clone()))
+            .read(|s| s.jobs.get(&id).and_then(|j| j.owner.clone()))
     }
 
     fn job(&self, job: &str) -> Option<JobStatus> {
         let id = super::job_number(job)?;
         self.state
-            .update(|s| s.jobs.get(&id).map(|j| j.status.clone()))
+            .read(|s| s.jobs.get(&id).map(|j| j.status.clone()))
     }
 
     fn kill(&self, job: &str) -> bool {
