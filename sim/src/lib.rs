@@ -137,7 +137,7 @@ pub use report::{
 };
 pub use resource::{
     describe as describe_resource, footprint_error, independent, name_object, new_object,
-    note_await, section_begin, section_end, touch, touch_read, OBJECT, READ, WAKE,
+    note_await, object_creator, section_begin, section_end, touch, touch_read, OBJECT, READ, WAKE,
 };
 pub use scheduler::{
     is_preemption, GuidedScheduler, NonPreemptiveScheduler, RandomScheduler, ReplayScheduler,

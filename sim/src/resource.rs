@@ -317,6 +317,13 @@ pub(crate) fn clash(a: &[u64], b: &[u64], commute: impl Fn(u64, u64) -> bool) ->
     false
 }
 
+/// The task that created object `resource` (see [`new_object`]); `None`
+/// for an object made outside any task, or a resource that is no object.
+pub fn object_creator(resource: u64) -> Option<crate::TaskId> {
+    let creator = (resource & LOW) >> 32;
+    (resource & KIND == OBJECT && creator != OUTSIDE).then_some(creator as crate::TaskId)
+}
+
 /// A resource id in words, for traces: `spawn`, `random`, `timer@40ms`,
 /// `obj 3.1` (the second object created by task 3).
 pub fn describe(resource: u64) -> String {
@@ -348,6 +355,15 @@ pub fn describe(resource: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_objects_creator_is_read_back_from_its_id() {
+        assert_eq!(object_creator(OBJECT | (3 << 32) | 4), Some(3));
+        assert_eq!(object_creator(OBJECT | (3 << 32) | 4 | READ), Some(3));
+        assert_eq!(object_creator(OBJECT | (OUTSIDE << 32)), None);
+        assert_eq!(object_creator(WAKE | 3), None);
+        assert_eq!(object_creator(SPAWN), None);
+    }
 
     #[test]
     fn independence_is_disjointness() {

@@ -19,7 +19,7 @@
 //! canonical form.
 
 use super::classes::{Canonical, ClassKey};
-use lifecycle_sim::{TraceEntry, OBJECT};
+use lifecycle_sim::TraceEntry;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -169,25 +169,20 @@ fn short_type(name: &str) -> String {
     out
 }
 
-/// The creator id of an object made outside any task (`lifecycle_sim`).
-const OUTSIDE: u64 = 0xFF_FFFF;
-
 /// `resource` as the simulator's traces name it, with its creating task
 /// named after it if it is an object made by a task.
 fn describe_resource(resource: u64, task: impl Fn(usize) -> String) -> String {
     let words = lifecycle_sim::describe_resource(resource);
-    let creator = (resource >> 32) & OUTSIDE;
-    if resource & (0xF << 60) == OBJECT && creator != OUTSIDE {
-        format!("{words} (made by task {})", task(creator as usize))
-    } else {
-        words
+    match lifecycle_sim::object_creator(resource) {
+        Some(creator) => format!("{words} (made by task {})", task(creator)),
+        None => words,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lifecycle_sim::TracedAccess;
+    use lifecycle_sim::{TracedAccess, OBJECT};
     use std::rc::Rc;
 
     fn poll(task: usize, resource: u64) -> TraceEntry {
@@ -250,7 +245,11 @@ mod tests {
             describe_resource(OBJECT | (3 << 32) | 4, name),
             "obj 3.4 (made by task 3 `t3`)"
         );
-        assert_eq!(describe_resource(OBJECT | (OUTSIDE << 32), name), "obj -.0");
+        assert_eq!(
+            describe_resource(OBJECT | (0xFF_FFFF << 32), name),
+            "obj -.0"
+        );
+        assert_eq!(describe_resource(lifecycle_sim::WAKE | 3, name), "wake 3");
     }
 
     #[test]
