@@ -57,11 +57,18 @@ impl Script {
     }
 }
 
+/// One job's record: a monitor of its own, so that what happens to one
+/// job (it ends, it is read, it is forgotten) is independent of what
+/// happens to another in the simulator's reduction.
 struct Job {
     owner: Option<String>,
     status: JobStatus,
     /// What it prints when it exits on its own.
     output: String,
+    /// What happened to it so far, in order.
+    history: Vec<JobFate>,
+    /// A drain forgot it: unknown to every call.
+    forgotten: bool,
 }
 
 /// One thing that happened to a simulated job, in the shell's order.
@@ -85,16 +92,36 @@ impl JobFate {
     }
 }
 
+/// The shell's objects, each a monitor of its own: what one operation
+/// touches is independent of what another touches in the simulator's
+/// reduction unless they share an object (a job's end reads the
+/// listeners, not the table of jobs that starting a job changes).
+struct Shared<R: Rt> {
+    /// The table of jobs, the scripts and the driver's timers.
+    table: Monitor<R, Table<R>>,
+    /// The job-done listeners.
+    listeners: Monitor<R, Listeners>,
+}
+
+/// The job-done listeners, by key, and the last key given.
 #[derive(Default)]
-struct State {
-    jobs: BTreeMap<u64, Job>,
+struct Listeners {
+    by_key: Vec<(u64, DoneListener)>,
+    last: u64,
+}
+
+/// A job's record, shared by the table and the job's own task.
+type Record<R> = Arc<Monitor<R, Job>>;
+
+/// The shell's table: what starting a job and scripting a command
+/// change. A job's record lives in its own monitor, which this table only
+/// points to.
+struct Table<R: Rt> {
+    /// Every background job started, in order, with its owner token (the
+    /// shell's own account, which a drain does not erase) and its record.
+    jobs: BTreeMap<u64, (Option<String>, Record<R>)>,
     next_job: u64,
     scripts: BTreeMap<String, Script>,
-    listeners: Vec<(u64, DoneListener)>,
-    next_listener: u64,
-    history: Vec<(u64, JobFate)>,
-    /// Every background job started, with its owner token, in order.
-    started: Vec<(u64, Option<String>)>,
     /// One driver for the timed jobs: their deadlines and exit codes, by
     /// (deadline, job); `None` where each job has a task of its own.
     timers: Option<BTreeMap<(u64, u64), i32>>,
@@ -107,7 +134,7 @@ struct State {
 /// The simulated executor. Unknown commands run 10 ms, print their own
 /// text and exit 0.
 pub struct SimShell<R: Rt> {
-    state: Arc<Monitor<R, State>>,
+    shared: Arc<Shared<R>>,
     /// Its timed jobs share one driver task.
     one_driver: bool,
 }
@@ -123,7 +150,7 @@ impl<R: Rt> Drop for SimShell<R> {
     fn drop(&mut self) {
         // Only a driver waits for it (and a task per job takes no step).
         if self.one_driver {
-            self.state.update(|s| s.closed = true);
+            self.shared.table.update(|s| s.closed = true);
         }
     }
 }
@@ -134,10 +161,17 @@ impl<R: Rt> SimShell<R> {
     /// on a task of their own.
     pub fn new(one_driver: bool) -> Self {
         SimShell {
-            state: Arc::new(Monitor::new(State {
-                timers: one_driver.then(BTreeMap::new),
-                ..State::default()
-            })),
+            shared: Arc::new(Shared {
+                table: Monitor::new(Table {
+                    jobs: BTreeMap::new(),
+                    next_job: 0,
+                    scripts: BTreeMap::new(),
+                    timers: one_driver.then(BTreeMap::new),
+                    driving: false,
+                    closed: false,
+                }),
+                listeners: Monitor::new(Listeners::default()),
+            }),
             one_driver,
         }
     }
@@ -145,9 +179,10 @@ impl<R: Rt> SimShell<R> {
     /// The shared driver: ends the timed jobs one at a time, each after
     /// its remaining time, earliest deadline first; returns when the shell
     /// is dropped and no timer is left.
-    async fn drive(state: Arc<Monitor<R, State>>) {
+    async fn drive(shared: Arc<Shared<R>>) {
+        let table = &shared.table;
         loop {
-            let next = state
+            let next = table
                 .wait_until("sim shell: a timed job, or the shell dropped", |s| match s
                     .timers
                     .as_ref()
@@ -161,28 +196,43 @@ impl<R: Rt> SimShell<R> {
                 return;
             };
             R::sleep(deadline.saturating_sub(R::now_ms())).await;
-            let exit = state.update(|s| s.timers.as_mut().and_then(|t| t.remove(&(deadline, id))));
+            let exit = table.update(|s| s.timers.as_mut().and_then(|t| t.remove(&(deadline, id))));
             if let Some(exit) = exit {
-                Self::finish(&state, id, JobFate::Exited(exit));
+                Self::finish(&shared, id, JobFate::Exited(exit));
             }
         }
     }
 
-    /// Wait until none of `jobs` is running (a job-done wait, no polling).
+    /// Wait until none of `jobs` is running (a job-done wait on each
+    /// job's record in turn, no polling).
     pub async fn until_finished(&self, jobs: &[&str]) {
-        let ids: Vec<u64> = jobs.iter().filter_map(|j| super::job_number(j)).collect();
-        self.state
-            .wait_until("sim shell: jobs finished", |s| {
-                ids.iter()
-                    .all(|id| s.jobs.get(id).is_none_or(|j| !j.status.running))
-                    .then_some(())
-            })
-            .await;
+        for job in jobs {
+            if let Some(record) = self.record(job) {
+                record
+                    .wait_until("sim shell: jobs finished", |j| {
+                        (!j.status.running).then_some(())
+                    })
+                    .await;
+            }
+        }
+    }
+
+    /// The record of `job`, if it was ever started.
+    fn record(&self, job: &str) -> Option<Record<R>> {
+        let id = super::job_number(job)?;
+        Self::record_of(&self.shared, id)
+    }
+
+    fn record_of(shared: &Shared<R>, id: u64) -> Option<Record<R>> {
+        shared
+            .table
+            .read(|s| s.jobs.get(&id).map(|(_, r)| r.clone()))
     }
 
     /// Script `command`.
     pub fn script(&self, command: &str, script: Script) {
-        self.state
+        self.shared
+            .table
             .update(|s| s.scripts.insert(command.to_string(), script));
     }
 
@@ -190,10 +240,10 @@ impl<R: Rt> SimShell<R> {
     /// started with, in order: the shell's own account, which a drain does
     /// not erase.
     pub fn started(&self) -> Vec<(JobId, Option<String>)> {
-        self.state.read(|s| {
-            s.started
+        self.shared.table.read(|s| {
+            s.jobs
                 .iter()
-                .map(|(id, o)| (job_id(*id), o.clone()))
+                .map(|(id, (o, _))| (job_id(*id), o.clone()))
                 .collect()
         })
     }
@@ -201,16 +251,9 @@ impl<R: Rt> SimShell<R> {
     /// What happened to `job` so far, in order (empty for a job never
     /// started).
     pub fn history(&self, job: &str) -> Vec<JobFate> {
-        let Some(id) = super::job_number(job) else {
-            return vec![];
-        };
-        self.state.read(|s| {
-            s.history
-                .iter()
-                .filter(|(j, _)| *j == id)
-                .map(|(_, f)| *f)
-                .collect()
-        })
+        self.record(job)
+            .map(|r| r.read(|j| j.history.clone()))
+            .unwrap_or_default()
     }
 
     /// The process of `job` exits on its own now, with its scripted output
@@ -218,14 +261,25 @@ impl<R: Rt> SimShell<R> {
     /// waiting for its script's time). `false` if it was not running.
     pub fn exit(&self, job: &str, exit: i32) -> bool {
         super::job_number(job)
-            .is_some_and(|id| Self::finish(&self.state, id, JobFate::Exited(exit)))
+            .is_some_and(|id| Self::finish(&self.shared, id, JobFate::Exited(exit)))
     }
 
-    /// End job `id` as `fate` (an exit writes the job's output first), in
-    /// one section; then signal job-done. `false` if it was not running.
-    fn finish(state: &Monitor<R, State>, id: u64, fate: JobFate) -> bool {
-        let listeners = state.update(|s| {
-            let job = s.jobs.get_mut(&id)?;
+    /// End job `id` as `fate` (an exit writes the job's output first);
+    /// then signal job-done to the listeners subscribed when it ended.
+    /// `false` if it was not running.
+    fn finish(shared: &Shared<R>, id: u64, fate: JobFate) -> bool {
+        Self::record_of(shared, id).is_some_and(|record| Self::end(shared, id, &record, fate))
+    }
+
+    /// [`finish`](Self::finish) for a caller that holds the job's record.
+    fn end(shared: &Shared<R>, id: u64, record: &Monitor<R, Job>, fate: JobFate) -> bool {
+        // The job's section takes the shell's listeners inside it, as the
+        // real shell's reaper records an exit and reads its listeners under
+        // one lock: nobody sees the job ended before the listeners it
+        // signals are fixed, so the end is atomic with the snapshot (a
+        // listener removed before it misses the signal, S6; one removed
+        // after it receives it). No section takes them in the other order.
+        let listeners = record.update(|job| {
             if !job.status.running {
                 return None;
             }
@@ -237,30 +291,36 @@ impl<R: Rt> SimShell<R> {
                 }
                 _ => 137,
             });
-            s.history.push((id, fate));
+            job.history.push(fate);
             Some(
-                s.listeners
-                    .iter()
-                    .map(|(_, l)| l.clone())
-                    .collect::<Vec<_>>(),
+                shared
+                    .listeners
+                    .read(|l| l.by_key.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>()),
             )
         });
         let Some(listeners) = listeners else {
             return false;
         };
-        let job = format!("job-{id}");
+        let job = job_id(id);
         for l in listeners {
             l(&job);
         }
         true
     }
+
+    /// Read job `job`'s record as `f` says, unless it is unknown (never
+    /// started, or forgotten by a drain).
+    fn known<O>(&self, job: &str, f: impl FnOnce(&Job) -> O) -> Option<O> {
+        self.record(job)?.read(|j| (!j.forgotten).then(|| f(j)))
+    }
 }
 
 impl<R: Rt> ShellExecutor for SimShell<R> {
     fn exec(&self, spec: ShellExecSpec) -> BoxFuture<Result<ExecResult, String>> {
-        let (state, one_driver) = (self.state.clone(), self.one_driver);
+        let (shared, one_driver) = (self.shared.clone(), self.one_driver);
         Box::pin(async move {
-            let script = state
+            let script = shared
+                .table
                 .read(|s| s.scripts.get(&spec.command).cloned())
                 .unwrap_or(Script {
                     duration_ms: 10,
@@ -278,23 +338,22 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
                 });
             }
             let timed = script.duration_ms != Script::HELD;
+            let record = Arc::new(Monitor::new(Job {
+                owner: spec.owner.clone(),
+                status: JobStatus {
+                    running: true,
+                    exit: None,
+                    output: String::new(),
+                },
+                output: script.output.clone(),
+                history: Vec::new(),
+                forgotten: false,
+            }));
             // One section: the job, and with one driver its timer too.
-            let (id, start_driver) = state.update(|s| {
+            let (id, start_driver) = shared.table.update(|s| {
                 s.next_job += 1;
                 let id = s.next_job;
-                s.started.push((id, spec.owner.clone()));
-                s.jobs.insert(
-                    id,
-                    Job {
-                        owner: spec.owner.clone(),
-                        status: JobStatus {
-                            running: true,
-                            exit: None,
-                            output: String::new(),
-                        },
-                        output: script.output.clone(),
-                    },
-                );
+                s.jobs.insert(id, (spec.owner.clone(), record.clone()));
                 let start_driver = match s.timers.as_mut() {
                     Some(timers) if timed => {
                         let deadline = R::now_ms().saturating_add(script.duration_ms);
@@ -308,76 +367,82 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
             if start_driver {
                 drop(rt::spawn::<R, ()>(
                     "sim shell: jobs",
-                    Self::drive(state.clone()),
+                    Self::drive(shared.clone()),
                 ));
             } else if timed && !one_driver {
-                let st = state.clone();
+                let st = shared.clone();
                 drop(rt::spawn::<R, ()>(&format!("job-{id}"), async move {
                     R::sleep(script.duration_ms).await;
-                    Self::finish(&st, id, JobFate::Exited(script.exit));
+                    Self::end(&st, id, &record, JobFate::Exited(script.exit));
                 }));
             }
-            Ok(ExecResult::Started {
-                job: format!("job-{id}"),
-            })
+            Ok(ExecResult::Started { job: job_id(id) })
         })
     }
 
     fn owner_of(&self, job: &str) -> Option<String> {
-        let id = super::job_number(job)?;
-        self.state
-            .read(|s| s.jobs.get(&id).and_then(|j| j.owner.clone()))
+        self.known(job, |j| j.owner.clone()).flatten()
     }
 
     fn job(&self, job: &str) -> Option<JobStatus> {
-        let id = super::job_number(job)?;
-        self.state
-            .read(|s| s.jobs.get(&id).map(|j| j.status.clone()))
+        self.known(job, |j| j.status.clone())
     }
 
     fn kill(&self, job: &str) -> bool {
-        super::job_number(job).is_some_and(|id| Self::finish(&self.state, id, JobFate::Killed))
+        super::job_number(job).is_some_and(|id| Self::finish(&self.shared, id, JobFate::Killed))
     }
 
     fn on_done(&self, f: DoneListener) -> u64 {
-        self.state.update(|s| {
-            s.next_listener += 1;
-            s.listeners.push((s.next_listener, f));
-            s.next_listener
+        self.shared.listeners.update(|l| {
+            l.last += 1;
+            l.by_key.push((l.last, f));
+            l.last
         })
     }
 
     fn off_done(&self, key: u64) {
-        self.state
-            .update(|s| s.listeners.retain(|(k, _)| *k != key));
+        self.shared
+            .listeners
+            .update(|l| l.by_key.retain(|(k, _)| *k != key));
     }
 
     fn drain(&self, owner: &str) -> BoxFuture<Vec<JobId>> {
-        let state = self.state.clone();
+        let shared = self.shared.clone();
         let owner = owner.to_string();
         Box::pin(async move {
-            let ids: Vec<u64> = state.read(|s| {
+            // The owner's jobs, by the shell's account; then those a drain
+            // has not forgotten yet, each by its own record.
+            let records: Vec<(u64, Record<R>)> = shared.table.read(|s| {
                 s.jobs
                     .iter()
-                    .filter(|(_, j)| j.owner.as_deref() == Some(owner.as_str()))
-                    .map(|(id, _)| *id)
+                    .filter(|(_, (o, _))| o.as_deref() == Some(owner.as_str()))
+                    .map(|(id, (_, r))| (*id, r.clone()))
                     .collect()
             });
+            let records: Vec<_> = records
+                .into_iter()
+                .filter(|(_, r)| r.read(|j| !j.forgotten))
+                .collect();
             // Kill the live ones; their job-done signals go out now.
-            for id in &ids {
-                Self::finish(&state, *id, JobFate::KilledByDrain);
+            for (id, record) in &records {
+                Self::end(&shared, *id, record, JobFate::KilledByDrain);
             }
             // Settlement: the killed processes are reaped on a later turn,
             // a window in which the finished records are still readable.
             R::yield_now().await;
-            state.update(|s| {
-                for id in &ids {
-                    if s.jobs.remove(id).is_some() {
-                        s.history.push((*id, JobFate::Forgotten));
-                    }
-                }
-            });
-            ids.into_iter().map(job_id).collect()
+            records
+                .into_iter()
+                .map(|(id, record)| {
+                    // Another drain of the same owner may have forgotten it
+                    // meanwhile: its history says so once.
+                    record.update(|j| {
+                        if !std::mem::replace(&mut j.forgotten, true) {
+                            j.history.push(JobFate::Forgotten);
+                        }
+                    });
+                    job_id(id)
+                })
+                .collect()
         })
     }
 }
