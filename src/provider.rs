@@ -304,7 +304,7 @@ impl<R: Rt> Provider<R> {
         let lp = Arc::new(Agent::<R>::prepare_core(
             id,
             core,
-            self.store.sink(id, serial),
+            self.store.sink(&prepared),
             runner,
         ));
         let private = Scope::private(&format!("agent {id}#{serial}"));
@@ -388,7 +388,7 @@ impl<R: Rt> Provider<R> {
         id: &str,
         attempt: u64,
         owner: &Scope<R>,
-        (prepared, lp, private): (crate::store::Prepared, Arc<AgentLoop<R>>, Scope<R>),
+        (prepared, lp, private): (crate::store::Prepared<R>, Arc<AgentLoop<R>>, Scope<R>),
         owner_active: bool,
     ) -> Result<AgentHandle<R>, CreateError> {
         let fail = |e: CreateError| self.create_failed(id, attempt, e);

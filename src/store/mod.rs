@@ -8,6 +8,14 @@
 //! removed, `session/disposed`). An append that arrives after `detach` is
 //! lost, and journaled as such (that is what D3 forbids).
 //!
+//! Two kinds of object hold this: the store's table (the published
+//! sessions and their phase, what `prepare`, `enter`, `retire` and
+//! `detach` change) and each session's writes (its pending entries and
+//! its storage failure, what its sink's appends and flushes change). A
+//! session's writes go `prepared` → `entered` (by `enter`) → `detached` (by
+//! `detach`, after the table lets it go); an append outside `entered` is
+//! lost.
+//!
 //! A flush writes the pending batch, awaits (an I/O point: a crash may land
 //! between the write and the sync), then syncs. A failed write or sync
 //! marks the session `failed`: the flush returns the error and every later
@@ -50,14 +58,24 @@ impl std::fmt::Display for StoreError {
 impl std::error::Error for StoreError {}
 
 /// A session prepared privately: not visible to anyone until `enter`.
-#[derive(Debug)]
 #[must_use = "a prepared session is published with `enter` or dropped"]
-pub struct Prepared {
+pub struct Prepared<R: Rt> {
     id: String,
     serial: u64,
+    /// Its writes, which its sink holds from here on.
+    writes: Arc<Monitor<R, Writes>>,
 }
 
-impl Prepared {
+impl<R: Rt> std::fmt::Debug for Prepared<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("id", &self.id)
+            .field("serial", &self.serial)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Rt> Prepared<R> {
     /// The id.
     pub fn id(&self) -> &str {
         &self.id
@@ -75,18 +93,39 @@ enum Phase {
     Retiring,
 }
 
-struct Session {
-    id: String,
-    serial: u64,
-    phase: Phase,
+/// Where a session's writes stand: not published yet, published, or
+/// detached (its hooks removed: an append is lost).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Open {
+    #[default]
+    Prepared,
+    Entered,
+    Detached,
+}
+
+/// What a session's appends and flushes touch, in a monitor of its own:
+/// one session's writes are independent of another's, and of the table's
+/// changes (a create, a retirement), in the simulator's reduction.
+#[derive(Default)]
+struct Writes {
+    open: Open,
     pending: Vec<Entry>,
     /// The storage error that failed this session (D10).
     failed: Option<String>,
 }
 
-#[derive(Default)]
-struct State {
-    sessions: Vec<Session>,
+/// A published session in the store's table.
+struct Session<R: Rt> {
+    id: String,
+    serial: u64,
+    phase: Phase,
+    writes: Arc<Monitor<R, Writes>>,
+}
+
+/// The store's table: which sessions are published, and in what phase
+/// (what R1 and R2 read), and the serials given.
+struct State<R: Rt> {
+    sessions: Vec<Session<R>>,
     next_serial: u64,
 }
 
@@ -95,7 +134,7 @@ pub type Listener = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The session store.
 pub struct SessionStore<R: Rt> {
-    state: Monitor<R, State>,
+    state: Monitor<R, State<R>>,
     durable: Arc<dyn Durable>,
     listeners: Mutex<R, Vec<Listener>>,
 }
@@ -104,7 +143,10 @@ impl<R: Rt> SessionStore<R> {
     /// A store over `durable`.
     pub fn new(durable: Arc<dyn Durable>) -> Arc<Self> {
         Arc::new(SessionStore {
-            state: Monitor::new(State::default()),
+            state: Monitor::new(State {
+                sessions: Vec::new(),
+                next_serial: 0,
+            }),
             durable,
             listeners: Mutex::new(Vec::new()),
         })
@@ -115,7 +157,7 @@ impl<R: Rt> SessionStore<R> {
         self.listeners.with(|l| l.push(f));
     }
 
-    fn live_with_id(st: &State, id: &str) -> usize {
+    fn live_with_id(st: &State<R>, id: &str) -> usize {
         st.sessions
             .iter()
             .filter(|s| s.id == id && s.phase == Phase::Live)
@@ -124,22 +166,26 @@ impl<R: Rt> SessionStore<R> {
 
     /// Build private state for `id`. Fails fast if a live session has it
     /// (the authoritative check is `enter`'s).
-    pub fn prepare(&self, id: &str) -> Result<Prepared, StoreError> {
-        self.state.update(|st| {
+    pub fn prepare(&self, id: &str) -> Result<Prepared<R>, StoreError> {
+        let serial = self.state.update(|st| {
             if Self::live_with_id(st, id) > 0 {
                 return Err(StoreError::AlreadyExists(id.to_string()));
             }
             st.next_serial += 1;
-            Ok(Prepared {
-                id: id.to_string(),
-                serial: st.next_serial,
-            })
+            Ok(st.next_serial)
+        })?;
+        Ok(Prepared {
+            id: id.to_string(),
+            serial,
+            writes: Arc::new(Monitor::new(Writes::default())),
         })
     }
 
     /// Publish a prepared session: rechecks, under the lock, that no live
     /// session has its id (R1; fault M9 skips the recheck).
-    pub fn enter(&self, p: Prepared) -> Result<(), StoreError> {
+    /// Its writes are taken from then on: nobody holds the session's sink
+    /// before it is published, so no append falls between the two.
+    pub fn enter(&self, p: Prepared<R>) -> Result<(), StoreError> {
         let entered = self.state.update(|st| {
             if !fault!(M9) && Self::live_with_id(st, &p.id) > 0 {
                 return None;
@@ -148,8 +194,7 @@ impl<R: Rt> SessionStore<R> {
                 id: p.id.clone(),
                 serial: p.serial,
                 phase: Phase::Live,
-                pending: Vec::new(),
-                failed: None,
+                writes: p.writes.clone(),
             });
             // Journaled under the store's lock: in the journal's order,
             // entries and retirements of one id are as the store saw them.
@@ -159,7 +204,20 @@ impl<R: Rt> SessionStore<R> {
             });
             Some(())
         });
+        if entered.is_some() {
+            p.writes.update(|w| w.open = Open::Entered);
+        }
         entered.ok_or(StoreError::AlreadyExists(p.id))
+    }
+
+    /// The writes of published session `serial`, if it is in the table.
+    fn writes(&self, serial: u64) -> Option<Arc<Monitor<R, Writes>>> {
+        self.state.read(|st| {
+            st.sessions
+                .iter()
+                .find(|s| s.serial == serial)
+                .map(|s| s.writes.clone())
+        })
     }
 
     /// `session/created`.
@@ -175,6 +233,24 @@ impl<R: Rt> SessionStore<R> {
     /// appended; if that fails too, the turn is refused and the next one
     /// tries again (fault M26 never recovers).
     pub fn append(&self, id: &str, serial: u64, entry: Entry) -> Result<(), StorageError> {
+        match self.writes(serial) {
+            Some(writes) => self.append_to(&writes, id, serial, entry),
+            None => {
+                Self::lost(id, serial, &entry);
+                Ok(())
+            }
+        }
+    }
+
+    /// [`append`](Self::append) to the session whose writes are `writes`
+    /// (its sink holds them): touches them alone.
+    fn append_to(
+        &self,
+        writes: &Monitor<R, Writes>,
+        id: &str,
+        serial: u64,
+        entry: Entry,
+    ) -> Result<(), StorageError> {
         enum Then {
             Done,
             Lost(Entry),
@@ -182,38 +258,41 @@ impl<R: Rt> SessionStore<R> {
         }
         let recovers =
             matches!(entry, Entry::TurnStart { .. } | Entry::LateNotice { .. }) && !fault!(M26);
-        let then =
-            self.state.update(
-                |st| match st.sessions.iter_mut().find(|s| s.serial == serial) {
-                    Some(s) => match &s.failed {
-                        Some(_) if recovers => Ok(Then::Reopen(entry)),
-                        Some(e) => Err(StorageError(format!("appends refused after: {e}"))),
-                        None => {
-                            s.pending.push(entry);
-                            Ok(Then::Done)
-                        }
-                    },
-                    None => Ok(Then::Lost(entry)),
-                },
-            )?;
+        let then = writes.update(|w| match w.open {
+            Open::Entered => match &w.failed {
+                Some(_) if recovers => Ok(Then::Reopen(entry)),
+                Some(e) => Err(StorageError(format!("appends refused after: {e}"))),
+                None => {
+                    w.pending.push(entry);
+                    Ok(Then::Done)
+                }
+            },
+            Open::Prepared | Open::Detached => Ok(Then::Lost(entry)),
+        })?;
         match then {
             Then::Done => {}
-            Then::Lost(entry) => observe(|| LifecycleEvent::AppendDropped {
-                id: id.to_string(),
-                serial,
-                entry: serde_json::to_string(&entry).unwrap_or_default(),
-            }),
+            Then::Lost(entry) => Self::lost(id, serial, &entry),
             Then::Reopen(entry) => {
                 self.reopen(id, serial)?;
-                self.state.update(|st| {
-                    if let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) {
-                        s.failed = None;
-                        s.pending.push(entry);
+                writes.update(|w| {
+                    if w.open == Open::Entered {
+                        w.failed = None;
+                        w.pending.push(entry);
                     }
                 });
             }
         }
         Ok(())
+    }
+
+    /// An append that came after the session's hooks were removed (or
+    /// before they were set): journaled as lost.
+    fn lost(id: &str, serial: u64, entry: &Entry) {
+        observe(|| LifecycleEvent::AppendDropped {
+            id: id.to_string(),
+            serial,
+            entry: serde_json::to_string(entry).unwrap_or_default(),
+        });
     }
 
     /// D10: a `session/load` of session `serial` of `id`, live in this
@@ -222,22 +301,20 @@ impl<R: Rt> SessionStore<R> {
     /// appends again (`Ok(true)`); `Ok(false)` if it had not failed. Fault
     /// M26 refuses until restart.
     pub fn heal(&self, id: &str, serial: u64) -> Result<bool, StorageError> {
-        let error = self.state.read(|st| {
-            st.sessions
-                .iter()
-                .find(|s| s.serial == serial)
-                .and_then(|s| s.failed.clone())
-        });
-        let Some(error) = error else {
+        let Some(writes) = self.writes(serial) else {
+            return Ok(false);
+        };
+        let error = writes.read(|w| (w.open == Open::Entered).then(|| w.failed.clone()));
+        let Some(error) = error.flatten() else {
             return Ok(false);
         };
         if fault!(M26) {
             return Err(StorageError(format!("appends refused after: {error}")));
         }
         self.reopen(id, serial)?;
-        self.state.update(|st| {
-            if let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) {
-                s.failed = None;
+        writes.update(|w| {
+            if w.open == Open::Entered {
+                w.failed = None;
             }
         });
         Ok(true)
@@ -263,14 +340,27 @@ impl<R: Rt> SessionStore<R> {
     /// Make the session's appended entries durable: write, await (the I/O
     /// point), sync. A failure fails the session (D10).
     pub async fn flush(&self, id: &str, serial: u64) -> Result<(), StorageError> {
-        let batch: Result<Vec<DurableRecord>, StorageError> = self.state.update(|st| {
-            let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) else {
+        match self.writes(serial) {
+            Some(writes) => self.flush_from(&writes, id, serial).await,
+            None => Ok(()),
+        }
+    }
+
+    /// [`flush`](Self::flush) the session whose writes are `writes`.
+    async fn flush_from(
+        &self,
+        writes: &Monitor<R, Writes>,
+        id: &str,
+        serial: u64,
+    ) -> Result<(), StorageError> {
+        let batch: Result<Vec<DurableRecord>, StorageError> = writes.update(|w| {
+            if w.open != Open::Entered {
                 return Ok(Vec::new());
-            };
-            if let Some(e) = &s.failed {
+            }
+            if let Some(e) = &w.failed {
                 return Err(StorageError(format!("appends refused after: {e}")));
             }
-            Ok(s.pending
+            Ok(w.pending
                 .drain(..)
                 .map(|entry| DurableRecord { serial, entry })
                 .collect())
@@ -303,10 +393,10 @@ impl<R: Rt> SessionStore<R> {
             }
             Err(e) => {
                 let error = e.to_string();
-                self.state.update(|st| {
-                    if let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) {
-                        s.failed.get_or_insert(error.clone());
-                        s.pending.clear();
+                writes.update(|w| {
+                    if w.open == Open::Entered {
+                        w.failed.get_or_insert(error.clone());
+                        w.pending.clear();
                     }
                 });
                 observe(|| LifecycleEvent::StorageFailed {
@@ -337,16 +427,20 @@ impl<R: Rt> SessionStore<R> {
     /// listener is contained; it is reported as `Err` (D4 decides what the
     /// chain does with it).
     pub fn detach(&self, id: &str, serial: u64) -> Result<(), String> {
-        let pending = self.state.update(|st| {
+        let writes = self.state.update(|st| {
             let at = st.sessions.iter().position(|s| s.serial == serial)?;
-            Some(st.sessions.remove(at).pending)
+            Some(st.sessions.remove(at).writes)
+        });
+        // Out of the table, then closed: an append in between is still
+        // taken, and dropped here with the rest.
+        let pending = writes.map(|w| {
+            w.update(|w| {
+                w.open = Open::Detached;
+                std::mem::take(&mut w.pending)
+            })
         });
         for entry in pending.unwrap_or_default() {
-            observe(|| LifecycleEvent::AppendDropped {
-                id: id.to_string(),
-                serial,
-                entry: serde_json::to_string(&entry).unwrap_or_default(),
-            });
+            Self::lost(id, serial, &entry);
         }
         emit("session/disposed", id, &self.listeners.with(|l| l.clone()))
     }
@@ -440,12 +534,14 @@ impl<R: Rt> SessionStore<R> {
         })
     }
 
-    /// A sink that writes session `serial` of `id` through this store.
-    pub fn sink(self: &Arc<Self>, id: &str, serial: u64) -> Arc<dyn SessionSink> {
+    /// A sink that writes the prepared session `p` through this store,
+    /// holding its writes: its appends and flushes touch them alone.
+    pub fn sink(self: &Arc<Self>, p: &Prepared<R>) -> Arc<dyn SessionSink> {
         Arc::new(StoreSink {
             store: self.clone(),
-            id: id.to_string(),
-            serial,
+            id: p.id.clone(),
+            serial: p.serial,
+            writes: p.writes.clone(),
         })
     }
 }
@@ -504,15 +600,21 @@ struct StoreSink<R: Rt> {
     store: Arc<SessionStore<R>>,
     id: String,
     serial: u64,
+    writes: Arc<Monitor<R, Writes>>,
 }
 
 impl<R: Rt> SessionSink for StoreSink<R> {
     fn append(&self, entry: Entry) -> Result<(), StorageError> {
-        self.store.append(&self.id, self.serial, entry)
+        self.store
+            .append_to(&self.writes, &self.id, self.serial, entry)
     }
 
     fn flush(self: Arc<Self>) -> BoxFuture<Result<(), StorageError>> {
-        Box::pin(async move { self.store.flush(&self.id, self.serial).await })
+        Box::pin(async move {
+            self.store
+                .flush_from(&self.writes, &self.id, self.serial)
+                .await
+        })
     }
 
     fn durable(&self) -> Vec<Entry> {
