@@ -94,8 +94,10 @@ impl JobFate {
 
 /// The shell's objects, each a monitor of its own: what one operation
 /// touches is independent of what another touches in the simulator's
-/// reduction unless they share an object (a job's end reads the
-/// listeners, not the table of jobs that starting a job changes).
+/// reduction unless they share an object. A job's end writes its record
+/// and reads the listeners; only a caller that names the job by its id
+/// (`kill`, `exit`, the one driver, a query) reads the table first, which
+/// starting a job changes.
 struct Shared<R: Rt> {
     /// The table of jobs, the scripts and the driver's timers.
     table: Monitor<R, Table<R>>,

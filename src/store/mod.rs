@@ -183,8 +183,9 @@ impl<R: Rt> SessionStore<R> {
 
     /// Publish a prepared session: rechecks, under the lock, that no live
     /// session has its id (R1; fault M9 skips the recheck).
-    /// Its writes are taken from then on: nobody holds the session's sink
-    /// before it is published, so no append falls between the two.
+    /// Its writes are taken from then on (a session's sink exists from
+    /// `prepare` on, but its agent starts, and appends, only after this).
+    /// A session detached meanwhile stays detached.
     pub fn enter(&self, p: Prepared<R>) -> Result<(), StoreError> {
         let entered = self.state.update(|st| {
             if !fault!(M9) && Self::live_with_id(st, &p.id) > 0 {
@@ -205,7 +206,11 @@ impl<R: Rt> SessionStore<R> {
             Some(())
         });
         if entered.is_some() {
-            p.writes.update(|w| w.open = Open::Entered);
+            p.writes.update(|w| {
+                if w.open == Open::Prepared {
+                    w.open = Open::Entered;
+                }
+            });
         }
         entered.ok_or(StoreError::AlreadyExists(p.id))
     }
@@ -431,8 +436,9 @@ impl<R: Rt> SessionStore<R> {
             let at = st.sessions.iter().position(|s| s.serial == serial)?;
             Some(st.sessions.remove(at).writes)
         });
-        // Out of the table, then closed: an append in between is still
-        // taken, and dropped here with the rest.
+        // Out of the table, then closed: an append or a flush in between
+        // is taken as if it came just before the detach (an append left
+        // pending is dropped here with the rest).
         let pending = writes.map(|w| {
             w.update(|w| {
                 w.open = Open::Detached;
@@ -524,7 +530,8 @@ impl<R: Rt> SessionStore<R> {
         })
     }
 
-    /// `(id, serial)` of every session not yet detached.
+    /// `(id, serial)` of every session in the table: published, and not
+    /// yet taken out by `detach` (which closes its writes a step later).
     pub fn sessions(&self) -> Vec<(String, u64)> {
         self.state.read(|st| {
             st.sessions
