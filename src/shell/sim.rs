@@ -122,7 +122,6 @@ struct Table<R: Rt> {
     /// Every background job started, in order, with its owner token (the
     /// shell's own account, which a drain does not erase) and its record.
     jobs: BTreeMap<u64, (Option<String>, Record<R>)>,
-    next_job: u64,
     scripts: BTreeMap<String, Script>,
     /// One driver for the timed jobs: their deadlines and exit codes, by
     /// (deadline, job); `None` where each job has a task of its own.
@@ -166,7 +165,6 @@ impl<R: Rt> SimShell<R> {
             shared: Arc::new(Shared {
                 table: Monitor::new(Table {
                     jobs: BTreeMap::new(),
-                    next_job: 0,
                     scripts: BTreeMap::new(),
                     timers: one_driver.then(BTreeMap::new),
                     driving: false,
@@ -353,8 +351,8 @@ impl<R: Rt> ShellExecutor for SimShell<R> {
             }));
             // One section: the job, and with one driver its timer too.
             let (id, start_driver) = shared.table.update(|s| {
-                s.next_job += 1;
-                let id = s.next_job;
+                // Jobs are numbered from 1 and never leave the table.
+                let id = s.jobs.len() as u64 + 1;
                 s.jobs.insert(id, (spec.owner.clone(), record.clone()));
                 let start_driver = match s.timers.as_mut() {
                     Some(timers) if timed => {
