@@ -7,6 +7,14 @@
 //! after step 2 (the loop has exited) and before step 3 (the id is freed).
 //! Whether the drain did its work is S7's, observed on the shell's side by
 //! the scenarios.
+//!
+//! Every order read here is within one of the journal's topics (see
+//! [`crate::world`]): a teardown's steps, its drain and its callers'
+//! returns are one id's events; R1's holders are counted per id; R3's
+//! `session-entered` against `scope-unloading` is the entries topic.
+//! Where events of different topics fall against each other is a
+//! schedule's choice the search need not run both ways, so no verdict
+//! may depend on it.
 
 use crate::events::LifecycleEvent;
 use crate::oracle::Violation;
@@ -68,7 +76,7 @@ impl Holders {
 pub fn check_world(events: &[LifecycleEvent]) -> Vec<Violation> {
     let mut v = Vec::new();
     let mut teardowns: BTreeMap<(String, u64), Teardown> = BTreeMap::new();
-    let mut refused: BTreeMap<u64, String> = BTreeMap::new();
+    let mut refused: BTreeSet<(String, u64)> = BTreeSet::new();
     let mut live = Live::default();
     for (i, ev) in events.iter().enumerate() {
         match ev {
@@ -85,10 +93,10 @@ pub fn check_world(events: &[LifecycleEvent]) -> Vec<Violation> {
                 owner_active: false,
                 id,
             } => {
-                refused.insert(*attempt, id.clone());
+                refused.insert((id.clone(), *attempt));
             }
-            LifecycleEvent::CreateFailed { attempt, .. } => {
-                refused.remove(attempt);
+            LifecycleEvent::CreateFailed { id, attempt, .. } => {
+                refused.remove(&(id.clone(), *attempt));
             }
             LifecycleEvent::DisposeCalled { id, serial, .. } => {
                 teardowns.entry((id.clone(), *serial)).or_default().calls += 1;
@@ -136,7 +144,7 @@ pub fn check_world(events: &[LifecycleEvent]) -> Vec<Violation> {
             _ => {}
         }
     }
-    for (attempt, id) in refused {
+    for (id, attempt) in refused {
         v.push(Violation::new(
             Rule::R3,
             format!("creation #{attempt} of {id:?} saw its owner unloading and did not fail"),

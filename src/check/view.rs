@@ -6,14 +6,18 @@
 //! - the outcome label and the set of broken rules;
 //! - the agent's journal, events only (no timestamps: virtual time exists on
 //!   the simulator alone);
-//! - the world journal with serials and attempt numbers renumbered by first
-//!   appearance (they count creations, and bystanders take some), without
-//!   the events of bystander agents (loom runs without them; their own
-//!   rules, C5 and D5, are checked and show as broken rules).
+//! - the world journal in its topics' order ([`by_topic`]: where two
+//!   events with no topic in common fall against each other is an
+//!   interleaving, not an outcome), with each id's serials and attempt
+//!   numbers renumbered by first appearance (they count creations, and
+//!   bystanders take some), without the events of bystander agents (loom
+//!   runs without them; their own rules, C5 and D5, are checked and show
+//!   as broken rules).
 //!
 //! The key is the label, the rules and a 64-bit FNV-1a hash of the rest.
 //! [`outcome_key`] is the finer key of one terminal state (whole journals,
-//! no renumbering) that the exploration tests count.
+//! the world's in its topics' order, no renumbering) that the exploration
+//! tests count.
 //!
 //! Layer 0 (shared): imports nothing from `check`.
 
@@ -24,6 +28,7 @@ use super::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::oracle::RuleId;
 use crate::scenarios::{Outcome, Scenario};
+use crate::world::{by_topic, subject};
 
 /// FNV-1a 64 as a `Hasher`: deterministic across runs and builds, over the
 /// values' derived `Hash` (no rendering).
@@ -56,31 +61,6 @@ impl Renumber {
     fn map(&mut self, v: &mut u64) {
         let n = self.0.len() as u64;
         *v = *self.0.entry(*v).or_insert(n);
-    }
-}
-
-/// The id or scope a world event is about, if any.
-fn subject(ev: &LifecycleEvent) -> Option<&str> {
-    use LifecycleEvent as W;
-    match ev {
-        W::CreateBegan { id, .. }
-        | W::CreateChecked { id, .. }
-        | W::CreateFailed { id, .. }
-        | W::SessionEntered { id, .. }
-        | W::SessionRetired { id, .. }
-        | W::AgentRegistered { id, .. }
-        | W::AgentDetached { id, .. }
-        | W::DisposeCalled { id, .. }
-        | W::DisposeReturned { id, .. }
-        | W::TeardownBegan { id, .. }
-        | W::TeardownStep { id, .. }
-        | W::TeardownDrain { id, .. }
-        | W::TeardownAborted { id, .. }
-        | W::TeardownDone { id, .. }
-        | W::AppendDropped { id, .. }
-        | W::StorageFailed { id, .. } => Some(id),
-        W::ScopeUnloading { scope } | W::ScopeUnloaded { scope } => Some(scope),
-        W::ListenerPanicked { .. } | W::Notice { .. } => None,
     }
 }
 
@@ -124,8 +104,10 @@ pub fn view_key(scenario: &Scenario, outcome: &Outcome) -> String {
     for r in &outcome.journal {
         r.event.hash(&mut fnv);
     }
-    let (mut serials, mut attempts) = (Renumber::default(), Renumber::default());
-    for ev in &outcome.world {
+    // Serials and attempts count creations: renumbered per id, by first
+    // appearance in the journal's order of each id's events.
+    let mut numbers: BTreeMap<&str, (Renumber, Renumber)> = BTreeMap::new();
+    for ev in by_topic(&outcome.world) {
         if subject(ev).is_some_and(|s| bystanders.contains(&s)) {
             continue;
         }
@@ -139,7 +121,8 @@ pub fn view_key(scenario: &Scenario, outcome: &Outcome) -> String {
         ) {
             continue;
         }
-        normalized(ev, &mut serials, &mut attempts).hash(&mut fnv);
+        let (serials, attempts) = numbers.entry(subject(ev).unwrap_or("")).or_default();
+        normalized(ev, serials, attempts).hash(&mut fnv);
     }
     let rules: BTreeSet<RuleId> = outcome.violations.iter().map(|v| v.rule).collect();
     format!(
@@ -162,7 +145,7 @@ pub fn outcome_key(outcome: &Outcome) -> String {
     // here is a large share of a simulator run in a profile).
     let mut fnv = Fnv::new();
     outcome.journal.hash(&mut fnv);
-    outcome.world.hash(&mut fnv);
+    by_topic(&outcome.world).hash(&mut fnv);
     let h = fnv.finish();
     let rules: BTreeSet<RuleId> = outcome.violations.iter().map(|v| v.rule).collect();
     format!(

@@ -222,7 +222,7 @@ fn violating_poll(replayed: &Replayed, seen: &[Seen]) -> Option<Anchor> {
     let world = &replayed.outcome.world;
     // The poll that emitted each of the outcome's world events: the n-th
     // event with a given text is the n-th traced with it (a record is
-    // traced before it takes the journal's lock, so the two orders can
+    // traced before it takes its topics' locks, so the two orders can
     // differ).
     let mut world_steps = Vec::new();
     let mut taken: BTreeMap<String, usize> = BTreeMap::new();

@@ -37,6 +37,7 @@ use crate::shell::ShellExecutor;
 use crate::store::durable::DurableRecord;
 use crate::store::durable::{DiskFault, Durable, MemoryDurable};
 use crate::store::Listener;
+use crate::world::Keys;
 use std::sync::Arc;
 
 pub use super::history::{Answer, Connection, Obs, Req, Update};
@@ -489,7 +490,7 @@ async fn client<R: Rt>(me: u8, ops: Vec<Op>, env: Arc<Env<R>>) {
                         let serial = h.serial();
                         env.rig
                             .world
-                            .until_all(FINISHES_ALONE, &[HELPER], |e, id| {
+                            .until_all(FINISHES_ALONE, &[HELPER], Keys::Subjects, |e, id| {
                                 matches!(e, LifecycleEvent::TeardownDone { id: i, serial: s } if i == id && *s == serial)
                             })
                             .await;

@@ -88,6 +88,19 @@ pub trait Rt: Send + Sync + Sized + 'static {
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T>;
     /// Run `f` with the lock held.
     fn raw_with<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&mut T) -> O) -> O;
+    /// Run `f` with the lock held, inside another section of the running
+    /// task, taking no lock in `f` (an *innermost* section). On a
+    /// preemptive runtime this is a lock like any other; a backend whose
+    /// scheduling points are lock acquisitions (the simulator's) adds none
+    /// here: no task holds this lock across a scheduling point, so the
+    /// section is part of its enclosing one. The default is
+    /// [`raw_with`](Rt::raw_with).
+    fn raw_with_innermost<T: Send + 'static, O>(
+        m: &Self::RawMutex<T>,
+        f: impl FnOnce(&mut T) -> O,
+    ) -> O {
+        Self::raw_with(m, f)
+    }
     /// Run `f` with the lock held; `f` only reads. A backend that tells
     /// reads from writes (the simulator's footprints) lets two reads
     /// commute; the default is [`raw_with`](Rt::raw_with).
@@ -175,6 +188,12 @@ impl<R: Rt, T: Send + 'static> Mutex<R, T> {
     /// ever crosses a suspension point.
     pub fn with<O>(&self, f: impl FnOnce(&mut T) -> O) -> O {
         R::raw_with(&self.raw, f)
+    }
+
+    /// Run `f` with exclusive access inside another section of this task,
+    /// taking no lock in `f`: see [`Rt::raw_with_innermost`].
+    pub fn with_innermost<O>(&self, f: impl FnOnce(&mut T) -> O) -> O {
+        R::raw_with_innermost(&self.raw, f)
     }
 
     /// Run `f` with shared access: a read, which commutes with other reads

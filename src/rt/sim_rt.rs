@@ -37,12 +37,15 @@ impl<T> Drop for Held<'_, T> {
 
 impl<T> SimMutex<T> {
     /// Takes the lock for the running task: a scheduling point first (also
-    /// inside an enclosing section: a nested lock), then, while another
-    /// task holds it (preempted inside its section), the task blocks until
-    /// it is released. Touches the object as `read` says.
-    fn acquire(&self, read: bool) -> Held<'_, T> {
+    /// inside an enclosing section: a nested lock) unless `point` is false
+    /// (an innermost section, see [`Rt::raw_with_innermost`]), then, while
+    /// another task holds it (preempted inside its section), the task
+    /// blocks until it is released. Touches the object as `read` says.
+    fn acquire(&self, read: bool, point: bool) -> Held<'_, T> {
         use std::sync::atomic::Ordering::SeqCst;
-        lifecycle_sim::lock_point();
+        if point {
+            lifecycle_sim::lock_point();
+        }
         let me = lifecycle_sim::current_task_id().unwrap_or(OUTSIDE);
         loop {
             match self.holder.compare_exchange(FREE, me, SeqCst, SeqCst) {
@@ -78,6 +81,18 @@ impl<T> SimMutex<T> {
             lifecycle_sim::touch_read(self.object);
         }
         Held(self)
+    }
+
+    /// A section that writes the value, after a scheduling point if
+    /// `point` (see [`acquire`](Self::acquire)).
+    fn write<O>(&self, point: bool, f: impl FnOnce(&mut T) -> O) -> O {
+        let held = self.acquire(false, point);
+        lifecycle_sim::touch(self.object);
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let out = lifecycle_sim::atomic(|| f(&mut guard));
+        drop(guard);
+        drop(held);
+        out
     }
 
     /// Lets the lock go; a release in a later step than the acquire (the
@@ -123,17 +138,21 @@ impl Rt for SimRt {
         // runtime. The section itself is atomic (no scheduling point
         // inside), and every access is reported, so the exhaustive search
         // knows which steps commute; all shared state lives in these.
-        let held = m.acquire(false);
-        lifecycle_sim::touch(m.object);
-        let mut guard = m.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let out = lifecycle_sim::atomic(|| f(&mut guard));
-        drop(guard);
-        drop(held);
-        out
+        m.write(true, f)
+    }
+
+    fn raw_with_innermost<T: Send + 'static, O>(
+        m: &Self::RawMutex<T>,
+        f: impl FnOnce(&mut T) -> O,
+    ) -> O {
+        // No scheduling point: no task holds this lock across one (nothing
+        // nests in it, and its enclosing section's own lock point came
+        // before), so taking it here is part of the enclosing section.
+        m.write(false, f)
     }
 
     fn raw_read<T: Send + 'static, O>(m: &Self::RawMutex<T>, f: impl FnOnce(&T) -> O) -> O {
-        let held = m.acquire(true);
+        let held = m.acquire(true, true);
         let guard = m.inner.lock().unwrap_or_else(|p| p.into_inner());
         let out = lifecycle_sim::atomic(|| f(&guard));
         drop(guard);
@@ -146,7 +165,7 @@ impl Rt for SimRt {
         f: impl FnOnce(&mut T) -> O,
         access: impl FnOnce(&O) -> super::Access,
     ) -> O {
-        let held = m.acquire(false);
+        let held = m.acquire(false, true);
         let mut guard = m.inner.lock().unwrap_or_else(|p| p.into_inner());
         let out = lifecycle_sim::atomic(|| f(&mut guard));
         drop(guard);

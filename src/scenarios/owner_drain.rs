@@ -220,6 +220,7 @@ pub async fn dispose_with_owned_job<R: Rt>(ctx: Ctx) -> Outcome {
         w.until_all(
             "a's teardown began",
             &["a"],
+            crate::world::Keys::Subjects,
             |e, id| matches!(e, LifecycleEvent::TeardownBegan { id: i, .. } if i == id),
         )
         .await

@@ -12,6 +12,7 @@ use crate::rules::Rule;
 use crate::shell::sim::{Script, SimShell};
 use crate::shell::{ExecResult, ShellExecutor};
 use crate::tool_bash::ToolBash;
+use crate::world::Keys;
 use lifecycle_spec::Checker;
 use std::sync::Arc;
 
@@ -64,6 +65,7 @@ async fn until_noticed<R: Rt>(rig: &Rig<R>, jobs: &[&str]) {
         .until_all(
             "completion notices",
             jobs,
+            Keys::Notices,
             |e, job| matches!(e, LifecycleEvent::Notice { job: j, .. } if j == job),
         )
         .await;
