@@ -10,8 +10,11 @@
 //!
 //! Every order read here is within one of the journal's topics (see
 //! [`crate::world`]): a teardown's steps, its drain and its callers'
-//! returns are one id's events; R1's holders are counted per id; R3's
-//! `session-entered` against `scope-unloading` is the entries topic.
+//! returns are one id's events; R1 reads an id's entries against the ends
+//! of its holding, which write no topic but are numbered inside the
+//! store's and the registry's locks, as the entries are (that lock's
+//! order); R3's `session-entered` against `scope-unloading` is the
+//! entries topic.
 //! Where events of different topics fall against each other is a
 //! schedule's choice the search need not run both ways, so no verdict
 //! may depend on it.

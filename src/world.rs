@@ -7,12 +7,13 @@
 //!
 //! An event is *about* some things, its [`topics`]: the id it names (every
 //! event of an agent, a session or a creation attempt of that id), the
-//! scope it names, and two shared topics: [`Topic::Entries`] (every
+//! scope it names (a listener's panic: the kind of listener), and two
+//! shared topics: [`Topic::Entries`] (every
 //! `session-entered` and every `scope-unloading`, which R3 orders) and
 //! [`Topic::Notices`] (every completion notice). Recording an event writes
 //! its topics' objects (below), and nothing else:
 //! - two events with a topic in common are ordered by that topic's
-//!   monitor, so a checker that explores orders of conflicting accesses
+//!   object, so a checker that explores orders of conflicting accesses
 //!   explores both orders of them (the contract's orders: "every `dispose`
 //!   caller returned after its teardown finished", D1, is about one id);
 //! - two events with no topic in common commute: where they fall against
@@ -141,10 +142,12 @@ pub fn by_topic(events: &[LifecycleEvent]) -> Vec<&LifecycleEvent> {
 }
 
 /// The slot of a subject or of the notices (see [`SLOTS`]): FNV-1a of the
-/// subject's name.
+/// subject's name. The entries have none: they are written inside a
+/// subject's slot.
 fn slot(topic: Topic<'_>) -> usize {
     match topic {
-        Topic::Entries | Topic::Notices => SLOTS,
+        Topic::Notices => SLOTS,
+        Topic::Entries => unreachable!("the entries are written inside a subject's slot"),
         Topic::Subject(name) => {
             let mut h: u64 = 0xcbf2_9ce4_8422_2325;
             for b in name.bytes() {
@@ -211,7 +214,10 @@ impl<R: Rt> World<R> {
         });
     }
 
-    /// A copy of every event so far, in the order recorded.
+    /// A copy of every event so far, in the order recorded. Only each
+    /// topic's order is the journal's (see the module docs); the topics
+    /// are read one after another, so a copy taken while other tasks
+    /// record is each topic's state at the moment it was read.
     pub fn events(&self) -> Vec<LifecycleEvent> {
         let mut all: Vec<(u64, LifecycleEvent)> = Vec::new();
         for s in &self.slots {
@@ -232,7 +238,8 @@ impl<R: Rt> World<R> {
 
     /// Wait until some event satisfies `pred` for each of `keys` (e.g. a
     /// completion notice per job): a wake-up, not a polling loop. Each key
-    /// is looked for in the events of its topic (see [`Keys`]).
+    /// is looked for in the events of its topic (see [`Keys`]); the ends
+    /// of a holding, which write no topic, cannot be waited for.
     pub async fn until_all(
         &self,
         label: impl Into<Wait>,

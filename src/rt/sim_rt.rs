@@ -5,10 +5,10 @@ use super::{BoxFuture, Rt};
 
 /// The simulator's mutex. A section holds no scheduling point of its own
 /// (`lifecycle_sim::atomic`), except where it takes another lock (a nested
-/// section): there the task may be preempted while it holds this one, as
-/// on a preemptive runtime, and a task that wants this lock meanwhile
-/// blocks until it is released. It carries the object id the simulator's
-/// footprints use.
+/// section that is not innermost, see `Rt::raw_with_innermost`): there
+/// the task may be preempted while it holds this one, as on a preemptive
+/// runtime, and a task that wants this lock meanwhile blocks until it is
+/// released. It carries the object id the simulator's footprints use.
 pub struct SimMutex<T> {
     object: u64,
     inner: std::sync::Mutex<T>,
