@@ -75,6 +75,8 @@ pub mod docs;
 pub mod events;
 #[cfg(feature = "faults")]
 pub mod faults;
+#[cfg(feature = "faults")]
+mod fnv;
 #[cfg(feature = "harness")]
 pub mod generate;
 pub mod journal;

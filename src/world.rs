@@ -35,7 +35,9 @@
 //! teardown's step 3 conflict with every other journaled step).
 
 use crate::events::LifecycleEvent;
+use crate::fnv::Fnv;
 use crate::rt::{Monitor, Mutex, Rt, Wait};
+use std::hash::Hasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -149,12 +151,9 @@ fn slot(topic: Topic<'_>) -> usize {
         Topic::Notices => SLOTS,
         Topic::Entries => unreachable!("the entries are written inside a subject's slot"),
         Topic::Subject(name) => {
-            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-            for b in name.bytes() {
-                h ^= u64::from(b);
-                h = h.wrapping_mul(0x0000_0100_0000_01b3);
-            }
-            (h % SLOTS as u64) as usize
+            let mut h = Fnv::new();
+            h.write(name.as_bytes());
+            (h.finish() % SLOTS as u64) as usize
         }
     }
 }

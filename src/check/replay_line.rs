@@ -30,9 +30,11 @@
 
 use super::checker::Checker;
 use crate::faults::{Fault, Faults};
+use crate::fnv::Fnv;
 use crate::scenarios::Scenario;
 use lifecycle_sim::TaskId;
 use std::fmt;
+use std::hash::Hasher;
 
 /// The scheduling fingerprint of this build (see `build.rs`).
 pub const BUILD_FINGERPRINT: &str = env!("LIFECYCLE_SCHED_FINGERPRINT");
@@ -42,15 +44,11 @@ pub const BUILD_FINGERPRINT: &str = env!("LIFECYCLE_SCHED_FINGERPRINT");
 /// granularity: read off the definitions, nothing is run to compute it.
 pub fn fingerprint(scenario: &Scenario) -> String {
     let granularity = [scenario.granularity as u8];
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in BUILD_FINGERPRINT
-        .bytes()
-        .chain(scenario.name.bytes())
-        .chain(granularity)
-    {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
+    let mut fnv = Fnv::new();
+    fnv.write(BUILD_FINGERPRINT.as_bytes());
+    fnv.write(scenario.name.as_bytes());
+    fnv.write(&granularity);
+    let h = fnv.finish();
     format!("{:08x}", (h >> 32) ^ (h & 0xffff_ffff))
 }
 

@@ -26,32 +26,10 @@ use std::hash::{Hash, Hasher};
 
 use super::checker::Checker;
 use crate::events::LifecycleEvent;
+use crate::fnv::Fnv;
 use crate::oracle::RuleId;
 use crate::scenarios::{Outcome, Scenario};
 use crate::world::{by_topic, subject};
-
-/// FNV-1a 64 as a `Hasher`: deterministic across runs and builds, over the
-/// values' derived `Hash` (no rendering).
-pub(crate) struct Fnv(u64);
-
-impl Fnv {
-    /// The FNV-1a offset basis.
-    pub(crate) fn new() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 /// Renumbers values by first appearance: 0, 1, 2, ...
 #[derive(Default)]
