@@ -3,9 +3,10 @@
 //! build that may schedule differently.
 //!
 //! It hashes (FNV-1a) an explicit list of the sources that decide a
-//! schedule, [`SCHEDULING`]: the simulator, the executor facade, the
-//! lifecycle code (every lock section is a scheduling point), the faults
-//! and the scenarios (a new scenario file is covered without an edit here). Comment lines and indentation are left out, so
+//! schedule, [`SCHEDULING`]: the simulator, the executor facade and the
+//! lifecycle code of the production crate (every lock section is a
+//! scheduling point), the checkers' backends, the execution context, the
+//! faults, the world journal and the scenarios (a new scenario file is covered without an edit here). Comment lines and indentation are left out, so
 //! documentation edits keep every line valid. Not listed, because they only
 //! read what ran: the oracles (`oracle.rs`, `oracle_world.rs`), the
 //! checkers (`src/check/`), the command line and the benchmark.
@@ -16,19 +17,21 @@ use std::path::{Path, PathBuf};
 /// Files, or directories taken whole, that affect scheduling.
 const SCHEDULING: &[&str] = &[
     "sim/src",
-    "src/rt",
-    "src/agent",
-    "src/acp",
-    "src/shell",
-    "src/store",
-    "src/bus.rs",
+    "lifecycle/src/rt",
+    "lifecycle/src/agent",
+    "lifecycle/src/acp",
+    "lifecycle/src/shell",
+    "lifecycle/src/store",
+    "lifecycle/src/bus.rs",
+    "lifecycle/src/journal.rs",
+    "lifecycle/src/provider.rs",
+    "lifecycle/src/registry.rs",
+    "lifecycle/src/scope.rs",
+    "lifecycle/src/session_log.rs",
+    "lifecycle/src/tool_bash.rs",
+    "src/backends",
+    "src/context.rs",
     "src/faults.rs",
-    "src/journal.rs",
-    "src/provider.rs",
-    "src/registry.rs",
-    "src/scope.rs",
-    "src/session_log.rs",
-    "src/tool_bash.rs",
     "src/world.rs",
     "src/scenarios",
 ];

@@ -1,36 +1,20 @@
 //! # agent-lifecycle
 //!
-//! The agent lifecycle and ownership contracts of `SPEC.md` (cancel,
-//! dispose, identity, shell ownership, ACP), implemented once against an
-//! abstract executor, and the harness that proves them: the same lifecycle
-//! code runs on tokio (production), on the seeded simulator
-//! [`lifecycle_sim`], under loom and under shuttle.
+//! The harness that proves the agent lifecycle and ownership contracts of
+//! `SPEC.md`: the checkers, the scenarios, the world journal and its
+//! oracles, the generated workloads, the benchmarks and the command line.
+//! The lifecycle itself is the production crate [`lifecycle`], implemented
+//! once against an abstract executor; the same code runs on tokio
+//! (production), on the seeded simulator [`lifecycle_sim`], and under loom
+//! and shuttle through this crate's [`backends`].
 //!
-//! ## The problem
-//! `cancel` races the agent loop's wake and claim; a prompt accepted before
-//! an effective cancel must never start (C4), one accepted after must run
-//! exactly once (C5), and `when_idle` must wait for true quiescence (C7).
-//! Such races hide between two instructions; this crate makes them named
-//! scenarios that checkers explore, checking the rules as invariants.
-//!
-//! ## A small example
-//! ```
-//! use agent_lifecycle::agent::Agent;
-//! use agent_lifecycle::journal::Cause;
-//! use agent_lifecycle::rt::SimRt;
-//!
-//! let mut sim = lifecycle_sim::Sim::with_seed(42);
-//! sim.block_on(async {
-//!     let handle = Agent::<SimRt>::spawn("agent-1");
-//!     let agent = handle.agent.clone();
-//!     agent.send("A").unwrap();
-//!     agent.cancel(Cause::User);       // A never runs (C4) ...
-//!     agent.send("B").unwrap();        // ... B runs exactly once (C5)
-//!     agent.when_idle().await;         // quiescence (C7)
-//!     handle.stop().await;
-//! })
-//! .unwrap();
-//! ```
+//! ## The boundary
+//! This crate depends on `lifecycle` and never the other way round: the
+//! harness reaches the lifecycle only through its public items and the
+//! execution context it enters for each execution ([`context`]), which
+//! switches faults on (SPEC §3) and observes the world events. The
+//! lifecycle's modules are named here as `crate::agent`, `crate::rt`, …
+//! (bound below) and, from outside, as `lifecycle::agent`.
 //!
 //! ## How to run
 //! `cargo run --release -- check` runs every scenario under every checker;
@@ -52,49 +36,43 @@
 //!
 //! ## Features
 //! `harness` (on by default) builds the checkers, scenarios and benchmarks,
-//! and pulls in loom and shuttle. `cargo build --no-default-features` builds
-//! the lifecycle library and the `lifecycle acp` server alone, with neither.
-//! `faults` (implied by `harness`) compiles the fault switches of SPEC §3,
-//! the world journal, the hooks that plug them in and the oracles; without
-//! it the lifecycle's fault branches are the constant `false` and its
-//! events are never built ([`events`]).
+//! and pulls in loom and shuttle. `cargo build --no-default-features`
+//! builds the `lifecycle acp` server alone, on the production crate, with
+//! none of them.
 #![deny(missing_docs)]
 
-pub mod acp;
-pub mod agent;
+#[allow(unused_imports)]
+use lifecycle::{
+    acp, agent, bus, events, journal, provider, registry, rt, rules, scope, session_log, shell,
+    store, tool_bash, trace,
+};
+
+#[cfg(feature = "harness")]
+pub mod backends;
 #[cfg(feature = "harness")]
 pub mod bench;
-pub mod bus;
 #[cfg(feature = "harness")]
 pub mod check;
+#[cfg(feature = "harness")]
+pub mod checker;
 #[cfg(feature = "harness")]
 pub mod clauses;
 pub mod cli;
 #[cfg(feature = "harness")]
+pub mod context;
+#[cfg(feature = "harness")]
 pub mod docs;
-pub mod events;
-#[cfg(feature = "faults")]
+#[cfg(feature = "harness")]
 pub mod faults;
-#[cfg(feature = "faults")]
+#[cfg(feature = "harness")]
 mod fnv;
 #[cfg(feature = "harness")]
 pub mod generate;
-pub mod journal;
-#[cfg(feature = "faults")]
+#[cfg(feature = "harness")]
 pub mod oracle;
-#[cfg(feature = "faults")]
+#[cfg(feature = "harness")]
 pub mod oracle_world;
-pub mod provider;
-pub mod registry;
-pub mod rt;
-pub mod rules;
 #[cfg(feature = "harness")]
 pub mod scenarios;
-pub mod scope;
-pub mod session_log;
-pub mod shell;
-pub mod store;
-pub mod tool_bash;
-pub mod trace;
-#[cfg(feature = "faults")]
+#[cfg(feature = "harness")]
 pub mod world;

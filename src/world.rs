@@ -258,7 +258,7 @@ impl<R: Rt> World<R> {
     }
 }
 
-impl<R: Rt> crate::rt::context::Observe for World<R> {
+impl<R: Rt> crate::context::Observe for World<R> {
     fn observe(&self, event: LifecycleEvent) {
         self.record(event);
     }

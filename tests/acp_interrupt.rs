@@ -5,9 +5,9 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::session_log::Entry;
-use agent_lifecycle::store::durable::{Durable, FileDurable};
 use common::acp::{agent_texts, prompt_params, AcpServer};
+use lifecycle::session_log::Entry;
+use lifecycle::store::durable::{Durable, FileDurable};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -149,7 +149,7 @@ fn a10_sigterm_and_sigint_answer_the_prompt_in_flight_and_exit_in_order() {
 /// loaded machine), whatever it had left to write.
 #[test]
 fn a10_the_grace_period_holds_with_stdout_blocked() {
-    use agent_lifecycle::acp::server::DISCONNECT_GRACE_MS;
+    use lifecycle::acp::server::DISCONNECT_GRACE_MS;
     use std::io::{BufRead, Write};
     let sessions = tempfile::tempdir().expect("tempdir");
     let mut child = common::acp::command(sessions.path(), std::path::Path::new("/"))

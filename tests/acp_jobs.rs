@@ -173,7 +173,7 @@ fn a11_a_job_number_in_output_does_not_poison_numbering() {
 /// the log records the notice, once: a load in another process replays it.
 #[test]
 fn a11_a_job_that_ends_while_the_disk_is_full_reaches_the_client_and_the_log_later() {
-    use agent_lifecycle::session_log::{Entry, ToolEvent};
+    use lifecycle::session_log::{Entry, ToolEvent};
     let sessions = tempfile::tempdir().expect("tempdir");
     let mut server = AcpServer::start(sessions.path());
     let session = server.new_session();

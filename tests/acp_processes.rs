@@ -33,8 +33,8 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::acp::server::DISCONNECT_GRACE_MS;
 use common::acp::{agent_texts, eventually, processes_with, processes_with_any, AcpServer};
+use lifecycle::acp::server::DISCONNECT_GRACE_MS;
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
@@ -358,7 +358,7 @@ fn inside_a_pid_namespace(name: &str) -> bool {
 /// ([`escapers`]) is gone 2 s after each exit path: stdin closed, SIGTERM
 /// and SIGKILL of the server, and the session's own `session/close`
 /// (after which the server keeps serving). Found by their process tags
-/// (`agent_lifecycle::shell::tag`). Runs inside a PID namespace.
+/// (`lifecycle::shell::tag`). Runs inside a PID namespace.
 #[test]
 fn no_descendant_survives() {
     if !inside_a_pid_namespace("no_descendant_survives") {

@@ -14,8 +14,8 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client};
-use agent_lifecycle::journal::EndReason;
 use common::acp::AcpServer;
+use lifecycle::journal::EndReason;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

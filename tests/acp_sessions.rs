@@ -6,9 +6,9 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::session_log::Entry;
-use agent_lifecycle::store::durable::{Durable, FileDurable};
 use common::acp::{agent_texts, load_params, AcpServer};
+use lifecycle::session_log::Entry;
+use lifecycle::store::durable::{Durable, FileDurable};
 use serde_json::{json, Value};
 
 fn error_code(answer: &Value) -> Option<i64> {
@@ -372,7 +372,7 @@ fn a9_a_close_during_the_replay_stops_it_and_a_later_load_replays_it_all() {
 /// grace period.
 #[test]
 fn a10_a_log_that_is_not_a_regular_file_is_refused_without_blocking() {
-    use agent_lifecycle::acp::server::DISCONNECT_GRACE_MS;
+    use lifecycle::acp::server::DISCONNECT_GRACE_MS;
     use std::time::{Duration, Instant};
     let sessions = tempfile::tempdir().unwrap();
     let files = FileDurable::new(sessions.path()).unwrap();
@@ -407,7 +407,7 @@ fn a10_a_log_that_is_not_a_regular_file_is_refused_without_blocking() {
 /// `session/new` is refused (-32602) until one is closed.
 #[test]
 fn a10_sessions_per_connection_are_capped_until_one_closes() {
-    use agent_lifecycle::acp::server::MAX_SESSIONS;
+    use lifecycle::acp::server::MAX_SESSIONS;
     let sessions = tempfile::tempdir().unwrap();
     let mut server = AcpServer::start(sessions.path());
     let params = json!({"cwd": "/", "mcpServers": []});

@@ -172,7 +172,7 @@ fn a10_soak_memory_stays_bounded_over_3000_prompts() {
 
 /// The most any soak case may reach, VmHWM (SPEC A10): the server's
 /// documented cap.
-const PEAK_RSS_MAX_KIB: u64 = (agent_lifecycle::acp::server::MEMORY_CAP_BYTES / 1024) as u64;
+const PEAK_RSS_MAX_KIB: u64 = (lifecycle::acp::server::MEMORY_CAP_BYTES / 1024) as u64;
 
 /// Sessions opened under a soft descriptor limit of 256.
 const MANY_SESSIONS: usize = 1_000;
@@ -255,7 +255,7 @@ fn a10_soak_descriptor_exhaustion_fails_only_the_request_that_needed_one() {
 /// oldest lose theirs first), and the server's peak stays under 64 MB.
 #[test]
 fn a10_soak_100_finished_1mb_jobs() {
-    use agent_lifecycle::shell::real::DISCARDED;
+    use lifecycle::shell::real::DISCARDED;
     let sessions = tempfile::tempdir().expect("tempdir");
     let mut server = AcpServer::start(sessions.path());
     server.patience = PATIENCE;
@@ -491,7 +491,7 @@ fn a10_soak_a_damaged_log_and_a_device_log() {
     use std::io::Write;
     let sessions = tempfile::tempdir().expect("tempdir");
     let sid = one_turn_session(sessions.path());
-    let files = agent_lifecycle::store::durable::FileDurable::new(sessions.path()).expect("dir");
+    let files = lifecycle::store::durable::FileDurable::new(sessions.path()).expect("dir");
     let mut log = std::fs::OpenOptions::new()
         .append(true)
         .open(files.path(&sid))
@@ -519,7 +519,7 @@ fn a10_soak_a_damaged_log_and_a_device_log() {
 /// answer is read: `MAX_SESSIONS` are served, the rest refused.
 #[test]
 fn a10_soak_20000_session_requests() {
-    use agent_lifecycle::acp::server::MAX_SESSIONS;
+    use lifecycle::acp::server::MAX_SESSIONS;
     let sessions = tempfile::tempdir().expect("tempdir");
     let mut server = soak_server(sessions.path());
     let params = serde_json::json!({"cwd": "/", "mcpServers": []});
@@ -586,7 +586,7 @@ fn finished_jobs(prompts: usize) {
 /// written, and loaded again in another process, under the cap each time.
 #[test]
 fn a10_soak_prompts_at_the_line_limit_written_and_loaded() {
-    let line_limit = agent_lifecycle::acp::framing::MAX_LINE;
+    let line_limit = lifecycle::acp::framing::MAX_LINE;
     let cases = [
         ("one 8 MiB line", "x".repeat(line_limit - 256)),
         (

@@ -8,8 +8,8 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::journal::EndReason;
 use common::acp::{agent_texts, chunks, load_params, log_size, turn_ends, AcpServer};
+use lifecycle::journal::EndReason;
 
 /// A server with one session whose second prompt failed: its write was
 /// cut 7 bytes in by the file-size limit, which stays in force.

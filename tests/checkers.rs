@@ -5,9 +5,9 @@ use lifecycle_testkit as common;
 
 use agent_lifecycle::check::{self, Budget, Checker, ReplayLine, Status};
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::rules::Rule;
 use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
+use lifecycle::rules::Rule;
 use lifecycle_sim::Sim;
 
 /// A smoke run: `check --tier pr` explores each scenario in full; here
@@ -268,21 +268,17 @@ fn determinism_same_seed_same_trace_hash() {
 fn sim_decisions_replay_identically() {
     let mut sim = Sim::with_seed(7);
     let report = sim
-        .block_on(
-            agent_lifecycle::scenarios::run::<agent_lifecycle::rt::SimRt>(
-                &scenarios::cancel::CANCEL_BEFORE_CLAIM,
-                Default::default(),
-            ),
-        )
+        .block_on(agent_lifecycle::scenarios::run::<lifecycle::rt::SimRt>(
+            &scenarios::cancel::CANCEL_BEFORE_CLAIM,
+            Default::default(),
+        ))
         .expect("run");
     let mut again = Sim::replay(sim.decisions().to_vec());
     let report2 = again
-        .block_on(
-            agent_lifecycle::scenarios::run::<agent_lifecycle::rt::SimRt>(
-                &scenarios::cancel::CANCEL_BEFORE_CLAIM,
-                Default::default(),
-            ),
-        )
+        .block_on(agent_lifecycle::scenarios::run::<lifecycle::rt::SimRt>(
+            &scenarios::cancel::CANCEL_BEFORE_CLAIM,
+            Default::default(),
+        ))
         .expect("replay");
     assert_eq!(report.journal, report2.journal);
     assert_eq!(sim.trace_hash(), again.trace_hash());

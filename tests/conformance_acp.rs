@@ -18,12 +18,12 @@
 
 use lifecycle_testkit::conformance;
 
-use agent_lifecycle::acp::{AcpError, Bridge, StopReason};
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::rt::SimRt;
 use agent_lifecycle::scenarios::rig::Rig;
-use agent_lifecycle::store::durable::{DiskFault, Durable, MemoryDurable};
 use conformance::{manual, Driver};
+use lifecycle::acp::{AcpError, Bridge, StopReason};
+use lifecycle::rt::SimRt;
+use lifecycle::store::durable::{DiskFault, Durable, MemoryDurable};
 use lifecycle_models::acp::{
     AcpAction as A, AcpError as MErr, AcpModel, AcpState, Call, PromptState,
 };

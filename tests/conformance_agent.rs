@@ -7,18 +7,18 @@
 //! `when_idle` waiter, the loop's exit and the durable `turn/end`s must
 //! agree.
 
-use agent_lifecycle::rt::context::{self, Context};
+use agent_lifecycle::context::{self, Context};
 use lifecycle_testkit::conformance;
 
-use agent_lifecycle::agent::core::Accept;
-use agent_lifecycle::agent::{Agent, AgentLoop, CancelOutcome, Idle};
-use agent_lifecycle::bus::PublicEvent;
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::journal::{Cause as ICause, EndReason as IEnd, Event};
-use agent_lifecycle::rt::SimRt;
 use agent_lifecycle::scenarios::OBSERVER_PANIC;
-use agent_lifecycle::session_log::Entry;
 use conformance::Driver;
+use lifecycle::agent::core::Accept;
+use lifecycle::agent::{Agent, AgentLoop, CancelOutcome, Idle};
+use lifecycle::bus::PublicEvent;
+use lifecycle::journal::{Cause as ICause, EndReason as IEnd, Event};
+use lifecycle::rt::SimRt;
+use lifecycle::session_log::Entry;
 use lifecycle_models::agent::{
     AgentAction as A, AgentModel, AgentState, Cause, LoopPos, PromptFate, Status, TurnPhase,
 };
@@ -412,8 +412,8 @@ fn quiet_observer_panics() {
     });
 }
 
-fn spec(text: &str) -> agent_lifecycle::agent::core::PromptSpec {
-    agent_lifecycle::agent::core::PromptSpec {
+fn spec(text: &str) -> lifecycle::agent::core::PromptSpec {
+    lifecycle::agent::core::PromptSpec {
         text: text.into(),
         steps: STEPS as u32,
         step_ms: 10,
@@ -424,9 +424,9 @@ fn spec(text: &str) -> agent_lifecycle::agent::core::PromptSpec {
 /// The observable state of the implementation against the model's.
 fn compare(sut: &Sut, s: &AgentState) {
     let status = match sut.agent.status() {
-        agent_lifecycle::agent::core::Status::Idle => Status::Idle,
-        agent_lifecycle::agent::core::Status::Running => Status::Running,
-        agent_lifecycle::agent::core::Status::Disposed => Status::Disposed,
+        lifecycle::agent::core::Status::Idle => Status::Idle,
+        lifecycle::agent::core::Status::Running => Status::Running,
+        lifecycle::agent::core::Status::Disposed => Status::Disposed,
     };
     assert_eq!(status, s.status, "status");
     assert_eq!(sut.fates(), model_fates(s), "prompt fates");

@@ -39,18 +39,16 @@
 //! store-level driver replaces: it is out of reach here (the `crash`
 //! scenario, `src/scenarios/crash.rs`, targets it).
 
-use agent_lifecycle::rt::context::{self, Context};
+use agent_lifecycle::context::{self, Context};
 use lifecycle_testkit::conformance;
 
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::journal::EndReason as IEnd;
-use agent_lifecycle::rt::SimRt;
-use agent_lifecycle::session_log::{Entry, StorageError};
-use agent_lifecycle::store::durable::{
-    DiskFault, Durable, DurableRecord, Loaded, MemoryDurable, Tear,
-};
-use agent_lifecycle::store::SessionStore;
 use conformance::{manual, Driver, Manual};
+use lifecycle::journal::EndReason as IEnd;
+use lifecycle::rt::SimRt;
+use lifecycle::session_log::{Entry, StorageError};
+use lifecycle::store::durable::{DiskFault, Durable, DurableRecord, Loaded, MemoryDurable, Tear};
+use lifecycle::store::SessionStore;
 use lifecycle_models::durability::{
     read, Answer, DurabilityAction as A, DurabilityModel, DurabilityState, EndReason, Pos, Proc,
     Record, Tear as MTear,

@@ -10,15 +10,15 @@
 
 use lifecycle_testkit::conformance;
 
-use agent_lifecycle::events::LifecycleEvent;
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::provider::AgentHandle;
-use agent_lifecycle::rt::SimRt;
 use agent_lifecycle::scenarios::rig::Rig;
-use agent_lifecycle::shell::sim::{Script, SimShell};
-use agent_lifecycle::shell::{ExecResult, ShellExecutor};
-use agent_lifecycle::tool_bash::ToolBash;
 use conformance::Driver;
+use lifecycle::events::LifecycleEvent;
+use lifecycle::provider::AgentHandle;
+use lifecycle::rt::SimRt;
+use lifecycle::shell::sim::{Script, SimShell};
+use lifecycle::shell::{ExecResult, ShellExecutor};
+use lifecycle::tool_bash::ToolBash;
 use lifecycle_models::shell::{Fence, Notice, ShellAction as A, ShellModel, ShellState, TOKENS};
 use proptest::prelude::*;
 use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMachineTest};

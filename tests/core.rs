@@ -2,14 +2,14 @@
 //! oracle shown to fail on bad histories (so a passing check means
 //! something).
 
-use agent_lifecycle::agent::core::{
+use agent_lifecycle::context::{self, Context};
+use agent_lifecycle::faults::{Fault, Faults};
+use agent_lifecycle::oracle::check_journal;
+use lifecycle::agent::core::{
     Accept, AgentCore, Boundary, CancelStart, Claim, PromptSpec, Status, Wake,
 };
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::journal::{Cause, EndReason, Event};
-use agent_lifecycle::oracle::check_journal;
-use agent_lifecycle::rt::context::{self, Context};
-use agent_lifecycle::rules::Rule;
+use lifecycle::journal::{Cause, EndReason, Event};
+use lifecycle::rules::Rule;
 
 fn spec(text: &str) -> PromptSpec {
     PromptSpec::from(text)

@@ -2,16 +2,16 @@
 //! record), the in-memory disk's crash semantics, and tokio conformance of
 //! the dispose scenarios with sessions in real files.
 
+use agent_lifecycle::context::{self, Context};
 use agent_lifecycle::faults::Faults;
-use agent_lifecycle::journal::EndReason;
-use agent_lifecycle::rt::context::{self, Context};
-use agent_lifecycle::rt::{SimRt, TokioRt};
 use agent_lifecycle::scenarios::{self, run_with};
-use agent_lifecycle::session_log::Entry;
-use agent_lifecycle::store::durable::{
+use lifecycle::journal::EndReason;
+use lifecycle::rt::{SimRt, TokioRt};
+use lifecycle::session_log::Entry;
+use lifecycle::store::durable::{
     DiskFault, Durable, DurableRecord, FileDurable, MemoryDurable, Tear,
 };
-use agent_lifecycle::store::SessionStore;
+use lifecycle::store::SessionStore;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -104,7 +104,7 @@ fn file_backend_corruption_before_the_tail_is_an_error() {
 /// one before the last corruption; the records before it load.
 #[test]
 fn file_backend_an_overlong_line_is_streamed_as_damage() {
-    use agent_lifecycle::store::durable::MAX_RECORD_BYTES;
+    use lifecycle::store::durable::MAX_RECORD_BYTES;
     let dir = tempfile::tempdir().expect("tempdir");
     let d = FileDurable::new(dir.path()).expect("dir");
     d.write("s", &[rec(1, 0)]).expect("write");
@@ -330,8 +330,8 @@ fn crash_image_tears_only_unsynced_bytes() {
 /// turn closed `failed`, and the new turn is appended and flushed.
 #[test]
 fn a_failed_write_fails_the_session_until_its_next_turn() {
-    use agent_lifecycle::journal::EndReason;
-    use agent_lifecycle::store::durable::DiskOp;
+    use lifecycle::journal::EndReason;
+    use lifecycle::store::durable::DiskOp;
     let disk: Arc<MemoryDurable<SimRt>> = Arc::new(MemoryDurable::default());
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);
@@ -411,7 +411,7 @@ fn m26_a_failed_session_refuses_its_next_turn() {
 /// repairs it and closes the open turn.
 #[test]
 fn a_failed_truncate_fails_the_load_and_appends_nothing() {
-    use agent_lifecycle::store::durable::DiskOp;
+    use lifecycle::store::durable::DiskOp;
     let disk = MemoryDurable::<TokioRt>::recording();
     disk.write("s", &[rec(1, 0), start(1)]).expect("write");
     disk.sync("s").expect("sync");
@@ -490,7 +490,7 @@ struct Minimal(std::sync::Mutex<std::collections::BTreeMap<String, Vec<u8>>>);
 
 impl Durable for Minimal {
     fn write(&self, id: &str, records: &[DurableRecord]) -> std::io::Result<()> {
-        let bytes = agent_lifecycle::store::durable::encode(records)?;
+        let bytes = lifecycle::store::durable::encode(records)?;
         let mut logs = self.0.lock().unwrap();
         logs.entry(id.to_string()).or_default().extend(bytes);
         Ok(())
@@ -500,10 +500,10 @@ impl Durable for Minimal {
         Ok(())
     }
 
-    fn load(&self, id: &str) -> std::io::Result<agent_lifecycle::store::durable::Loaded> {
+    fn load(&self, id: &str) -> std::io::Result<lifecycle::store::durable::Loaded> {
         let logs = self.0.lock().unwrap();
         let bytes = logs.get(id).cloned().unwrap_or_default();
-        agent_lifecycle::store::durable::parse_log(&bytes, id)
+        lifecycle::store::durable::parse_log(&bytes, id)
     }
 }
 

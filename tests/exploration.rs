@@ -11,8 +11,8 @@ use agent_lifecycle::check::shrink;
 use agent_lifecycle::check::view::outcome_key;
 use agent_lifecycle::check::{self, Budget, Checker, DfsOptions, ReplayLine};
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::rules::Rule;
 use agent_lifecycle::scenarios::{self, Scenario};
+use lifecycle::rules::Rule;
 use lifecycle_sim::{Dfs, DfsConfig, ExecKind, Shard};
 use std::collections::BTreeSet;
 

@@ -4,13 +4,11 @@
 //! hashed log count from its first record; one `FileDurable` at a time
 //! holds a log's lock.
 
-use agent_lifecycle::journal::EndReason;
-use agent_lifecycle::rt::TokioRt;
-use agent_lifecycle::session_log::Entry;
-use agent_lifecycle::store::durable::{
-    Durable, DurableRecord, FileDurable, LockError, PLAIN_NAME_MAX,
-};
-use agent_lifecycle::store::SessionStore;
+use lifecycle::journal::EndReason;
+use lifecycle::rt::TokioRt;
+use lifecycle::session_log::Entry;
+use lifecycle::store::durable::{Durable, DurableRecord, FileDurable, LockError, PLAIN_NAME_MAX};
+use lifecycle::store::SessionStore;
 use std::io::ErrorKind;
 use std::path::Path;
 use std::sync::Arc;
@@ -298,7 +296,7 @@ fn a9_locking_a_new_id_creates_an_empty_loadable_log() {
 /// missing file, and an error for a path that cannot be read as one.
 #[test]
 fn load_file_reads_a_plain_log_missing_is_empty() {
-    use agent_lifecycle::store::durable::load_file;
+    use lifecycle::store::durable::load_file;
     let (dir, d) = fresh();
     append(&d, "s", &[rec(1, 0), rec(2, 1)]);
     let loaded = load_file(&d.path("s")).expect("a plain log");

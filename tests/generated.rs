@@ -8,7 +8,7 @@ use agent_lifecycle::check::replay::replay;
 use agent_lifecycle::check::{Checker, ReplayLine};
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::generate::{self, Plan};
-use agent_lifecycle::rules::Rule;
+use lifecycle::rules::Rule;
 
 /// The PR tier's first seeds, at a smaller budget per workload.
 fn small_plan(seeds: std::ops::Range<u64>) -> Plan {

@@ -4,7 +4,7 @@
 //! may run sections on other locks, and a task that wants the held lock
 //! blocks until it is released. The exhaustive search explores all of it.
 
-use agent_lifecycle::rt::{Mutex, SimRt};
+use lifecycle::rt::{Mutex, SimRt};
 use lifecycle_sim::{spawn, Dfs, DfsConfig, ExecKind, Sim};
 use std::cell::RefCell;
 use std::collections::BTreeSet;

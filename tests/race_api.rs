@@ -1,14 +1,15 @@
 //! Downstream-style race tests: only the public API (`check::api`), one
 //! function each, as a user of this crate writes them.
 
+use agent_lifecycle::backends::{LoomRt, ShuttleRt};
 use agent_lifecycle::check::api::{Broken, RaceTest, Rig, REPLAY_ENV};
 use agent_lifecycle::check::Checker;
-use agent_lifecycle::events::LifecycleEvent;
 use agent_lifecycle::faults::{Fault, Faults};
 use agent_lifecycle::oracle::RuleId;
-use agent_lifecycle::rt::{self, LoomRt, Rt, ShuttleRt, SimRt};
-use agent_lifecycle::rules::Rule;
-use agent_lifecycle::shell::sim::Script;
+use lifecycle::events::LifecycleEvent;
+use lifecycle::rt::{self, Rt, SimRt};
+use lifecycle::rules::Rule;
+use lifecycle::shell::sim::Script;
 use std::sync::Arc;
 
 /// Two creates of one id race; exactly one may win (R1). Generic over the
@@ -355,7 +356,7 @@ fn a_race_test_over_the_bridge() {
 /// readable, not running) once the agent's dispose returns, while another
 /// task reads it.
 async fn job_dies_with_its_agent(rig: Arc<Rig<SimRt>>) {
-    use agent_lifecycle::shell::ExecResult;
+    use lifecycle::shell::ExecResult;
     let tools = rig
         .tool_bash
         .clone()
@@ -458,7 +459,7 @@ fn a_race_test_scripts_the_shell_and_ends_a_job_at_a_chosen_moment() {
 /// returns (A1-style, from the registry's side), and a prompt after the
 /// close is refused.
 async fn close_vs_prompt(rig: Arc<Rig<SimRt>>) {
-    use agent_lifecycle::acp::StopReason;
+    use lifecycle::acp::StopReason;
     let bridge = rig.bridge.clone().expect("RaceTest::bridge");
     let id = bridge.new_session().await.expect("session/new");
     let (b, i) = (bridge.clone(), id.clone());
@@ -534,8 +535,8 @@ fn a_disconnect_joins_a_close_in_progress() {
 /// writer to write the one before it. A send never passes with the budget
 /// full, and no wait is lost (a lost wake-up stalls the execution).
 async fn outbound_budget<R: Rt>(_rig: Arc<Rig<R>>) {
-    use agent_lifecycle::acp::outbound::Outbound;
-    use agent_lifecycle::rt::Monitor;
+    use lifecycle::acp::outbound::Outbound;
+    use lifecycle::rt::Monitor;
     let out = Arc::new(Outbound::<R>::with_budget(1));
     let sent = Arc::new(Monitor::<R, usize>::new(0));
     let (o, s) = (out.clone(), sent.clone());

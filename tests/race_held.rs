@@ -2,11 +2,11 @@
 //! and waits to be let go, and a flush held open at its I/O point. Both
 //! park a task of the test's executor; no thread is blocked.
 
-use agent_lifecycle::agent::PromptSpec;
 use agent_lifecycle::check::api::{RaceTest, Rig};
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::journal::EndReason;
-use agent_lifecycle::rt::{self, SimRt};
+use lifecycle::agent::PromptSpec;
+use lifecycle::journal::EndReason;
+use lifecycle::rt::{self, SimRt};
 use std::sync::Arc;
 
 fn two_steps(text: &str) -> PromptSpec {
@@ -125,7 +125,7 @@ async fn cancel_while_a_flush_is_open(rig: Arc<Rig<SimRt>>) {
     );
     let agent = a.agent.clone();
     let cancel = rt::spawn::<SimRt, _>("cancel", async move {
-        agent.cancel(agent_lifecycle::journal::Cause::User);
+        agent.cancel(lifecycle::journal::Cause::User);
     });
     disk.release();
     cancel.join().await;

@@ -4,9 +4,9 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::shell::real::RealShell;
-use agent_lifecycle::shell::{ExecResult, ShellExecRequest, ShellExecutor};
 use common::acp::processes_with;
+use lifecycle::shell::real::RealShell;
+use lifecycle::shell::{ExecResult, ShellExecRequest, ShellExecutor};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -4,10 +4,10 @@
 //! checks (R1–R3, D1–D4, S6, the journal rules of tracked agents) then run
 //! over what happened.
 
-use agent_lifecycle::acp::StopReason;
-use agent_lifecycle::rt::TokioRt;
 use agent_lifecycle::scenarios::rig::Rig;
-use agent_lifecycle::shell::ExecResult;
+use lifecycle::acp::StopReason;
+use lifecycle::rt::TokioRt;
+use lifecycle::shell::ExecResult;
 use std::sync::Arc;
 
 use lifecycle_testkit::runtime;
@@ -65,8 +65,8 @@ fn the_builder_wires_faults_through() {
 /// and so is `Agent::until` of the loop's exit.
 #[test]
 fn an_agents_done_resolves_after_its_disposal_and_not_before() {
-    use agent_lifecycle::journal::Event;
     use futures::FutureExt;
+    use lifecycle::journal::Event;
     let rt = runtime();
     rt.block_on(async {
         let rig = Rig::<TokioRt>::builder().build();
@@ -168,9 +168,9 @@ fn a_detach_removes_its_entry_once_and_a_repeat_tells_no_one() {
 /// it, then a second `turn/end` when the turn really ends.
 #[test]
 fn a_load_of_a_session_live_elsewhere_leaves_its_log_alone() {
-    use agent_lifecycle::acp::{AcpError, Bridge};
-    use agent_lifecycle::agent::core::PromptSpec;
-    use agent_lifecycle::session_log::Entry;
+    use lifecycle::acp::{AcpError, Bridge};
+    use lifecycle::agent::core::PromptSpec;
+    use lifecycle::session_log::Entry;
     let rt = runtime();
     rt.block_on(async {
         let rig = Arc::new(Rig::<TokioRt>::builder().bridge().build());
@@ -234,8 +234,8 @@ fn a_load_of_a_session_live_elsewhere_leaves_its_log_alone() {
 /// unbounded provider keeps them all.
 #[test]
 fn a_bounded_provider_bounds_its_agents_journals() {
-    use agent_lifecycle::agent::core::PromptSpec;
-    use agent_lifecycle::agent::Idle;
+    use lifecycle::agent::core::PromptSpec;
+    use lifecycle::agent::Idle;
     let rt = runtime();
     rt.block_on(async {
         let turns = |n: usize| PromptSpec {

@@ -6,9 +6,9 @@ use lifecycle_testkit as common;
 
 use agent_lifecycle::check::Checker;
 use agent_lifecycle::faults::Fault;
-use agent_lifecycle::rules::Rule;
 use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
+use lifecycle::rules::Rule;
 
 #[test]
 fn c1_cancel_requested_emitted_once_before_clearing() {

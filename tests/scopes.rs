@@ -2,8 +2,8 @@
 //! once unloading, and admissions (`Scope::admit`, R3) are all-or-nothing
 //! against an unload.
 
-use agent_lifecycle::rt::SimRt;
-use agent_lifecycle::scope::{Admission, Effect, EffectObserver, Scope};
+use lifecycle::rt::SimRt;
+use lifecycle::scope::{Admission, Effect, EffectObserver, Scope};
 use lifecycle_sim::Sim;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -163,7 +163,7 @@ fn the_unload_hook_hears_begin_and_end_once_each() {
     use std::sync::Mutex;
     let heard = Arc::new(Mutex::new(Vec::<(String, bool)>::new()));
     let ear = heard.clone();
-    let hook: agent_lifecycle::scope::UnloadHook =
+    let hook: lifecycle::scope::UnloadHook =
         Arc::new(move |name: &str, done: bool| ear.lock().unwrap().push((name.to_string(), done)));
     run(async move {
         let count = Arc::new(Count::default());

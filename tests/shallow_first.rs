@@ -6,8 +6,8 @@
 use agent_lifecycle::check::explore::sim_dfs::explore_dfs;
 use agent_lifecycle::check::{self, DfsOptions};
 use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::rules::Rule;
 use agent_lifecycle::scenarios;
+use lifecycle::rules::Rule;
 
 fn to_first_failure(fault: Fault, shallow: bool) -> check::Report {
     check::quiet_panics();

@@ -8,11 +8,11 @@
 //! Run it alone to see the figures:
 //! `cargo test --test shell_limits a10_output_cap_bounds_memory -- --nocapture`.
 
-use agent_lifecycle::registry::Registry;
-use agent_lifecycle::rt::TokioRt;
-use agent_lifecycle::shell::real::{RealShell, OUTPUT_CAP_BYTES};
-use agent_lifecycle::shell::{ExecResult, JobStatus, ShellExecRequest, ShellExecutor};
-use agent_lifecycle::tool_bash::ToolBash;
+use lifecycle::registry::Registry;
+use lifecycle::rt::TokioRt;
+use lifecycle::shell::real::{RealShell, OUTPUT_CAP_BYTES};
+use lifecycle::shell::{ExecResult, JobStatus, ShellExecRequest, ShellExecutor};
+use lifecycle::tool_bash::ToolBash;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -314,7 +314,7 @@ async fn continue_after_moves_job_numbers_forward_only() {
 /// stops at `LAST_CONTINUED`, and background jobs still start after it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a11_continue_after_cannot_use_up_the_job_numbers() {
-    use agent_lifecycle::shell::real::LAST_CONTINUED;
+    use lifecycle::shell::real::LAST_CONTINUED;
     let shell = RealShell::new();
     shell.continue_after(u64::MAX);
     assert_eq!(
@@ -335,7 +335,7 @@ async fn a11_continue_after_cannot_use_up_the_job_numbers() {
 /// and a running job's records stay.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a10_finished_job_records_are_bounded_per_owner() {
-    use agent_lifecycle::shell::real::FINISHED_JOBS_CAP;
+    use lifecycle::shell::real::FINISHED_JOBS_CAP;
     let shell = RealShell::new();
     let owned = |command: &str, owner: &str| ShellExecRequest {
         command: command.into(),

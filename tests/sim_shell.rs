@@ -4,9 +4,9 @@
 //! waits for jobs to end; `history` is what each job went through, as the
 //! shell saw it.
 
-use agent_lifecycle::rt::{Rt, SimRt};
-use agent_lifecycle::shell::sim::{JobFate, Script, SimShell};
-use agent_lifecycle::shell::{ExecResult, ShellExecRequest, ShellExecutor};
+use lifecycle::rt::{Rt, SimRt};
+use lifecycle::shell::sim::{JobFate, Script, SimShell};
+use lifecycle::shell::{ExecResult, ShellExecRequest, ShellExecutor};
 use lifecycle_sim::Sim;
 
 fn run<T: 'static>(f: impl std::future::Future<Output = T> + 'static) -> T {

@@ -1,10 +1,10 @@
 //! Switchable faults: the rejected designs and known bugs of SPEC §3.
 //!
-//! A [`Faults`] value is built only by the harness (`mutants`, `replay`,
-//! tests) and reaches the lifecycle types inside `agent_lifecycle`'s
-//! `Hooks`; production uses none. With a fault on, at least one checker
-//! must report a violation of the rule it names; the executable models
-//! (`lifecycle-models`) model the faults their `model_of` names.
+//! Which faults are on is the harness's to say (`agent_lifecycle::faults`,
+//! asked by the production crate through its execution context). With a
+//! fault on, at least one checker must report a violation of the rule it
+//! names; the executable models (`lifecycle-models`) model the faults
+//! their `model_of` names.
 
 use crate::Rule;
 use serde::Serialize;
@@ -221,37 +221,5 @@ impl Fault {
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self, f)
-    }
-}
-
-/// A set of switched-on faults. Empty in production.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Faults(u32);
-
-impl Faults {
-    /// No fault: the specified behaviour.
-    pub const fn none() -> Self {
-        Faults(0)
-    }
-
-    /// This set plus `fault`.
-    pub const fn with(self, fault: Fault) -> Self {
-        Faults(self.0 | (1 << fault as u32))
-    }
-
-    /// Whether `fault` is on.
-    pub const fn has(self, fault: Fault) -> bool {
-        self.0 & (1 << fault as u32) != 0
-    }
-
-    /// The faults that are on, in SPEC order.
-    pub fn iter(self) -> impl Iterator<Item = Fault> {
-        Fault::ALL.into_iter().filter(move |f| self.has(*f))
-    }
-}
-
-impl From<Option<Fault>> for Faults {
-    fn from(f: Option<Fault>) -> Self {
-        f.map_or(Faults::none(), |f| Faults::none().with(f))
     }
 }

@@ -1,18 +1,16 @@
 //! The vocabulary of the agent lifecycle specification (`SPEC.md`),
-//! defined once for the implementation (`agent-lifecycle`), its harness
-//! and the executable models (`lifecycle-models`): the rules of SPEC §2
-//! ([`Rule`], [`Family`]), the faults of SPEC §3 ([`Fault`], [`Faults`]),
-//! why a turn ends ([`EndReason`]) and what becomes of a prompt
+//! defined once for the implementation (`lifecycle`), its harness
+//! (`agent-lifecycle`) and the executable models (`lifecycle-models`):
+//! the rules of SPEC §2 ([`Rule`], [`Family`]), the faults of SPEC §3
+//! ([`Fault`]), why a turn ends ([`EndReason`]) and what becomes of a prompt
 //! ([`PromptFate`]).
 
 #![deny(missing_docs)]
 
-pub mod checker;
 pub mod faults;
 pub mod rules;
 
-pub use checker::Checker;
-pub use faults::{Fault, Faults};
+pub use faults::Fault;
 pub use rules::{Family, Rule};
 
 use std::fmt;

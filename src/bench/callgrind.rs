@@ -50,7 +50,7 @@ impl Part {
             "rt::sim_rt::",
             "shuttle::",
             "shuttle_",
-            "rt::shuttle_rt::",
+            "backends::shuttle_rt::",
             "check::explore::sim",
             "check::sim_run::",
             "check::tasks::",
@@ -76,7 +76,9 @@ impl Part {
         .any(|p| symbol.contains(p))
         {
             Some(Part::Harness)
-        } else if symbol.contains("agent_lifecycle::") {
+        } else if symbol.contains("lifecycle::") {
+            // The harness crate's (`agent_lifecycle::`) and the production
+            // crate's (`lifecycle::`) code.
             Some(Part::Scenario)
         } else {
             None
@@ -328,7 +330,7 @@ fn=(1) lifecycle_sim::executor::Sim::step\n\
 cfn=(2) malloc\n\
 calls=2 0\n\
 11 40\n\
-fn=(3) agent_lifecycle::agent::core::claim\n\
+fn=(3) lifecycle::agent::core::claim\n\
 5 60\n\
 cfn=(2)\n\
 calls=1 0\n\
@@ -370,7 +372,7 @@ fn=(2)\n\
     #[test]
     fn parts_by_symbol() {
         assert_eq!(
-            Part::of("<agent_lifecycle::rt::sim_rt::SimRt as Rt>::raw_with"),
+            Part::of("<lifecycle::rt::sim_rt::SimRt as Rt>::raw_with"),
             Some(Part::Executor)
         );
         assert_eq!(
@@ -378,7 +380,7 @@ fn=(2)\n\
             Some(Part::Oracles)
         );
         assert_eq!(
-            Part::of("agent_lifecycle::agent::AgentLoop<R>::stop"),
+            Part::of("lifecycle::agent::AgentLoop<R>::stop"),
             Some(Part::Scenario)
         );
         assert_eq!(Part::of("_int_malloc"), None);

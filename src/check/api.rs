@@ -6,7 +6,7 @@
 //!
 //! ```no_run
 //! use agent_lifecycle::check::api::{RaceTest, Rig};
-//! use agent_lifecycle::rt::{self, SimRt};
+//! use lifecycle::rt::{self, SimRt};
 //! use std::sync::Arc;
 //!
 //! #[test]
@@ -60,9 +60,10 @@ pub use loom::LOOM_MAX_THREADS;
 
 use super::replay::ReplayLine;
 use super::{Budget, Checker, Report};
+use crate::backends::{LoomRt, ShuttleRt};
 use crate::faults::Faults;
 use crate::oracle::RuleId;
-use crate::rt::{Backend, BoxFuture, LoomRt, Rt, ShuttleRt, SimRt, TokioRt};
+use crate::rt::{Backend, BoxFuture, Rt, SimRt, TokioRt};
 use crate::rules::Rule;
 use crate::scenarios::{Bodies, Closure, Ctx, Scenario};
 use send_wrapper::SendWrapper;

@@ -152,7 +152,7 @@ impl Growth {
 }
 
 /// A type name without its module paths: `Inner<JobTable>` for
-/// `agent_lifecycle::rt::monitor::Inner<agent_lifecycle::shell::JobTable>`.
+/// `lifecycle::rt::monitor::Inner<lifecycle::shell::JobTable>`.
 fn short_type(name: &str) -> String {
     let mut out = String::new();
     let mut word = String::new();
@@ -311,7 +311,7 @@ mod tests {
     #[test]
     fn type_names_lose_their_paths() {
         assert_eq!(
-            short_type("agent_lifecycle::rt::monitor::Inner<agent_lifecycle::shell::JobTable>"),
+            short_type("lifecycle::rt::monitor::Inner<lifecycle::shell::JobTable>"),
             "Inner<JobTable>"
         );
         assert_eq!(

@@ -29,14 +29,14 @@ enum Command {
     #[command(flatten)]
     Harness(Box<harness::HarnessCommand>),
     /// Serve the Agent Client Protocol on stdio (a scripted agent; see
-    /// `agent_lifecycle::acp::server`).
+    /// `lifecycle::acp::server`).
     Acp {
         /// Keep session logs as JSON-lines files here (default: in memory).
         #[arg(long)]
         sessions: Option<std::path::PathBuf>,
     },
     /// The orphan reaper `acp` spawns for itself (internal; see
-    /// `agent_lifecycle::shell::reaper`).
+    /// `lifecycle::shell::reaper`).
     #[command(hide = true)]
     Reaper,
 }

@@ -153,6 +153,7 @@ fn replay_traced(line: &ReplayLine) -> (Result<Replayed, String>, Vec<Seen>) {
         // The spans: `step{n, t_ms, task}` per poll, `task{name}` per task.
         .with_target("lifecycle_sim", tracing::Level::INFO)
         .with_target("agent_lifecycle", tracing::Level::INFO)
+        .with_target("lifecycle", tracing::Level::INFO)
         .with_default(tracing::Level::WARN);
     let subscriber = tracing_subscriber::registry()
         .with(tracing_subscriber::Layer::with_filter(fmt, filter.clone()))

@@ -31,10 +31,11 @@ pub mod run;
 pub mod script;
 pub mod workload;
 
+use crate::backends::{LoomRt, ShuttleRt};
 use crate::check::explore::sim_dfs::ShallowPass;
 use crate::check::{self, Budget, Checker, Report};
 use crate::faults::{Fault, Faults};
-use crate::rt::{LoomRt, ShuttleRt, SimRt, TokioRt};
+use crate::rt::{SimRt, TokioRt};
 use crate::scenarios::{Bodies, Closure, Scenario};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

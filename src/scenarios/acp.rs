@@ -6,12 +6,12 @@ use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::acp::{AcpError, Bridge, StopReason};
+use crate::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
-use lifecycle_spec::Checker;
 use std::sync::{Arc, PoisonError};
 
 fn bridge<R: Rt>(rig: &Rig<R>) -> Arc<Bridge<R>> {

@@ -7,12 +7,12 @@ use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::{Agent, CancelOutcome};
 use crate::bus::PublicEvent;
+use crate::checker::Checker;
 use crate::faults::Fault;
 use crate::journal::{Cause, EndReason, Event, PromptId, Record};
 use crate::oracle::Violation;
 use crate::rt::{Mutex, Rt};
 use crate::rules::Rule;
-use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// A fate that may not exist, printed (`none`).

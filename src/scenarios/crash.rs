@@ -34,17 +34,17 @@ use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
+use crate::checker::Checker;
+use crate::context::{self, Context};
 use crate::faults::{Fault, Faults};
 use crate::journal::{Cause, EndReason};
 use crate::oracle::Violation;
-use crate::rt::context::{self, Context};
 use crate::rt::{self, BoxFuture, Mutex, Rt, TokioRt};
 use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::durable::{CrashImage, Durable, DurableRecord, MemoryDurable, Tear};
 use crate::store::{open_turns, SessionStore};
 use crate::world::World;
-use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// A goal of [`CRASH_MID_TURN`].

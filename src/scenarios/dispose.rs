@@ -9,6 +9,7 @@ use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::core::Status;
 use crate::agent::Idle;
+use crate::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::journal::{Cause, EndReason, Event};
@@ -17,7 +18,6 @@ use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::Listener;
-use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// A goal of [`CONCURRENT_DISPOSE`].

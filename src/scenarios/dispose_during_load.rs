@@ -14,11 +14,11 @@ use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::acp::{AcpError, Bridge, StopReason};
+use crate::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
-use lifecycle_spec::Checker;
 
 /// The load's resume began while the old agent's teardown was still
 /// running (after its `teardown-began`, before its `teardown-done`).

@@ -19,12 +19,12 @@ use super::goals::{excused, on, Goal};
 use super::rig::{give_up, First, Rig};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
+use crate::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{Monitor, Rt, Wait};
 use crate::rules::Rule;
-use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// The body's wait for the teardown to finish with no further dispose

@@ -22,12 +22,12 @@ use super::rig::{give_up_noting, First, Rig};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::acp::{Bridge, StopReason};
+use crate::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::rt::{self, Rt, Wait};
 use crate::rules::Rule;
-use lifecycle_spec::Checker;
 
 /// The body's wait for the dropped unload's work to finish with no further
 /// call: never ending, it breaks D8 (the dropped caller's work wedged).

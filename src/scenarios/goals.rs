@@ -10,9 +10,9 @@
 //! of the outcome's view.
 
 use super::Outcome;
+use crate::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::journal::Event;
-use lifecycle_spec::Checker;
 
 /// One "sometimes" goal.
 #[derive(Clone, Copy, Debug)]

@@ -7,13 +7,13 @@ use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::core::Status;
+use crate::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
 use crate::provider::CreateError;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
-use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// A goal of [`SAME_ID_CREATE_RACE`].

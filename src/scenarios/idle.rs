@@ -6,12 +6,12 @@ use super::goals::*;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::{Agent, CancelOutcome, Idle};
+use crate::checker::Checker;
 use crate::faults::Fault;
 use crate::journal::{Cause, Event};
 use crate::oracle::Violation;
 use crate::rt::{self, Rt};
 use crate::rules::Rule;
-use lifecycle_spec::Checker;
 
 /// A goal of [`IDLE_CANCEL_THEN_PROMPT`].
 pub const IDLE_CANCEL: Goal = pred(

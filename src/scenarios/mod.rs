@@ -213,7 +213,7 @@ pub fn run_ctx<R: Rt>(
     async move {
         // This execution's faults (`fault!`) and its count of parked
         // waits, from none; a rig adds its journal.
-        crate::rt::context::enter(crate::rt::context::Context::new(ctx.faults));
+        crate::context::enter(crate::context::Context::new(ctx.faults));
         let span = tracing::info_span!(parent: None, "task", name = "main");
         tracing::Instrument::instrument(body(ctx), span).await
     }

@@ -23,6 +23,7 @@ use super::goals::{excused, on, Goal, LOOM_SAMPLED_EARLY_WINDOW};
 use super::rig::{beside, Rig};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::Outcome;
+use crate::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
@@ -31,7 +32,6 @@ use crate::rules::Rule;
 use crate::shell::sim::{JobFate, Script, SimShell};
 use crate::shell::{ExecResult, ShellExecutor};
 use crate::tool_bash::ToolBash;
-use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// shuttle's uniform random walk runs the job's exit as soon as the

@@ -7,7 +7,7 @@
 //!
 //! ```no_run
 //! # use agent_lifecycle::scenarios::rig::Rig;
-//! # use agent_lifecycle::rt::SimRt;
+//! # use lifecycle::rt::SimRt;
 //! let rig = Rig::<SimRt>::builder().bridge().tool_bash().build();
 //! let bridge = rig.bridge.clone().expect("asked for");
 //! ```
@@ -16,13 +16,13 @@ use super::held::{HeldDurable, HeldSteps};
 use super::Outcome;
 use crate::acp::Bridge;
 use crate::agent::Agent;
+use crate::context::{self, Context};
 use crate::events::LifecycleEvent;
 use crate::faults::Faults;
 use crate::oracle::{check_durable, check_journal, Violation, ORACLE_RULES};
 use crate::oracle_world::{check_world, WORLD_RULES};
 use crate::provider::Provider;
 use crate::registry::Registry;
-use crate::rt::context::{self, Context};
 use crate::rt::{self, Monitor, Mutex, Rt};
 use crate::rules::Rule;
 use crate::scope::Scope;

@@ -132,9 +132,9 @@ macro_rules! bodies {
             sim: |ctx| Box::pin($f::<$crate::rt::SimRt>(ctx)),
             tokio: |ctx| Box::pin($f::<$crate::rt::TokioRt>(ctx)),
             #[cfg(feature = "harness")]
-            loom: |ctx| Box::pin($f::<$crate::rt::LoomRt>(ctx)),
+            loom: |ctx| Box::pin($f::<$crate::backends::LoomRt>(ctx)),
             #[cfg(feature = "harness")]
-            shuttle: |ctx| Box::pin($f::<$crate::rt::ShuttleRt>(ctx)),
+            shuttle: |ctx| Box::pin($f::<$crate::backends::ShuttleRt>(ctx)),
         }
     };
 }

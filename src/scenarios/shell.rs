@@ -4,6 +4,7 @@ use super::goals::*;
 use super::rig::Rig;
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::Outcome;
+use crate::checker::Checker;
 use crate::events::LifecycleEvent;
 use crate::faults::Fault;
 use crate::oracle::Violation;
@@ -13,7 +14,6 @@ use crate::shell::sim::{Script, SimShell};
 use crate::shell::{ExecResult, ShellExecutor};
 use crate::tool_bash::ToolBash;
 use crate::world::Keys;
-use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// The tool-bash instance in use, and how many loads there were.

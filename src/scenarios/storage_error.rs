@@ -27,6 +27,7 @@ use super::crash::{echo_rig, restart_checks, Client};
 use super::goals::{excused, on, Goal};
 use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
+use crate::checker::Checker;
 use crate::faults::Fault;
 use crate::journal::EndReason;
 use crate::oracle::Violation;
@@ -34,7 +35,6 @@ use crate::rt::{self, Rt};
 use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::durable::{DiskFault, DiskOp, MemoryDurable, Tear};
-use lifecycle_spec::Checker;
 use std::sync::Arc;
 
 /// A goal of [`STORAGE_ERROR_MID_TURN`].

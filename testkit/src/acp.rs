@@ -5,7 +5,7 @@
 //! The server runs in a process group of its own; dropping the client
 //! SIGKILLs that group (unless the server was already reaped), so a test
 //! that fails half-way leaves no server behind. The server's commands run
-//! in groups of their own: its orphan reaper (`src/shell/reaper.rs`) kills
+//! in groups of their own: its orphan reaper (`lifecycle/src/shell/reaper.rs`) kills
 //! them when the server dies.
 //!
 //! Every read waits at most [`AcpServer::patience`] (20 s unless set), so
@@ -484,8 +484,8 @@ pub fn log_size(sessions: &Path) -> u64 {
 
 /// The log of session `id` under `sessions`, as a new process would read
 /// it: it must have no torn tail.
-pub fn log_of(sessions: &Path, id: &str) -> agent_lifecycle::store::durable::Loaded {
-    use agent_lifecycle::store::durable::{Durable, FileDurable};
+pub fn log_of(sessions: &Path, id: &str) -> lifecycle::store::durable::Loaded {
+    use lifecycle::store::durable::{Durable, FileDurable};
     let log = FileDurable::new(sessions)
         .expect("the sessions directory")
         .load(id)
@@ -495,8 +495,8 @@ pub fn log_of(sessions: &Path, id: &str) -> agent_lifecycle::store::durable::Loa
 }
 
 /// Why each turn of session `id`'s log ended, in log order (D3, D9, D10).
-pub fn turn_ends(sessions: &Path, id: &str) -> Vec<agent_lifecycle::journal::EndReason> {
-    use agent_lifecycle::session_log::Entry;
+pub fn turn_ends(sessions: &Path, id: &str) -> Vec<lifecycle::journal::EndReason> {
+    use lifecycle::session_log::Entry;
     log_of(sessions, id)
         .records
         .iter()

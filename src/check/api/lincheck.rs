@@ -10,8 +10,8 @@
 //! ```no_run
 //! use agent_lifecycle::check::api::lincheck::{Lincheck, SequentialSpec, Target};
 //! use agent_lifecycle::check::api::{RaceTest, Rig};
-//! use agent_lifecycle::rt::{BoxFuture, SimRt};
-//! use agent_lifecycle::scope::Scope;
+//! use lifecycle::rt::{BoxFuture, SimRt};
+//! use lifecycle::scope::Scope;
 //! use proptest::prelude::*;
 //! use std::collections::BTreeSet;
 //! use std::sync::Arc;
@@ -74,8 +74,9 @@
 //! whatever the rig's own oracles say, with the history in its message.
 
 use super::{Failure, RaceTest, Rig};
+use crate::backends::ShuttleRt;
 use crate::check::Report;
-use crate::rt::{self, BoxFuture, Rt, ShuttleRt, SimRt};
+use crate::rt::{self, BoxFuture, Rt, SimRt};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
 use std::collections::BTreeSet;

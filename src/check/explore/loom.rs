@@ -29,6 +29,7 @@
 //! with rule `harness`.
 
 use super::{Exploration, Explorer, Replayed};
+use crate::backends::LoomRt;
 use crate::bus::panic_message;
 use crate::check::checker::Checker;
 use crate::check::panics::{is_deadlock, quiet_panics, STOP};
@@ -38,7 +39,6 @@ use crate::check::tally::Tally;
 use crate::check::tasks::tasks;
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
-use crate::rt::LoomRt;
 use crate::scenarios::{self, Ctx, Outcome, Scenario};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -182,7 +182,7 @@ pub fn classify(message: &str) -> Panicked {
     }
     let first = message.lines().next().unwrap_or("");
     Panicked::Broke(if is_deadlock(message) {
-        let parked = crate::rt::context::parked_waits();
+        let parked = crate::context::parked_waits();
         Violation::new(
             scenarios::deadlock_rule(parked.clone()),
             format!(

@@ -11,12 +11,12 @@
 //! place only while shuttle runs ([`with_shuttle_hook`]).
 
 use super::{Exploration, Explorer, Replayed};
+use crate::backends::ShuttleRt;
 use crate::check::checker::Checker;
 use crate::check::replay_line::{Payload, ReplayError, ReplayLine, ShuttlePayload};
 use crate::check::report::{Report, Stop, Stopped};
 use crate::check::tally::Tally;
 use crate::faults::Faults;
-use crate::rt::ShuttleRt;
 use crate::scenarios::{self, Outcome, Scenario};
 use shuttle::scheduler::{
     DfsScheduler, PctScheduler, RandomScheduler, ReplayScheduler, Schedule, Scheduler, Task, TaskId,
@@ -501,7 +501,7 @@ const DIVERGED: [&str; 4] = [
 fn shuttle_failure(message: &str) -> Outcome {
     let deadlock = crate::check::panics::is_deadlock(message);
     let violation = if deadlock {
-        let parked = crate::rt::context::parked_waits();
+        let parked = crate::context::parked_waits();
         crate::oracle::Violation::new(
             scenarios::deadlock_rule(parked.iter().copied()),
             format!(

@@ -75,7 +75,6 @@ impl<T> SimMutex<T> {
         // The section's bounds come from the lock itself: the simulator
         // checks that it reports an access to this object before it ends.
         lifecycle_sim::section_begin(self.object);
-        #[cfg(feature = "harness")]
         let read = read && !super::mislabel::planted(super::Mislabel::LockReadsUnreported);
         if read {
             lifecycle_sim::touch_read(self.object);

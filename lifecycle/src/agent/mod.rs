@@ -332,7 +332,6 @@ impl<R: Rt> Agent<R> {
                     .and_then(|_| c.idle_ready(R::now_ms(), waiter))
             };
             let done = match () {
-                #[cfg(feature = "faults")]
                 () if fault!(M14) => {
                     shared
                         .core

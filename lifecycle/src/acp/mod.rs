@@ -744,7 +744,6 @@ impl<R: Rt> Bridge<R> {
             }
         });
         match () {
-            #[cfg(feature = "faults")]
             () if fault!(M15) => relay.drive_unguarded(Wait::ACP_QUIESCE).await,
             // M29: the work of a dropped quiesce waits for a later caller.
             () if fault!(M29) => relay.drive_parking(Wait::ACP_QUIESCE).await,

@@ -1,7 +1,9 @@
 //! The checkers' names: [`Checker`], one per way of exploring a scenario,
 //! with its command-line name and what `check` asks of it (goals, shards).
-//! Defined here, with the rules and faults, so that scenario goals (which
-//! name the checkers excused from them) and reports share one type.
+//! Defined here, in the harness beside its faults, so that scenario goals
+//! (which name the checkers excused from them) and reports share one type.
+//! The specification crate names none: checkers are how the harness
+//! proves the rules, not part of them.
 
 use serde::Serialize;
 use std::fmt;

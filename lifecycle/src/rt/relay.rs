@@ -127,7 +127,6 @@ impl<R: Rt> Relay<R> {
     /// The rejected design (fault M15): the first caller runs the work in
     /// its own future and later callers only wait for the end, so dropping
     /// the first caller wedges everyone.
-    #[cfg(feature = "faults")]
     pub async fn drive_unguarded(&self, label: impl Into<Wait>) {
         let taken = self
             .state

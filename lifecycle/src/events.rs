@@ -6,10 +6,9 @@
 //! oracles read. The events carry what happened, never a verdict: the
 //! oracles recompute the rules from them.
 //!
-//! Without the `faults` feature nobody listens: `observe` does nothing and
-//! `fault!` is the constant `false`, so every fault branch and every event
-//! folds away and the server binary carries no fault switch, journal or
-//! oracle.
+//! In production nobody listens: no context is entered, so `observe`
+//! builds no event and `fault!` is false. The journal and the oracles are
+//! the harness crate's, which the server does not link.
 
 use serde::Serialize;
 

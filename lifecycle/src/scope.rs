@@ -125,7 +125,6 @@ impl<R: Rt> Effect<R> {
             return;
         }
         match () {
-            #[cfg(feature = "faults")]
             () if fault!(M15) => relay.drive_unguarded(Wait::TEARDOWN).await,
             () if fault!(M25) => relay.drive_parking(Wait::TEARDOWN).await,
             () => relay.drive(Wait::TEARDOWN).await,

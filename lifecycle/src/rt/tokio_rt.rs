@@ -33,9 +33,11 @@ impl Rt for TokioRt {
     fn spawn_detached(_name: &str, fut: BoxFuture<()>) {
         // The task keeps its spawner's harness context on whichever worker
         // thread polls it (`context`); production has none to keep.
-        #[cfg(feature = "faults")]
-        let fut = super::context::carried(fut);
-        drop(tokio::spawn(fut));
+        if super::context::current().is_some() {
+            drop(tokio::spawn(super::context::carried(fut)));
+        } else {
+            drop(tokio::spawn(fut));
+        }
     }
 
     fn yield_now() -> BoxFuture<()> {

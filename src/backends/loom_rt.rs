@@ -2,7 +2,7 @@
 //! `loom::future::block_on`, so loom explores every interleaving of the
 //! lifecycle's mutex operations (bounded by the checker's preemption bound).
 
-use super::{BoxFuture, Rt};
+use lifecycle::rt::{Backend, BoxFuture, Rt};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -36,7 +36,7 @@ impl Future for LoomYield {
 
 impl Rt for LoomRt {
     const NAME: &'static str = "loom";
-    const BACKEND: super::Backend = super::Backend::Loom;
+    const BACKEND: Backend = Backend::Loom;
     const COUNTS_PARKED: bool = true;
     type RawMutex<T: Send + 'static> = loom::sync::Mutex<T>;
 

@@ -309,11 +309,9 @@ impl<R: Rt> Provider<R> {
         ));
         let private = Scope::private(&format!("agent {id}#{serial}"));
         // M24: the owner is checked before the setup await.
-        #[cfg(feature = "faults")]
         let early = fault!(M24).then(|| self.owner_checked_early(owner));
         // Setup awaits (plugins, config): the window for races (R1, R3).
         R::yield_now().await;
-        #[cfg(feature = "faults")]
         if let Some(owner_active) = early {
             return self
                 .publish_unguarded(id, attempt, owner, (prepared, lp, private), owner_active)
@@ -382,7 +380,6 @@ impl<R: Rt> Provider<R> {
     /// await, and the scopes take the effects only after the agent is
     /// published, so an owner that unloaded meanwhile sees its agent
     /// published, then torn down.
-    #[cfg(feature = "faults")]
     async fn publish_unguarded(
         &self,
         id: &str,
@@ -515,7 +512,6 @@ impl<R: Rt> Provider<R> {
 
 /// Fault M24's code, reached only when `fault!(M24)`: excluded
 /// from mutation like the fault switches (`.cargo/mutants.toml`).
-#[cfg(feature = "faults")]
 impl<R: Rt> Provider<R> {
     /// M24: whether the owner and the provider's scope are active, read
     /// before the setup await (then trusted after it, R3).

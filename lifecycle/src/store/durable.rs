@@ -230,11 +230,8 @@ struct FileBytes {
 #[derive(Default)]
 struct Disk {
     files: BTreeMap<String, FileBytes>,
-    #[cfg(feature = "faults")]
     fail_write: Option<DiskFault>,
-    #[cfg(feature = "faults")]
     fail_sync: bool,
-    #[cfg(feature = "faults")]
     fail_truncate: bool,
     ops: Vec<DiskOp>,
     /// The disk after each operation, when recording crash points.
@@ -252,7 +249,6 @@ enum Planted {
 impl Disk {
     /// The failure planted for the next `op` ([`MemoryDurable::fail_next`]),
     /// taken.
-    #[cfg(feature = "faults")]
     fn planted(&mut self, op: Planted) -> Option<DiskFault> {
         match op {
             Planted::Write => self.fail_write.take(),
@@ -261,13 +257,6 @@ impl Disk {
                 std::mem::take(&mut self.fail_truncate).then_some(DiskFault::TruncateEio)
             }
         }
-    }
-
-    /// Nothing can be planted without the `faults` feature.
-    #[cfg(not(feature = "faults"))]
-    #[inline(always)]
-    fn planted(&mut self, _op: Planted) -> Option<DiskFault> {
-        None
     }
 
     /// Journal `op`, and the disk as it stands after it.
@@ -418,7 +407,6 @@ impl<R: Rt> MemoryDurable<R> {
     /// Make the next write (for a write fault), the next sync (for
     /// [`DiskFault::SyncEio`]) or the next truncate (for
     /// [`DiskFault::TruncateEio`]) of any log fail as `fault` says.
-    #[cfg(feature = "faults")]
     pub fn fail_next(&self, fault: DiskFault) {
         self.disk.with(|d| match fault {
             DiskFault::SyncEio => d.fail_sync = true,

@@ -1,7 +1,7 @@
 //! The shuttle backend: tasks are shuttle async tasks, explored by shuttle's
 //! random and PCT schedulers.
 
-use super::{BoxFuture, Rt};
+use lifecycle::rt::{Backend, BoxFuture, Rt};
 
 /// Shuttle backend.
 #[derive(Debug, Clone, Copy)]
@@ -9,7 +9,7 @@ pub struct ShuttleRt;
 
 impl Rt for ShuttleRt {
     const NAME: &'static str = "shuttle";
-    const BACKEND: super::Backend = super::Backend::Shuttle;
+    const BACKEND: Backend = Backend::Shuttle;
     const COUNTS_PARKED: bool = true;
     type RawMutex<T: Send + 'static> = shuttle::sync::Mutex<T>;
 

@@ -8,8 +8,12 @@
 //! | -------------- | --------------- | -------------------- | --------------- |
 //! | tokio          | [`TokioRt`]     | tokio tasks          | real            |
 //! | lifecycle-sim  | [`SimRt`]       | sim tasks (seeded)   | virtual         |
-//! | loom           | [`LoomRt`]      | loom threads         | none (yields)   |
-//! | shuttle        | [`ShuttleRt`]   | shuttle async tasks  | none (yields)   |
+//! | loom           | `LoomRt`        | loom threads         | none (yields)   |
+//! | shuttle        | `ShuttleRt`     | shuttle async tasks  | none (yields)   |
+//!
+//! The loom and shuttle backends are the harness crate's
+//! (`agent_lifecycle::backends`): they implement [`Rt`] from outside, so
+//! this crate depends on neither checker.
 //!
 //! What every backend shares, and so all the lifecycle code may use:
 //! - [`Mutex`]: a blocking mutex reachable only through a closure, so no guard
@@ -24,14 +28,9 @@
 //!   stall report can list it.
 
 pub mod context;
-#[cfg(feature = "harness")]
-mod loom_rt;
-#[cfg(feature = "harness")]
 mod mislabel;
 mod monitor;
 mod relay;
-#[cfg(feature = "harness")]
-mod shuttle_rt;
 mod sim_rt;
 mod tokio_rt;
 mod wait;
@@ -39,14 +38,9 @@ mod wait;
 use std::future::Future;
 use std::pin::Pin;
 
-#[cfg(feature = "harness")]
-pub use loom_rt::LoomRt;
-#[cfg(feature = "harness")]
 pub use mislabel::{plant, Mislabel, Planted};
 pub use monitor::{spawn, JoinHandle, Monitor, Probe};
 pub use relay::Relay;
-#[cfg(feature = "harness")]
-pub use shuttle_rt::ShuttleRt;
 pub use sim_rt::{SimMutex, SimRt};
 pub use tokio_rt::TokioRt;
 pub use wait::{labels, Wait};
@@ -58,11 +52,9 @@ pub enum Backend {
     Sim,
     /// [`TokioRt`].
     Tokio,
-    /// [`LoomRt`].
-    #[cfg(feature = "harness")]
+    /// loom (`agent_lifecycle::backends::LoomRt`).
     Loom,
-    /// [`ShuttleRt`].
-    #[cfg(feature = "harness")]
+    /// shuttle (`agent_lifecycle::backends::ShuttleRt`).
     Shuttle,
 }
 
@@ -151,7 +143,6 @@ pub async fn sleep_or<R: Rt>(ms: u64, stop: BoxFuture<()>) {
         Backend::Sim | Backend::Tokio => {
             futures::future::select(R::sleep(ms), stop).await;
         }
-        #[cfg(feature = "harness")]
         Backend::Loom | Backend::Shuttle => R::sleep(ms).await,
     }
 }
