@@ -1,20 +1,12 @@
-//! # agent-lifecycle
+//! # lifecycle-tools
 //!
-//! The harness that proves the agent lifecycle and ownership contracts of
-//! `SPEC.md`: the checkers, the scenarios, the world journal and its
-//! oracles, the generated workloads, the benchmarks and the command line.
-//! The lifecycle itself is the production crate [`lifecycle`], implemented
-//! once against an abstract executor; the same code runs on tokio
-//! (production), on the seeded simulator [`lifecycle_sim`], and under loom
-//! and shuttle through this crate's [`backends`].
-//!
-//! ## The boundary
-//! This crate depends on `lifecycle` and never the other way round: the
-//! harness reaches the lifecycle only through its public items and the
-//! execution context it enters for each execution ([`context`]), which
-//! switches faults on (SPEC §3) and observes the world events. The
-//! lifecycle's modules are named here as `crate::agent`, `crate::rt`, …
-//! (bound below) and, from outside, as `lifecycle::agent`.
+//! The command line, the benchmarks and the docs generator of the agent
+//! lifecycle and its harness. Three crates carry the code:
+//! - [`lifecycle`]: production (the lifecycle, the ACP server, the
+//!   executor facade), with no cargo feature and no model checker;
+//! - `lifecycle-harness`: the checkers, scenarios, world journal, oracles,
+//!   faults and the loom and shuttle backends;
+//! - this one, on top of both.
 //!
 //! ## How to run
 //! `cargo run --release -- check` runs every scenario under every checker;
@@ -26,19 +18,17 @@
 //! `cargo run --release -- replay 'v3:cancel-before-claim:sim:M3:<fingerprint>:seed=1;time=virtual;plan=…'`
 //! (`lifecycle replay` explains the format).
 //!
-//! ## Limits: what is NOT checked
-//! - loom and shuttle have no clock: a step's sleep is a yield there.
-//! - tokio runs are re-run, not replayed step by step.
-//! - Sibling effects are joined futures of the unloading task, so they
-//!   interleave at their awaits, not preemptively.
-//! - loom models at most 5 threads; scenarios that need more are skipped
-//!   under loom (the other checkers run them).
-//!
 //! ## Features
-//! `harness` (on by default) builds the checkers, scenarios and benchmarks,
+//! `harness` (on by default) builds every command on the harness crate,
 //! and pulls in loom and shuttle. `cargo build --no-default-features`
 //! builds the `lifecycle acp` server alone, on the production crate, with
 //! none of them.
+//!
+//! The production crate's modules (`crate::agent`, `crate::rt`, …) and,
+//! with the harness, the harness crate's (`crate::check`,
+//! `crate::scenarios`, …) are bound below, so the tools name them as one
+//! tree; from outside they are `lifecycle::agent` and
+//! `lifecycle_harness::check`.
 #![deny(missing_docs)]
 
 #[allow(unused_imports)]
@@ -46,33 +36,16 @@ use lifecycle::{
     acp, agent, bus, events, journal, provider, registry, rt, rules, scope, session_log, shell,
     store, tool_bash, trace,
 };
+#[cfg(feature = "harness")]
+#[allow(unused_imports)]
+use lifecycle_harness::{
+    backends, check, checker, context, faults, generate, oracle, oracle_world, scenarios, world,
+};
 
 #[cfg(feature = "harness")]
-pub mod backends;
-#[cfg(feature = "harness")]
 pub mod bench;
-#[cfg(feature = "harness")]
-pub mod check;
-#[cfg(feature = "harness")]
-pub mod checker;
 #[cfg(feature = "harness")]
 pub mod clauses;
 pub mod cli;
 #[cfg(feature = "harness")]
-pub mod context;
-#[cfg(feature = "harness")]
 pub mod docs;
-#[cfg(feature = "harness")]
-pub mod faults;
-#[cfg(feature = "harness")]
-mod fnv;
-#[cfg(feature = "harness")]
-pub mod generate;
-#[cfg(feature = "harness")]
-pub mod oracle;
-#[cfg(feature = "harness")]
-pub mod oracle_world;
-#[cfg(feature = "harness")]
-pub mod scenarios;
-#[cfg(feature = "harness")]
-pub mod world;

@@ -1,4 +1,4 @@
-//! The `lifecycle` command line; see `agent_lifecycle::cli`.
+//! The `lifecycle` command line; see `lifecycle_tools::cli`.
 fn main() -> std::process::ExitCode {
-    agent_lifecycle::cli::main()
+    lifecycle_tools::cli::main()
 }

@@ -36,8 +36,8 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::docs;
 use common::acp::{agent_texts, AcpServer};
+use lifecycle_tools::docs;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

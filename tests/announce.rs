@@ -4,8 +4,8 @@
 //! whether any subscriber wants it, and a concurrent test thread with no
 //! subscriber could leave this one's debug event disabled.
 
-use agent_lifecycle::scenarios::rig::Rig;
 use lifecycle::rt::TokioRt;
+use lifecycle_harness::scenarios::rig::Rig;
 use std::sync::Arc;
 
 /// What one tracing event said: its target, its `agent` field and its

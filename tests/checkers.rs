@@ -3,11 +3,11 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::check::{self, Budget, Checker, ReplayLine, Status};
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
 use lifecycle::rules::Rule;
+use lifecycle_harness::check::{self, Budget, Checker, ReplayLine, Status};
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::scenarios;
 use lifecycle_sim::Sim;
 
 /// A smoke run: `check --tier pr` explores each scenario in full; here
@@ -180,7 +180,7 @@ fn loom_deadlock_is_reported_not_fatal() {
         v.replay
     );
     let replayed =
-        agent_lifecycle::check::replay::replay(&ReplayLine::parse(&v.replay).expect("parse"))
+        lifecycle_harness::check::replay::replay(&ReplayLine::parse(&v.replay).expect("parse"))
             .expect("replay");
     assert!(
         replayed.outcome.violations.iter().any(|x| x.rule == v.rule),
@@ -201,8 +201,8 @@ fn replay_round_trip_sim() {
     let line = r.violations[0].replay.clone();
     let parsed = ReplayLine::parse(&line).expect("parse");
     assert_eq!(parsed.to_string(), line);
-    let a = agent_lifecycle::check::replay::replay(&parsed).expect("replay");
-    let b = agent_lifecycle::check::replay::replay(&parsed).expect("replay");
+    let a = lifecycle_harness::check::replay::replay(&parsed).expect("replay");
+    let b = lifecycle_harness::check::replay::replay(&parsed).expect("replay");
     assert_eq!(a.journal, b.journal, "replay is not deterministic");
     assert_eq!(a.trace_hash, b.trace_hash);
     let rules: Vec<_> = a.outcome.violations.iter().map(|v| v.rule).collect();
@@ -223,7 +223,7 @@ fn replay_round_trip_loom_and_shuttle() {
         );
         let line = &r.violations.first().expect("killed").replay;
         let replayed =
-            agent_lifecycle::check::replay::replay(&ReplayLine::parse(line).expect("parse"))
+            lifecycle_harness::check::replay::replay(&ReplayLine::parse(line).expect("parse"))
                 .expect("replay");
         assert!(
             replayed
@@ -239,8 +239,8 @@ fn replay_round_trip_loom_and_shuttle() {
 
 #[test]
 fn determinism_same_seed_same_trace_hash() {
-    use agent_lifecycle::check::explore::sim::{portfolio_scheduler, run_scheduled};
-    use agent_lifecycle::faults::Faults;
+    use lifecycle_harness::check::explore::sim::{portfolio_scheduler, run_scheduled};
+    use lifecycle_harness::faults::Faults;
     let mut hashes = std::collections::BTreeSet::new();
     for seed in 0..20 {
         let run = |seed| {
@@ -268,14 +268,14 @@ fn determinism_same_seed_same_trace_hash() {
 fn sim_decisions_replay_identically() {
     let mut sim = Sim::with_seed(7);
     let report = sim
-        .block_on(agent_lifecycle::scenarios::run::<lifecycle::rt::SimRt>(
+        .block_on(lifecycle_harness::scenarios::run::<lifecycle::rt::SimRt>(
             &scenarios::cancel::CANCEL_BEFORE_CLAIM,
             Default::default(),
         ))
         .expect("run");
     let mut again = Sim::replay(sim.decisions().to_vec());
     let report2 = again
-        .block_on(agent_lifecycle::scenarios::run::<lifecycle::rt::SimRt>(
+        .block_on(lifecycle_harness::scenarios::run::<lifecycle::rt::SimRt>(
             &scenarios::cancel::CANCEL_BEFORE_CLAIM,
             Default::default(),
         ))

@@ -10,13 +10,13 @@
 //! with the search's reduction, so a class it finds that `sim-dfs` never
 //! ran is a schedule the reduction lost.
 
-use agent_lifecycle::bench::pins::expected;
-use agent_lifecycle::check::classes::{census, naive, Census, CAP, COUNTED, NAIVE_BOUND};
-use agent_lifecycle::check::explore::sim_dfs::search_config;
-use agent_lifecycle::check::{quiet_panics, Budget};
-use agent_lifecycle::faults::Faults;
-use agent_lifecycle::scenarios::Scenario;
+use lifecycle_harness::check::classes::{census, naive, Census, CAP, COUNTED, NAIVE_BOUND};
+use lifecycle_harness::check::explore::sim_dfs::search_config;
+use lifecycle_harness::check::{quiet_panics, Budget};
+use lifecycle_harness::faults::Faults;
+use lifecycle_harness::scenarios::Scenario;
 use lifecycle_sim::DfsConfig;
+use lifecycle_tools::bench::pins::expected;
 
 fn count(scenario: &Scenario, config: DfsConfig) -> Census {
     let c = census(scenario, Faults::none(), config, CAP).unwrap_or_else(|e| panic!("{e}"));

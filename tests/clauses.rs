@@ -1,13 +1,13 @@
-//! The rule-clause table (`agent_lifecycle::clauses`): complete for every
+//! The rule-clause table (`lifecycle_tools::clauses`): complete for every
 //! rule of SPEC §2, valid as shipped, and its validation fails when an
 //! exercise is removed or names something that does not exist or is not
 //! judged. `check` runs the same validation before any work and exits 1 on
 //! any problem; `lifecycle list --rules` prints the table in 100 columns.
 
-use agent_lifecycle::clauses::{
+use lifecycle_harness::scenarios::{cancel, dispose, shell, Goal, Scenario};
+use lifecycle_tools::clauses::{
     render, validate, Broken, Clause, ClauseId, Conformance, Exercise, Family, Rule, CLAUSES,
 };
-use agent_lifecycle::scenarios::{cancel, dispose, shell, Goal, Scenario};
 use std::process::Command;
 
 /// Every rule ID of SPEC §2, written out here, independently of `Rule`.

@@ -18,12 +18,12 @@
 
 use lifecycle_testkit::conformance;
 
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios::rig::Rig;
 use conformance::{manual, Driver};
 use lifecycle::acp::{AcpError, Bridge, StopReason};
 use lifecycle::rt::SimRt;
 use lifecycle::store::durable::{DiskFault, Durable, MemoryDurable};
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::scenarios::rig::Rig;
 use lifecycle_models::acp::{
     AcpAction as A, AcpError as MErr, AcpModel, AcpState, Call, PromptState,
 };

@@ -7,11 +7,9 @@
 //! `when_idle` waiter, the loop's exit and the durable `turn/end`s must
 //! agree.
 
-use agent_lifecycle::context::{self, Context};
+use lifecycle_harness::context::{self, Context};
 use lifecycle_testkit::conformance;
 
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios::OBSERVER_PANIC;
 use conformance::Driver;
 use lifecycle::agent::core::Accept;
 use lifecycle::agent::{Agent, AgentLoop, CancelOutcome, Idle};
@@ -19,6 +17,8 @@ use lifecycle::bus::PublicEvent;
 use lifecycle::journal::{Cause as ICause, EndReason as IEnd, Event};
 use lifecycle::rt::SimRt;
 use lifecycle::session_log::Entry;
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::scenarios::OBSERVER_PANIC;
 use lifecycle_models::agent::{
     AgentAction as A, AgentModel, AgentState, Cause, LoopPos, PromptFate, Status, TurnPhase,
 };

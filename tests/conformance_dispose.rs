@@ -29,14 +29,14 @@
 
 use lifecycle_testkit::conformance;
 
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios::rig::{Rig, LISTENER_PANIC};
 use conformance::{manual, Driver};
 use lifecycle::events::LifecycleEvent;
 use lifecycle::provider::{AgentHandle, CreateError};
 use lifecycle::rt::SimRt;
 use lifecycle::scope::Scope;
 use lifecycle::session_log::Entry as IEntry;
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::scenarios::rig::{Rig, LISTENER_PANIC};
 use lifecycle_models::dispose::{
     Caller, CreateError as MErr, CreatePhase, DisposeAction as A, DisposeModel, DisposeState,
     EffectState, Entry, ScopeId, ScopeState,

@@ -37,18 +37,18 @@
 //! Faults M17 (in `recover`) and M18 (in the store's flush) must fail the
 //! check. M16 (no write-ahead flush) lives in the agent loop, which this
 //! store-level driver replaces: it is out of reach here (the `crash`
-//! scenario, `src/scenarios/crash.rs`, targets it).
+//! scenario, `harness/src/scenarios/crash.rs`, targets it).
 
-use agent_lifecycle::context::{self, Context};
+use lifecycle_harness::context::{self, Context};
 use lifecycle_testkit::conformance;
 
-use agent_lifecycle::faults::{Fault, Faults};
 use conformance::{manual, Driver, Manual};
 use lifecycle::journal::EndReason as IEnd;
 use lifecycle::rt::SimRt;
 use lifecycle::session_log::{Entry, StorageError};
 use lifecycle::store::durable::{DiskFault, Durable, DurableRecord, Loaded, MemoryDurable, Tear};
 use lifecycle::store::SessionStore;
+use lifecycle_harness::faults::{Fault, Faults};
 use lifecycle_models::durability::{
     read, Answer, DurabilityAction as A, DurabilityModel, DurabilityState, EndReason, Pos, Proc,
     Record, Tear as MTear,

@@ -10,8 +10,6 @@
 
 use lifecycle_testkit::conformance;
 
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios::rig::Rig;
 use conformance::Driver;
 use lifecycle::events::LifecycleEvent;
 use lifecycle::provider::AgentHandle;
@@ -19,6 +17,8 @@ use lifecycle::rt::SimRt;
 use lifecycle::shell::sim::{Script, SimShell};
 use lifecycle::shell::{ExecResult, ShellExecutor};
 use lifecycle::tool_bash::ToolBash;
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::scenarios::rig::Rig;
 use lifecycle_models::shell::{Fence, Notice, ShellAction as A, ShellModel, ShellState, TOKENS};
 use proptest::prelude::*;
 use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMachineTest};

@@ -2,14 +2,14 @@
 //! oracle shown to fail on bad histories (so a passing check means
 //! something).
 
-use agent_lifecycle::context::{self, Context};
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::oracle::check_journal;
 use lifecycle::agent::core::{
     Accept, AgentCore, Boundary, CancelStart, Claim, PromptSpec, Status, Wake,
 };
 use lifecycle::journal::{Cause, EndReason, Event};
 use lifecycle::rules::Rule;
+use lifecycle_harness::context::{self, Context};
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::oracle::check_journal;
 
 fn spec(text: &str) -> PromptSpec {
     PromptSpec::from(text)

@@ -4,11 +4,11 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::check::Checker;
-use agent_lifecycle::faults::Fault;
-use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
 use lifecycle::rules::Rule;
+use lifecycle_harness::check::Checker;
+use lifecycle_harness::faults::Fault;
+use lifecycle_harness::scenarios;
 
 #[test]
 fn d1_dispose_is_memoized_and_every_caller_waits() {

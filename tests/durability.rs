@@ -2,9 +2,6 @@
 //! record), the in-memory disk's crash semantics, and tokio conformance of
 //! the dispose scenarios with sessions in real files.
 
-use agent_lifecycle::context::{self, Context};
-use agent_lifecycle::faults::Faults;
-use agent_lifecycle::scenarios::{self, run_with};
 use lifecycle::journal::EndReason;
 use lifecycle::rt::{SimRt, TokioRt};
 use lifecycle::session_log::Entry;
@@ -12,6 +9,9 @@ use lifecycle::store::durable::{
     DiskFault, Durable, DurableRecord, FileDurable, MemoryDurable, Tear,
 };
 use lifecycle::store::SessionStore;
+use lifecycle_harness::context::{self, Context};
+use lifecycle_harness::faults::Faults;
+use lifecycle_harness::scenarios::{self, run_with};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -245,7 +245,7 @@ fn recover_cuts_a_torn_tail_and_closes_the_open_turn() {
     for (faults, clean) in [
         (Faults::none(), true),
         (
-            Faults::none().with(agent_lifecycle::faults::Fault::M17),
+            Faults::none().with(lifecycle_harness::faults::Fault::M17),
             false,
         ),
     ] {
@@ -389,7 +389,7 @@ fn a_failed_write_fails_the_session_until_its_next_turn() {
 /// Fault M26: the session never recovers; its next turn is refused too.
 #[test]
 fn m26_a_failed_session_refuses_its_next_turn() {
-    use agent_lifecycle::faults::{Fault, Faults};
+    use lifecycle_harness::faults::{Fault, Faults};
     let disk: Arc<MemoryDurable<SimRt>> = Arc::new(MemoryDurable::default());
     let d = disk.clone();
     let mut sim = lifecycle_sim::Sim::with_seed(1);

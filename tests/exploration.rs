@@ -4,16 +4,16 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::bench::pins::expected;
-use agent_lifecycle::check::explore::sim::{run_plan, run_scheduled};
-use agent_lifecycle::check::explore::sim_dfs::explore_dfs;
-use agent_lifecycle::check::shrink;
-use agent_lifecycle::check::view::outcome_key;
-use agent_lifecycle::check::{self, Budget, Checker, DfsOptions, ReplayLine};
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios::{self, Scenario};
 use lifecycle::rules::Rule;
+use lifecycle_harness::check::explore::sim::{run_plan, run_scheduled};
+use lifecycle_harness::check::explore::sim_dfs::explore_dfs;
+use lifecycle_harness::check::shrink;
+use lifecycle_harness::check::view::outcome_key;
+use lifecycle_harness::check::{self, Budget, Checker, DfsOptions, ReplayLine};
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::scenarios::{self, Scenario};
 use lifecycle_sim::{Dfs, DfsConfig, ExecKind, Shard};
+use lifecycle_tools::bench::pins::expected;
 use std::collections::BTreeSet;
 
 struct Search {
@@ -214,7 +214,7 @@ fn every_fault_is_found_shrunk_and_reproduced() {
     // (tests/generated.rs finds, shrinks and replays each).
     let named = Fault::ALL
         .into_iter()
-        .filter(|f| !agent_lifecycle::generate::TARGETS.contains(f));
+        .filter(|f| !lifecycle_harness::generate::TARGETS.contains(f));
     for fault in named {
         let scenario = *scenarios::ALL
             .iter()
@@ -303,7 +303,7 @@ fn portfolio_failures_replay() {
     );
     let v = r.violations.first().expect("M3 found");
     let replayed =
-        agent_lifecycle::check::replay::replay(&ReplayLine::parse(&v.replay).expect("parse"))
+        lifecycle_harness::check::replay::replay(&ReplayLine::parse(&v.replay).expect("parse"))
             .expect("replay");
     assert!(replayed
         .outcome
@@ -330,7 +330,7 @@ fn replay_follows_the_longest_valid_prefix() {
         true,
         &[0, 99, 1],
     );
-    let replayed = agent_lifecycle::check::replay::replay(&line).expect("replay");
+    let replayed = lifecycle_harness::check::replay::replay(&line).expect("replay");
     assert!(replayed.diverged_at.is_some());
     let (followed, total) = replayed.plan_followed.expect("sim");
     assert_eq!(total, 3);
@@ -362,7 +362,7 @@ fn an_unreached_goal_fails_the_check() {
         &budget,
         true,
     );
-    assert_eq!(r.status, agent_lifecycle::check::Status::Fail);
+    assert_eq!(r.status, lifecycle_harness::check::Status::Fail);
     assert!(!r.unreached.is_empty());
     assert!(
         r.error
@@ -380,7 +380,7 @@ fn an_unreached_goal_fails_the_check() {
     );
     assert_eq!(
         full.status,
-        agent_lifecycle::check::Status::Pass,
+        lifecycle_harness::check::Status::Pass,
         "{:?}",
         full.error
     );
@@ -415,7 +415,7 @@ fn every_scenario_declares_goals() {
 /// stop hitting here on the first outcome it hits.
 #[test]
 fn goals_read_facts_not_labels() {
-    use agent_lifecycle::check::explore::sim::{expected_branches, portfolio_scheduler};
+    use lifecycle_harness::check::explore::sim::{expected_branches, portfolio_scheduler};
     check::quiet_panics();
     for s in scenarios::ALL {
         let expected = expected_branches(s, Faults::none());

@@ -5,14 +5,14 @@
 //! it. Each planted mislabel is found by `sim-dfs` alone, with no sampling
 //! checker to compare with.
 
-use agent_lifecycle::check::api::{Broken, RaceTest, Rig};
-use agent_lifecycle::check::explore::sim::run_plan;
-use agent_lifecycle::check::explore::sim_dfs::explore_dfs;
-use agent_lifecycle::check::{self, DfsOptions, ReplayLine};
-use agent_lifecycle::faults::Faults;
-use agent_lifecycle::oracle::RuleId;
-use agent_lifecycle::scenarios::{self, Scenario};
 use lifecycle::rt::{self, plant, Mislabel, Monitor, SimRt};
+use lifecycle_harness::check::api::{Broken, RaceTest, Rig};
+use lifecycle_harness::check::explore::sim::run_plan;
+use lifecycle_harness::check::explore::sim_dfs::explore_dfs;
+use lifecycle_harness::check::{self, DfsOptions, ReplayLine};
+use lifecycle_harness::faults::Faults;
+use lifecycle_harness::oracle::RuleId;
+use lifecycle_harness::scenarios::{self, Scenario};
 use lifecycle_sim::DfsConfig;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ fn assert_harness_error(report: &check::Report, mislabel: Mislabel, says: &str) 
     assert!(found.message.contains("harness error"), "{}", found.message);
     assert!(found.message.contains(says), "{}", found.message);
     let line = ReplayLine::parse(&found.replay).expect("a replay line");
-    let agent_lifecycle::check::replay::Payload::Sim(p) = line.payload() else {
+    let lifecycle_harness::check::replay::Payload::Sim(p) = line.payload() else {
         panic!("not a simulator line: {}", found.replay);
     };
     let again = |planted: bool| {

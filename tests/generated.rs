@@ -1,14 +1,14 @@
-//! Generated workloads (`agent_lifecycle::generate`): with no scenario
+//! Generated workloads (`lifecycle_harness::generate`): with no scenario
 //! written for either, the generator finds M27 (a cancel lost behind a
 //! waiting prompt) and M28 (a prompt inside a load's replay), each with a replay line that reproduces it; on main
 //! every generated history passes the oracles and the refinement check
 //! on sim, sim-dfs and shuttle.
 
-use agent_lifecycle::check::replay::replay;
-use agent_lifecycle::check::{Checker, ReplayLine};
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::generate::{self, Plan};
 use lifecycle::rules::Rule;
+use lifecycle_harness::check::replay::replay;
+use lifecycle_harness::check::{Checker, ReplayLine};
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::generate::{self, Plan};
 
 /// The PR tier's first seeds, at a smaller budget per workload.
 fn small_plan(seeds: std::ops::Range<u64>) -> Plan {
@@ -106,7 +106,7 @@ fn mutants_hunts_the_server_races_with_the_generator() {
 
 /// Workload `code` explored under `plan` alone: its one report, after
 /// failing the test on the first violation (with its replay line).
-fn explored_clean(code: &str, plan: Plan) -> agent_lifecycle::check::Report {
+fn explored_clean(code: &str, plan: Plan) -> lifecycle_harness::check::Report {
     let w = generate::decode(code).expect("a workload");
     let ran = generate::run_workload(0, w, &plan, Faults::none());
     let r = ran.reports.into_iter().next().expect("one checker ran");
@@ -185,9 +185,9 @@ fn loom_runs_a_workload_that_fits_its_threads_and_skips_one_that_does_not() {
 /// C10 (a step parked before its signal fired has no signal to miss).
 #[test]
 fn a_lost_cancel_stalls_as_a2_not_as_a_step_that_missed_its_signal() {
-    use agent_lifecycle::check::explore::sim_dfs::explore_dfs;
-    use agent_lifecycle::check::DfsOptions;
-    agent_lifecycle::check::quiet_panics();
+    use lifecycle_harness::check::explore::sim_dfs::explore_dfs;
+    use lifecycle_harness::check::DfsOptions;
+    lifecycle_harness::check::quiet_panics();
     let scenario = generate::scenario_named("gen-p11.p11.n.x.co+po1.w0.l.io+l.po1.i0.l.i0")
         .expect("a generated name");
     let first_schedule = |fault: Option<Fault>| {

@@ -25,9 +25,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use agent_lifecycle::check::{self, Budget, Checker, Report};
-use agent_lifecycle::faults::Faults;
-use agent_lifecycle::scenarios;
+use lifecycle_harness::check::{self, Budget, Checker, Report};
+use lifecycle_harness::faults::Faults;
+use lifecycle_harness::scenarios;
 
 const GATE: Budget = Budget {
     sim_seeds: 300,

@@ -1,4 +1,4 @@
-//! The layers of `src/check` (see its module doc): every file imports only
+//! The layers of `harness/src/check` (see its module doc): every file imports only
 //! from its own layer or those below, the files of one layer import each
 //! other without a cycle, and every file has a layer in [`LAYERS`].
 //!
@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Every file of `src/check` and its layer (`mod.rs`, the module list and
+/// Every file of `harness/src/check` and its layer (`mod.rs`, the module list and
 /// its re-exports, is above them all).
 const LAYERS: &[(&str, u8, &str)] = &[
     // 0: shared types and helpers, importing nothing above.
@@ -324,7 +324,7 @@ fn violations(files: &BTreeMap<String, String>) -> Vec<String> {
     for name in files.keys().filter(|f| *f != "mod") {
         if !layer.contains_key(name.as_str()) {
             errors.push(format!(
-                "src/check/{name}.rs has no layer: add it to LAYERS in tests/layers.rs (and to the diagram in src/check/mod.rs)"
+                "harness/src/check/{name}.rs has no layer: add it to LAYERS in tests/layers.rs (and to the diagram in harness/src/check/mod.rs)"
             ));
         }
     }
@@ -344,7 +344,7 @@ fn violations(files: &BTreeMap<String, String>) -> Vec<String> {
             continue;
         };
         for imp in imports(src) {
-            let at = format!("src/check/{name}.rs:{}: `{}`", imp.line, imp.text);
+            let at = format!("harness/src/check/{name}.rs:{}: `{}`", imp.line, imp.text);
             let target = match imp.name.as_str() {
                 "self" | "*" => {
                     errors.push(format!(
@@ -413,7 +413,7 @@ fn violations(files: &BTreeMap<String, String>) -> Vec<String> {
     }
     for c in cycles {
         errors.push(format!(
-            "an import cycle within one layer of src/check: {c}"
+            "an import cycle within one layer of harness/src/check: {c}"
         ));
     }
     errors
@@ -443,10 +443,10 @@ fn submodule_sources(dir: &Path) -> String {
 }
 
 fn check_sources() -> BTreeMap<String, String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/check");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("harness/src/check");
     let mut files = BTreeMap::new();
     let mut subdirs = Vec::new();
-    for entry in std::fs::read_dir(&dir).expect("src/check") {
+    for entry in std::fs::read_dir(&dir).expect("harness/src/check") {
         let path = entry.expect("entry").path();
         let name = path
             .file_name()
@@ -483,7 +483,7 @@ fn check_files_import_only_from_their_layer_or_below() {
     let errors = violations(&check_sources());
     assert!(
         errors.is_empty(),
-        "src/check breaks its layering (see the diagram in src/check/mod.rs):\n  {}",
+        "harness/src/check breaks its layering (see the diagram in harness/src/check/mod.rs):\n  {}",
         errors.join("\n  ")
     );
 }

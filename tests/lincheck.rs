@@ -3,13 +3,13 @@
 //! the provider (create, is it live, the owner's unload), workloads generated and
 //! shrunk by proptest, every history judged for linearizability.
 
-use agent_lifecycle::backends::ShuttleRt;
-use agent_lifecycle::check::api::lincheck::{Lincheck, SequentialSpec, Target};
-use agent_lifecycle::check::api::{Broken, RaceTest, Rig};
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::oracle::RuleId;
 use lifecycle::rt::{BoxFuture, Rt, SimRt};
 use lifecycle::scope::Scope;
+use lifecycle_harness::backends::ShuttleRt;
+use lifecycle_harness::check::api::lincheck::{Lincheck, SequentialSpec, Target};
+use lifecycle_harness::check::api::{Broken, RaceTest, Rig};
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::oracle::RuleId;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::Arc;

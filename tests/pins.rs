@@ -5,7 +5,7 @@
 //! equal a fresh measurement. `lifecycle bench --pins` measures all of
 //! them (about a minute in a release build).
 
-use agent_lifecycle::bench::pins::{self, figures, file, Pins};
+use lifecycle_tools::bench::pins::{self, figures, file, Pins};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

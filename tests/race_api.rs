@@ -1,15 +1,15 @@
 //! Downstream-style race tests: only the public API (`check::api`), one
 //! function each, as a user of this crate writes them.
 
-use agent_lifecycle::backends::{LoomRt, ShuttleRt};
-use agent_lifecycle::check::api::{Broken, RaceTest, Rig, REPLAY_ENV};
-use agent_lifecycle::check::Checker;
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::oracle::RuleId;
 use lifecycle::events::LifecycleEvent;
 use lifecycle::rt::{self, Rt, SimRt};
 use lifecycle::rules::Rule;
 use lifecycle::shell::sim::Script;
+use lifecycle_harness::backends::{LoomRt, ShuttleRt};
+use lifecycle_harness::check::api::{Broken, RaceTest, Rig, REPLAY_ENV};
+use lifecycle_harness::check::Checker;
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::oracle::RuleId;
 use std::sync::Arc;
 
 /// Two creates of one id race; exactly one may win (R1). Generic over the
@@ -29,7 +29,7 @@ async fn two_creates_one_winner<R: Rt>(rig: Arc<Rig<R>>) {
 }
 
 /// The loser passed setup alongside the winner and was refused at enter.
-fn refused_at_enter(o: &agent_lifecycle::check::api::Outcome) -> bool {
+fn refused_at_enter(o: &lifecycle_harness::check::api::Outcome) -> bool {
     let checked = |a: u64| {
         o.world
             .iter()
@@ -589,7 +589,7 @@ async fn two_sections_one_poll(_rig: Arc<Rig<SimRt>>) {
 
 #[test]
 fn granularity_is_chosen_per_test() {
-    use agent_lifecycle::check::api::Granularity;
+    use lifecycle_harness::check::api::Granularity;
     // The default is lock granularity: the reader is run between the
     // sections, and the assertion fails.
     let failure = RaceTest::new("granularity_is_chosen_per_test")

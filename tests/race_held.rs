@@ -2,11 +2,11 @@
 //! and waits to be let go, and a flush held open at its I/O point. Both
 //! park a task of the test's executor; no thread is blocked.
 
-use agent_lifecycle::check::api::{RaceTest, Rig};
-use agent_lifecycle::faults::{Fault, Faults};
 use lifecycle::agent::PromptSpec;
 use lifecycle::journal::EndReason;
 use lifecycle::rt::{self, SimRt};
+use lifecycle_harness::check::api::{RaceTest, Rig};
+use lifecycle_harness::faults::{Fault, Faults};
 use std::sync::Arc;
 
 fn two_steps(text: &str) -> PromptSpec {

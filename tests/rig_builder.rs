@@ -4,10 +4,10 @@
 //! checks (R1–R3, D1–D4, S6, the journal rules of tracked agents) then run
 //! over what happened.
 
-use agent_lifecycle::scenarios::rig::Rig;
 use lifecycle::acp::StopReason;
 use lifecycle::rt::TokioRt;
 use lifecycle::shell::ExecResult;
+use lifecycle_harness::scenarios::rig::Rig;
 use std::sync::Arc;
 
 use lifecycle_testkit::runtime;
@@ -52,7 +52,7 @@ fn a_bridge_and_tool_bash_from_one_builder() {
 
 #[test]
 fn the_builder_wires_faults_through() {
-    use agent_lifecycle::faults::{Fault, Faults};
+    use lifecycle_harness::faults::{Fault, Faults};
     let rig = Rig::<TokioRt>::builder()
         .faults(Faults::none().with(Fault::M9))
         .build();

@@ -1,10 +1,10 @@
 //! The ownership mechanism itself: a composite effect runs its disposers
 //! LIFO, each awaited, once; a scope unloads sibling effects concurrently.
 
-use agent_lifecycle::context::{self, Context};
-use agent_lifecycle::faults::{Fault, Faults};
 use lifecycle::rt::{BoxFuture, Mutex, Rt, SimRt};
 use lifecycle::scope::{Disposer, Effect, Scope, Unobserved};
+use lifecycle_harness::context::{self, Context};
+use lifecycle_harness::faults::{Fault, Faults};
 use std::sync::Arc;
 
 type Log = Arc<Mutex<SimRt, Vec<String>>>;

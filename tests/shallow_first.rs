@@ -3,11 +3,11 @@
 //! that needs one preemption is found among the first schedules instead of
 //! where the depth-first order of the unbounded tree reaches it.
 
-use agent_lifecycle::check::explore::sim_dfs::explore_dfs;
-use agent_lifecycle::check::{self, DfsOptions};
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios;
 use lifecycle::rules::Rule;
+use lifecycle_harness::check::explore::sim_dfs::explore_dfs;
+use lifecycle_harness::check::{self, DfsOptions};
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::scenarios;
 
 fn to_first_failure(fault: Fault, shallow: bool) -> check::Report {
     check::quiet_panics();

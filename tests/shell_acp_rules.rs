@@ -3,11 +3,11 @@
 
 use lifecycle_testkit as common;
 
-use agent_lifecycle::check::api::LOOM_MAX_THREADS;
-use agent_lifecycle::check::Checker;
-use agent_lifecycle::faults::Fault;
-use agent_lifecycle::scenarios;
 use common::{assert_killed, assert_pass, run};
+use lifecycle_harness::check::api::LOOM_MAX_THREADS;
+use lifecycle_harness::check::Checker;
+use lifecycle_harness::faults::Fault;
+use lifecycle_harness::scenarios;
 
 #[test]
 fn s1_s2_s3_s4_fences_hold_on_every_call() {
@@ -52,7 +52,7 @@ fn loom_runs_the_shell_scenarios_in_its_shape_and_kills_their_faults() {
         (&scenarios::shell::COMPLETION_NOTICE_ROUTING, Fault::M21),
         (&scenarios::owner_drain::DISPOSE_WITH_OWNED_JOB, Fault::M20),
     ] {
-        let tasks = agent_lifecycle::check::tasks(scenario);
+        let tasks = lifecycle_harness::check::tasks(scenario);
         assert!(
             tasks.without_bystanders > LOOM_MAX_THREADS && tasks.loom <= LOOM_MAX_THREADS,
             "{}: {tasks:?}",
@@ -61,7 +61,7 @@ fn loom_runs_the_shell_scenarios_in_its_shape_and_kills_their_faults() {
         let r = run(Checker::Loom, scenario, None);
         assert_ne!(
             r.status,
-            agent_lifecycle::check::Status::Skip,
+            lifecycle_harness::check::Status::Skip,
             "{}",
             scenario.name
         );

@@ -4,7 +4,7 @@
 //! dispose, identity, shell ownership, ACP), implemented once against an
 //! abstract executor ([`rt::Rt`]): the same code runs on tokio
 //! (production), on the seeded simulator [`lifecycle_sim`], and, through
-//! the backends of the harness crate `agent-lifecycle`, under loom and
+//! the backends of the harness crate `lifecycle-harness`, under loom and
 //! under shuttle.
 //!
 //! ## The problem

@@ -15,7 +15,7 @@ use lifecycle_models::{Expectation, Fault, Model, ModelChecker, ModelId, Rule};
 use std::sync::OnceLock;
 
 /// The value pinned under `key` in the workspace's `pins.json`. The main
-/// crate reads the file through `agent_lifecycle::bench::pins::expected`;
+/// crate reads the file through `lifecycle_tools::bench::pins::expected`;
 /// this crate is that crate's dependency, so it reads the file by path.
 fn pin(key: &str) -> u64 {
     const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../pins.json");

@@ -1,6 +1,6 @@
 //! Switchable faults: the rejected designs and known bugs of SPEC §3.
 //!
-//! Which faults are on is the harness's to say (`agent_lifecycle::faults`,
+//! Which faults are on is the harness's to say (`lifecycle_harness::faults`,
 //! asked by the production crate through its execution context). With a
 //! fault on, at least one checker must report a violation of the rule it
 //! names; the executable models (`lifecycle-models`) model the faults

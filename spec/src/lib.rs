@@ -1,6 +1,6 @@
 //! The vocabulary of the agent lifecycle specification (`SPEC.md`),
 //! defined once for the implementation (`lifecycle`), its harness
-//! (`agent-lifecycle`) and the executable models (`lifecycle-models`):
+//! (`lifecycle-harness`) and the executable models (`lifecycle-models`):
 //! the rules of SPEC §2 ([`Rule`], [`Family`]), the faults of SPEC §3
 //! ([`Fault`]), why a turn ends ([`EndReason`]) and what becomes of a prompt
 //! ([`PromptFate`]).

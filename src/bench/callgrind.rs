@@ -14,8 +14,8 @@
 //!   `view`, `Outcome::checked`, `goals`);
 //! - **harness**: the rest of the command line (`cli`, `check`), reported
 //!   but left out of the total;
-//! - **scenario**: the lifecycle code and the scenario bodies (the rest of
-//!   `agent_lifecycle`);
+//! - **scenario**: the lifecycle code (`lifecycle`) and the scenario
+//!   bodies (the rest of `lifecycle_harness`);
 //! - anything else (the allocator, `std`, `tracing`, ...) has no part of
 //!   its own: its instructions go to its callers in proportion to the
 //!   instructions of each call, followed up through other such functions.
@@ -57,7 +57,7 @@ impl Part {
             "check::explore::shuttle::",
         ];
         const ORACLES: [&str; 5] = [
-            "agent_lifecycle::oracle",
+            "lifecycle_harness::oracle",
             "check::tally::Tally",
             "check::view",
             "Outcome::checked",
@@ -68,17 +68,16 @@ impl Part {
         } else if EXECUTOR.iter().any(|p| symbol.contains(p)) {
             Some(Part::Executor)
         } else if [
-            "agent_lifecycle::cli",
-            "agent_lifecycle::check::",
+            "lifecycle_tools::cli",
+            "lifecycle_harness::check::",
             "lifecycle::main",
         ]
         .iter()
         .any(|p| symbol.contains(p))
         {
             Some(Part::Harness)
-        } else if symbol.contains("lifecycle::") {
-            // The harness crate's (`agent_lifecycle::`) and the production
-            // crate's (`lifecycle::`) code.
+        } else if symbol.contains("lifecycle::") || symbol.contains("lifecycle_harness::") {
+            // The production crate's code and the harness crate's rest.
             Some(Part::Scenario)
         } else {
             None
@@ -376,7 +375,7 @@ fn=(2)\n\
             Some(Part::Executor)
         );
         assert_eq!(
-            Part::of("agent_lifecycle::oracle::check_turns"),
+            Part::of("lifecycle_harness::oracle::check_turns"),
             Some(Part::Oracles)
         );
         assert_eq!(

@@ -152,7 +152,8 @@ fn replay_traced(line: &ReplayLine) -> (Result<Replayed, String>, Vec<Seen>) {
         .with_target(Target::SIM, tracing::Level::INFO)
         // The spans: `step{n, t_ms, task}` per poll, `task{name}` per task.
         .with_target("lifecycle_sim", tracing::Level::INFO)
-        .with_target("agent_lifecycle", tracing::Level::INFO)
+        .with_target("lifecycle_harness", tracing::Level::INFO)
+        .with_target("lifecycle_tools", tracing::Level::INFO)
         .with_target("lifecycle", tracing::Level::INFO)
         .with_default(tracing::Level::WARN);
     let subscriber = tracing_subscriber::registry()

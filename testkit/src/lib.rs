@@ -8,9 +8,9 @@ pub mod acp;
 pub mod browser;
 pub mod conformance;
 
-use agent_lifecycle::check::{self, Budget, Checker, Report};
-use agent_lifecycle::faults::{Fault, Faults};
-use agent_lifecycle::scenarios::Scenario;
+use lifecycle_harness::check::{self, Budget, Checker, Report};
+use lifecycle_harness::faults::{Fault, Faults};
+use lifecycle_harness::scenarios::Scenario;
 
 /// A budget small enough for a debug build.
 pub const TEST_BUDGET: Budget = Budget {
@@ -75,7 +75,7 @@ pub fn assert_pass(r: &Report) {
             .as_deref()
             .is_some_and(|e| e.starts_with("reachability goals never hit"));
     assert!(
-        (r.status == agent_lifecycle::check::Status::Pass || goals_only) && r.executions > 0,
+        (r.status == lifecycle_harness::check::Status::Pass || goals_only) && r.executions > 0,
         "{} on {}: {:?} {:?}",
         r.scenario,
         r.checker,

@@ -89,15 +89,15 @@ fn list_names_everything() {
 fn docs_check_passes_and_the_reference_names_every_scenario_and_fault() {
     let r = run(&["docs", "--check"]);
     assert_eq!(r.code, 0, "{}", r.both());
-    let pins = agent_lifecycle::bench::pins::file::read(std::path::Path::new(
-        agent_lifecycle::bench::pins::FILE,
+    let pins = lifecycle_tools::bench::pins::file::read(std::path::Path::new(
+        lifecycle_tools::bench::pins::FILE,
     ))
     .expect("pins.json");
-    let text = agent_lifecycle::docs::render(&pins);
-    for s in agent_lifecycle::scenarios::ALL {
+    let text = lifecycle_tools::docs::render(&pins);
+    for s in lifecycle_harness::scenarios::ALL {
         assert!(text.contains(&format!("| `{}` |", s.name)), "{}", s.name);
     }
-    for f in agent_lifecycle::faults::Fault::ALL {
+    for f in lifecycle_harness::faults::Fault::ALL {
         assert!(text.contains(&format!("| {f} |")), "{f}");
     }
 }

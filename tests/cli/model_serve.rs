@@ -195,7 +195,7 @@ fn explorer_steps_through_the_durability_model_to_m16s_counterexample() {
     assert!(printed.contains("D9 write-ahead"), "{printed}");
     // Same page, another hash: the Explorer follows the hash change.
     page.eval(&format!("location.href = {url:?}"));
-    let pinned = agent_lifecycle::bench::pins::expected("model-fault.M16.counterexample") as usize;
+    let pinned = lifecycle_tools::bench::pins::expected("model-fault.M16.counterexample") as usize;
     let start = Instant::now();
     while links_under(&mut page, "Path of Actions").len() != pinned + 2 {
         assert!(

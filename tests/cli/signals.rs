@@ -154,11 +154,11 @@ fn acp_with_a_closed_stdout_exits_0() {
 #[test]
 fn shuttle_hook_is_only_installed_around_shuttle_runs() {
     if std::env::var_os("CLI_SHUTTLE_HOOK_CHILD").is_some() {
-        use agent_lifecycle::check::explore::shuttle;
-        use agent_lifecycle::check::{self, Checker};
-        use agent_lifecycle::faults::Faults;
+        use lifecycle_harness::check::explore::shuttle;
+        use lifecycle_harness::check::{self, Checker};
+        use lifecycle_harness::faults::Faults;
         check::quiet_panics();
-        let scenario = &agent_lifecycle::scenarios::cancel::CANCEL_BEFORE_CLAIM;
+        let scenario = &lifecycle_harness::scenarios::cancel::CANCEL_BEFORE_CLAIM;
         let report = shuttle::explore(
             Checker::ShuttleRandom,
             scenario,

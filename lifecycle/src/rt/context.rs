@@ -12,7 +12,7 @@
 //!
 //! This crate defines only the plug, [`Execution`]; what is behind it (the
 //! fault set, the world journal, the parked count) is the harness's
-//! (`agent_lifecycle::context`). Production enters no context, so no fault
+//! (`lifecycle_harness::context`). Production enters no context, so no fault
 //! is on, no event is built and nothing is counted.
 //!
 //! Where the context lives, by backend:

@@ -12,7 +12,7 @@
 //! | shuttle        | `ShuttleRt`     | shuttle async tasks  | none (yields)   |
 //!
 //! The loom and shuttle backends are the harness crate's
-//! (`agent_lifecycle::backends`): they implement [`Rt`] from outside, so
+//! (`lifecycle_harness::backends`): they implement [`Rt`] from outside, so
 //! this crate depends on neither checker.
 //!
 //! What every backend shares, and so all the lifecycle code may use:
@@ -52,9 +52,9 @@ pub enum Backend {
     Sim,
     /// [`TokioRt`].
     Tokio,
-    /// loom (`agent_lifecycle::backends::LoomRt`).
+    /// loom (`lifecycle_harness::backends::LoomRt`).
     Loom,
-    /// shuttle (`agent_lifecycle::backends::ShuttleRt`).
+    /// shuttle (`lifecycle_harness::backends::ShuttleRt`).
     Shuttle,
 }
 

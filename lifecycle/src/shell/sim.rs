@@ -158,7 +158,7 @@ impl<R: Rt> Drop for SimShell<R> {
 
 impl<R: Rt> SimShell<R> {
     /// A shell whose timed jobs share one driver task (`one_driver`,
-    /// loom's shape: `agent_lifecycle::scenarios::Ctx::few_threads`) or each run
+    /// loom's shape: `lifecycle_harness::scenarios::Ctx::few_threads`) or each run
     /// on a task of their own.
     pub fn new(one_driver: bool) -> Self {
         SimShell {

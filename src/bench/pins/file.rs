@@ -27,7 +27,7 @@ pub const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/pins.json");
 /// What the file's `about` field says.
 pub const ABOUT: &str = "Every deterministic figure the docs and the tests quote. Written by \
      `lifecycle bench --pins --write`, checked by `lifecycle bench --pins`; tests read it through \
-     agent_lifecycle::bench::pins::expected (models/tests/pinned.rs by path). Edit with --write, \
+     lifecycle_tools::bench::pins::expected (models/tests/pinned.rs by path). Edit with --write, \
      not by hand.";
 
 /// One pinned figure.

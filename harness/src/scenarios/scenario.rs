@@ -103,10 +103,8 @@ pub struct Bodies {
     /// On tokio.
     pub tokio: BodyFn,
     /// Under loom.
-    #[cfg(feature = "harness")]
     pub loom: BodyFn,
     /// Under shuttle.
-    #[cfg(feature = "harness")]
     pub shuttle: BodyFn,
 }
 
@@ -116,9 +114,7 @@ impl Bodies {
         match R::BACKEND {
             Backend::Sim => self.sim,
             Backend::Tokio => self.tokio,
-            #[cfg(feature = "harness")]
             Backend::Loom => self.loom,
-            #[cfg(feature = "harness")]
             Backend::Shuttle => self.shuttle,
         }
     }
@@ -131,9 +127,7 @@ macro_rules! bodies {
         $crate::scenarios::Bodies {
             sim: |ctx| Box::pin($f::<$crate::rt::SimRt>(ctx)),
             tokio: |ctx| Box::pin($f::<$crate::rt::TokioRt>(ctx)),
-            #[cfg(feature = "harness")]
             loom: |ctx| Box::pin($f::<$crate::backends::LoomRt>(ctx)),
-            #[cfg(feature = "harness")]
             shuttle: |ctx| Box::pin($f::<$crate::backends::ShuttleRt>(ctx)),
         }
     };

@@ -8,27 +8,28 @@
 //! scheduling point), the checkers' backends, the execution context, the
 //! faults, the world journal and the scenarios (a new scenario file is covered without an edit here). Comment lines and indentation are left out, so
 //! documentation edits keep every line valid. Not listed, because they only
-//! read what ran: the oracles (`oracle.rs`, `oracle_world.rs`), the
-//! checkers (`src/check/`), the command line and the benchmark.
+//! read what ran: the oracles (`oracle.rs`, `oracle_world.rs`) and the
+//! checkers (`src/check/`) of this crate, and the tools crate (the command
+//! line, the benchmark). Paths are relative to this crate's directory.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Files, or directories taken whole, that affect scheduling.
 const SCHEDULING: &[&str] = &[
-    "sim/src",
-    "lifecycle/src/rt",
-    "lifecycle/src/agent",
-    "lifecycle/src/acp",
-    "lifecycle/src/shell",
-    "lifecycle/src/store",
-    "lifecycle/src/bus.rs",
-    "lifecycle/src/journal.rs",
-    "lifecycle/src/provider.rs",
-    "lifecycle/src/registry.rs",
-    "lifecycle/src/scope.rs",
-    "lifecycle/src/session_log.rs",
-    "lifecycle/src/tool_bash.rs",
+    "../sim/src",
+    "../lifecycle/src/rt",
+    "../lifecycle/src/agent",
+    "../lifecycle/src/acp",
+    "../lifecycle/src/shell",
+    "../lifecycle/src/store",
+    "../lifecycle/src/bus.rs",
+    "../lifecycle/src/journal.rs",
+    "../lifecycle/src/provider.rs",
+    "../lifecycle/src/registry.rs",
+    "../lifecycle/src/scope.rs",
+    "../lifecycle/src/session_log.rs",
+    "../lifecycle/src/tool_bash.rs",
     "src/backends",
     "src/context.rs",
     "src/faults.rs",

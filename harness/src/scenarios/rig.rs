@@ -6,7 +6,7 @@
 //! [`Rig::builder`] makes one on any backend:
 //!
 //! ```no_run
-//! # use agent_lifecycle::scenarios::rig::Rig;
+//! # use lifecycle_harness::scenarios::rig::Rig;
 //! # use lifecycle::rt::SimRt;
 //! let rig = Rig::<SimRt>::builder().bridge().tool_bash().build();
 //! let bridge = rig.bridge.clone().expect("asked for");

@@ -8,8 +8,8 @@
 //! execution.
 //!
 //! ```no_run
-//! use agent_lifecycle::check::api::lincheck::{Lincheck, SequentialSpec, Target};
-//! use agent_lifecycle::check::api::{RaceTest, Rig};
+//! use lifecycle_harness::check::api::lincheck::{Lincheck, SequentialSpec, Target};
+//! use lifecycle_harness::check::api::{RaceTest, Rig};
 //! use lifecycle::rt::{BoxFuture, SimRt};
 //! use lifecycle::scope::Scope;
 //! use proptest::prelude::*;

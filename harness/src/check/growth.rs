@@ -61,7 +61,7 @@ pub struct Growth {
 impl Growth {
     /// Adds the parts of one new class, whose canonical form `canonical`
     /// was read from `trace`; `object_name` says what an object is.
-    pub(crate) fn add(
+    pub fn add(
         &mut self,
         canonical: &Canonical,
         trace: &[TraceEntry],

@@ -68,5 +68,5 @@ pub use panics::quiet_panics;
 pub use replay_line::ReplayLine;
 pub use report::{Found, Report, Status, Stop, Stopped};
 pub use tally::Saved;
-pub(crate) use tally::Tally;
+pub use tally::Tally;
 pub use tasks::tasks;

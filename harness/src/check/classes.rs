@@ -91,7 +91,7 @@ const KIND: u64 = 0xF << 60;
 
 /// The canonical form of a traced execution's class: each task's event
 /// sequence and each object's history (see the module docs).
-pub(crate) struct Canonical {
+pub struct Canonical {
     /// Each task's events in order: the resource and whether it wrote.
     pub(crate) tasks: BTreeMap<usize, Vec<(u64, bool)>>,
     /// Each resource's history, a write closing the reads before it; the
@@ -288,7 +288,7 @@ pub fn census(
 /// [`census`], calling `on_new_class` with the canonical form and the
 /// simulation (its trace, its objects' names) of the first execution of
 /// each class.
-pub(crate) fn census_observed(
+pub fn census_observed(
     scenario: &Scenario,
     faults: Faults,
     config: DfsConfig,

@@ -5,7 +5,7 @@
 //! line that names the test.
 //!
 //! ```no_run
-//! use agent_lifecycle::check::api::{RaceTest, Rig};
+//! use lifecycle_harness::check::api::{RaceTest, Rig};
 //! use lifecycle::rt::{self, SimRt};
 //! use std::sync::Arc;
 //!

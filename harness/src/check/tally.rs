@@ -18,14 +18,16 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Accumulates executions into a [`Report`].
-pub(crate) struct Tally {
+pub struct Tally {
     scenario: Scenario,
     checker: Checker,
     faults: Faults,
     start: Instant,
+    /// Executions counted so far.
     pub executions: u64,
     invariants: u64,
     outcomes: BTreeMap<String, u64>,
+    /// The first failing execution's violations and replay line.
     pub first_failure: Option<(Vec<Violation>, String)>,
     other_failure: Option<(Vec<Violation>, String)>,
     want: &'static [crate::rules::Rule],
@@ -47,6 +49,7 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
+    /// Nothing counted yet, for `scenario` under `checker` with `faults` on.
     pub fn new(scenario: &Scenario, checker: Checker, faults: Faults) -> Self {
         Tally {
             scenario: scenario.clone(),
