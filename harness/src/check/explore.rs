@@ -24,6 +24,7 @@
 //! `replay` or `api`.
 
 pub mod loom;
+pub mod loom_model;
 mod loom_worker;
 pub mod shuttle;
 pub mod sim;

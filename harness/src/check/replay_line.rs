@@ -511,7 +511,7 @@ impl ReplayLine {
             ));
         }
         let named = own.filter(|s| s.name == parts[1]);
-        let generated = || crate::generate::scenario_named(parts[1]);
+        let generated = || crate::generate::name::scenario_named(parts[1]);
         let Some(scenario) = named
             .or_else(|| Scenario::parse(parts[1]))
             .or_else(generated)

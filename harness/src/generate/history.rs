@@ -3,7 +3,7 @@
 //! [`Update`]), in one [`Connection`] of observations ([`Obs`]) in the
 //! order they happened: what the judge reads.
 
-use crate::acp::responder::Wire;
+use crate::acp::outbound::Wire;
 use crate::acp::{AcpError, StopReason};
 use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate};
 use std::sync::Mutex;

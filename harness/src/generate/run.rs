@@ -21,7 +21,6 @@ use crate::acp::responder::Responder;
 use crate::acp::{AcpError, Admitted, StopReason};
 use crate::events::LifecycleEvent;
 use crate::faults::Faults;
-use crate::journal::EndReason;
 use crate::oracle::Violation;
 use crate::oracle_world::entered_after_unloading;
 use crate::provider::AgentHandle;
@@ -32,18 +31,15 @@ use crate::scenarios::crash::restart_checks;
 use crate::scenarios::rig::{give_up, Rig, LISTENER_PANIC};
 use crate::scenarios::{Ctx, Outcome};
 use crate::scope::Scope;
-use crate::session_log::{Entry, Origin};
+use crate::session_log::Entry;
 use crate::shell::ShellExecutor;
-use crate::store::durable::DurableRecord;
 use crate::store::durable::{DiskFault, Durable, MemoryDurable};
 use crate::store::Listener;
 use crate::world::Keys;
 use std::sync::Arc;
 
 pub use super::history::{Answer, Connection, Obs, Req, Update};
-
-/// The session on disk at the start of every execution.
-pub const OLD: &str = "old";
+use super::old::{old_records, OLD};
 
 /// The outbound budget of a generated run: less than one update, so each
 /// update waits until the client read the one before (A10).
@@ -57,55 +53,6 @@ const CWD: &str = "/";
 /// extends `old`'s, as a session's helper agent would (S6: a notice for
 /// `old` is never its).
 pub const HELPER: &str = "old-helper";
-
-/// The serial of `old`'s stored turn (apart from every serial the store
-/// hands out in an execution).
-const OLD_SERIAL: u64 = 1_000_000;
-
-/// The records of `old` on disk: one finished turn of one step.
-fn old_records() -> Vec<DurableRecord> {
-    let entry = |entry| DurableRecord {
-        serial: OLD_SERIAL,
-        entry,
-    };
-    vec![
-        entry(Entry::TurnStart { prompt: 1 }),
-        entry(Entry::UserMessage {
-            prompt: 1,
-            text: "hello".into(),
-            origin: Origin::User,
-        }),
-        entry(Entry::Step {
-            prompt: 1,
-            step: 0,
-            output: Some("hello/0".into()),
-            tool: None,
-        }),
-        entry(Entry::TurnEnd {
-            prompt: 1,
-            reason: EndReason::Completed,
-        }),
-    ]
-}
-
-/// What a load of `old` must replay (A9), read off the stored records
-/// by the spec, independently of the server's projection
-/// (`acp::logs`): each user message as `user: <text>`, each step's output
-/// as `agent: <text>`, in order.
-pub fn old_history() -> Vec<String> {
-    old_records()
-        .iter()
-        .filter_map(|r| match &r.entry {
-            Entry::UserMessage { text, origin, .. } if origin.is_user() => {
-                Some(format!("user: {text}"))
-            }
-            Entry::Step {
-                output: Some(out), ..
-            } => Some(format!("agent: {out}")),
-            _ => None,
-        })
-        .collect()
-}
 
 /// What every client shares.
 struct Env<R: Rt> {

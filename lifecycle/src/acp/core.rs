@@ -30,7 +30,8 @@
 
 use super::logs::{Claimed, Logs};
 use super::outbound::Outbound;
-use super::responder::{script_lines, Responder, Wire};
+use super::outbound::Wire;
+use super::responder::{script_lines, Responder};
 use super::session_cap::Slots;
 use super::{AcpError, Bridge, StopReason};
 use crate::agent::core::PromptSpec;

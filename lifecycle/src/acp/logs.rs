@@ -4,7 +4,8 @@
 //! Nothing here holds a log whole: a load of any size streams it (A10).
 
 use super::outbound::Outbound;
-use super::responder::{step_updates, Wire};
+use super::outbound::Wire;
+use super::responder::step_updates;
 use super::AcpError;
 use crate::rt::Rt;
 use crate::session_log::{Entry, ToolEvent};

@@ -27,12 +27,20 @@
 //! runs it on tokio, and [`room_or`](Outbound::room_or), which also
 //! watches stdin's hangup, is tokio's alone.
 
-use super::responder::Wire;
 use crate::rt::{Monitor, Rt, TokioRt};
 use agent_client_protocol::v1::schema::{SessionId, SessionNotification, SessionUpdate};
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 use std::collections::VecDeque;
+
+/// Where a connection's `session/update` notifications go: the ACP
+/// connection in the server; the observed history in a generated
+/// workload.
+pub trait Wire: Send + Sync {
+    /// Hand session `session`'s `update` to the connection; `false` if it
+    /// was refused (then it is not counted in the budget).
+    fn notify(&self, session: &str, update: SessionUpdate) -> bool;
+}
 
 /// The most `session/update` bytes queued for stdout before senders wait.
 pub const OUTBOUND_BUDGET_BYTES: usize = 4 << 20;

@@ -13,7 +13,7 @@
 //! `JobDone`) is the agent's own turn and reports the job's end as one
 //! `tool_call_update`, never as text (A11).
 
-use super::outbound::Outbound;
+use super::outbound::{Outbound, Wire};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
 use crate::rt::{BoxFuture, Rt};
@@ -28,15 +28,6 @@ use futures::future::Either;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-
-/// Where a connection's `session/update` notifications go: the ACP
-/// connection in the server; the observed history in a generated
-/// workload.
-pub trait Wire: Send + Sync {
-    /// Hand session `session`'s `update` to the connection; `false` if it
-    /// was refused (then it is not counted in the budget).
-    fn notify(&self, session: &str, update: SessionUpdate) -> bool;
-}
 
 /// One step of the scripted responder.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! [`RaceTest::loom`](super::RaceTest::loom): loom's one driver
-//! (`explore::loom::Model`) in the test's own process, as `loom::model`
+//! (`explore::loom_model::Model`) in the test's own process, as `loom::model`
 //! runs it: a downstream race test is a test binary of its own, and its
 //! closure is known only to it (the `loom` checker runs the same driver in
 //! a worker process). A panic that unwinds out of an execution (an
@@ -13,7 +13,8 @@
 //! the same way.
 
 use super::{Broken, Failure, RaceTest};
-use crate::check::explore::loom::{bound_for, classify, line_of, panicked, End, Model, Panicked};
+use crate::check::explore::loom::bound_for;
+use crate::check::explore::loom_model::{classify, line_of, panicked, End, Model, Panicked};
 use crate::check::replay::{LoomPayload, Payload};
 use crate::check::{Checker, ReplayLine, Report, Stopped, Tally};
 use crate::oracle::Violation;
@@ -22,7 +23,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-pub use crate::check::explore::loom::LOOM_MAX_THREADS;
+pub use crate::check::explore::loom_model::LOOM_MAX_THREADS;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())

@@ -5,7 +5,7 @@
 //! line, which the parent reads into a row or a replay. Why a process:
 //! see `explore::loom`.
 
-use super::loom::{classify, line_of, panicked, Model, OnPanic, Panicked, LOOM_MAX_THREADS};
+use super::loom_model::{classify, line_of, panicked, Model, OnPanic, Panicked, LOOM_MAX_THREADS};
 use crate::check::checker::Checker;
 use crate::check::goals::GoalTally;
 use crate::check::journal_tap::{AgentJournal, JournalTap};
@@ -58,7 +58,7 @@ pub enum WorkerLine {
         /// What it broke.
         violations: Vec<Violation>,
     },
-    /// A panic out of loom's model (`explore::loom::classify`).
+    /// A panic out of loom's model (`explore::loom_model::classify`).
     Panicked {
         /// The execution's index.
         exec: u64,
@@ -144,7 +144,7 @@ impl Job {
     /// Run the job in this process, printing its lines.
     fn serve(&self) -> Result<(), String> {
         let scenario = Scenario::parse(&self.scenario)
-            .or_else(|| crate::generate::scenario_named(&self.scenario))
+            .or_else(|| crate::generate::name::scenario_named(&self.scenario))
             .ok_or_else(|| format!("unknown scenario {:?}", self.scenario))?;
         let mut faults = Faults::none();
         for f in &self.faults {
@@ -210,7 +210,7 @@ impl Job {
                 emit(&WorkerLine::Done {
                     executions: c.executions,
                     invariants: c.invariants,
-                    exhausted: matches!(end, super::loom::End::Ran { exhausted: true }),
+                    exhausted: matches!(end, super::loom_model::End::Ran { exhausted: true }),
                     outcomes: c.outcomes.clone().into_iter().collect(),
                     goals: (c.goals.hits().into_iter())
                         .map(|g| (g.goal.to_string(), g.hits))
@@ -221,7 +221,7 @@ impl Job {
             }
         };
         // A panic that unwound cleanly, which the hook did not report.
-        if let super::loom::End::Panicked {
+        if let super::loom_model::End::Panicked {
             exec,
             message,
             reported: false,

@@ -10,8 +10,9 @@
 //! The model is [`super::model`]'s: its module doc lists its states and
 //! transitions.
 
+use super::history::{Answer, Obs, Req, Update};
 use super::model::{Call, Fate, Phase, Sk, St, P, Q};
-use super::run::{old_history, Answer, Obs, Req, Update, OLD};
+use super::old::{old_history, OLD};
 use super::script::{HUNG, JOB};
 use super::workload::{Op, Workload};
 use crate::acp::{AcpError, StopReason};
