@@ -424,26 +424,37 @@ fn restart_checks_offline(image: &CrashImage, tear: Tear, seen: &[String]) -> Ch
 
 /// Restart from `image` under `tear` through the provider: resume `a`, run
 /// one prompt, dispose; the log must then load cleanly with it closed. Run
-/// offline on a current-thread tokio runtime, memoized like
-/// [`restart_checks`].
+/// offline on a current-thread tokio runtime of a thread of its own (the
+/// execution that asks may itself be a tokio task, whose thread cannot
+/// block on a second runtime), memoized like [`restart_checks`].
 fn resume_after_crash(faults: Faults, image: &CrashImage, tear: Tear) -> Checks {
     let key = (faults, image.clone(), tear, Vec::new(), true);
-    memo(
-        key,
-        |(faults, image, tear, _, _)| match tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-        {
-            // In a context of its own: the rig it builds enters one.
-            Ok(rt) => context::scoped(Context::new(*faults), || {
-                rt.block_on(resume_uncached::<TokioRt>(*faults, image, *tear))
-            }),
-            Err(e) => vec![(
-                false,
-                Violation::new(Rule::D9, format!("no runtime to resume on: {e}")),
-            )],
-        },
-    )
+    memo(key, |(faults, image, tear, _, _)| {
+        std::thread::scope(|s| {
+            s.spawn(|| resume_offline(*faults, image, *tear))
+                .join()
+                // A panic of the resume is the asking execution's, as if
+                // it had run on its thread.
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })
+    })
+}
+
+/// [`resume_after_crash`] on this thread, which must be in no runtime.
+fn resume_offline(faults: Faults, image: &CrashImage, tear: Tear) -> Checks {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        // In a context of its own: the rig it builds enters one.
+        Ok(rt) => context::scoped(Context::new(faults), || {
+            rt.block_on(resume_uncached::<TokioRt>(faults, image, tear))
+        }),
+        Err(e) => vec![(
+            false,
+            Violation::new(Rule::D9, format!("no runtime to resume on: {e}")),
+        )],
+    }
 }
 
 async fn resume_uncached<R: Rt>(faults: Faults, image: &CrashImage, tear: Tear) -> Checks {
@@ -497,5 +508,35 @@ async fn resume_uncached<R: Rt>(faults: Faults, image: &CrashImage, tear: Tear) 
             l.torn
         )),
         Err(e) => fail(format!("the log no longer loads: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tokio checker asks for the offline resume from a tokio task,
+    /// whose thread cannot block on a second runtime: the resume runs on a
+    /// thread of its own, and the task gets its checks rather than a panic.
+    /// (An image no scenario makes, so no earlier call has memoized it.)
+    #[test]
+    fn a_resume_after_a_crash_runs_from_inside_a_tokio_task() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let checks = rt.block_on(async {
+            tokio::spawn(async {
+                resume_after_crash(
+                    Faults::none(),
+                    &CrashImage::default(),
+                    Tear::TearRecord(usize::MAX),
+                )
+            })
+            .await
+            .expect("the resume does not panic inside a tokio task")
+        });
+        assert!(!checks.is_empty(), "the resume reports its checks");
     }
 }
