@@ -331,7 +331,7 @@ fn violations(files: &BTreeMap<String, String>) -> Vec<String> {
     for (name, _, _) in LAYERS {
         if !files.contains_key(*name) {
             errors.push(format!(
-                "LAYERS in tests/layers.rs names src/check/{name}.rs, which does not exist"
+                "LAYERS in tests/layers.rs names harness/src/check/{name}.rs, which does not exist"
             ));
         }
     }
@@ -357,7 +357,7 @@ fn violations(files: &BTreeMap<String, String>) -> Vec<String> {
                     Some(m) => m.clone(),
                     None => {
                         errors.push(format!(
-                            "{at}: `{n}` is neither a file of src/check nor re-exported by mod.rs"
+                            "{at}: `{n}` is neither a file of harness/src/check nor re-exported by mod.rs"
                         ));
                         continue;
                     }

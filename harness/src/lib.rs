@@ -29,7 +29,6 @@
 //!   under loom (the other checkers run them).
 #![deny(missing_docs)]
 
-#[allow(unused_imports)]
 use lifecycle::{
     acp, agent, bus, events, journal, provider, registry, rt, rules, scope, session_log, shell,
     store, tool_bash, trace,
