@@ -565,10 +565,11 @@ fn a_reintroduced_cycle_is_found() {
     );
 }
 
-/// The modules of `src/cli` a file's source names: `super::x`,
-/// `crate::cli::x` (or `crate::cli::harness::x`) and a child's `x::item`
-/// for each `x` of `modules`, outside comments and literals.
-fn cli_edges(src: &str, modules: &BTreeSet<&str>) -> BTreeSet<String> {
+/// The modules a file's source names: `super::x`, `crate::cli::x` (or
+/// `crate::cli::harness::x`; `crate::x` where `root` is `None`) and a
+/// child's `x::item` for each `x` of `modules`, outside comments and
+/// literals.
+fn edges(src: &str, root: Option<&str>, modules: &BTreeSet<&str>) -> BTreeSet<String> {
     let toks = tokens(src);
     let ident = |i: usize, s: &str| matches!(toks.get(i), Some((Tok::Ident(n), _)) if n == s);
     let path = |i: usize| toks.get(i).is_some_and(|t| t.0 == Tok::Path);
@@ -580,15 +581,19 @@ fn cli_edges(src: &str, modules: &BTreeSet<&str>) -> BTreeSet<String> {
     for i in 0..toks.len() {
         let mut at = if ident(i, "super") && path(i + 1) {
             i + 2
-        } else if ident(i, "crate") && path(i + 1) && ident(i + 2, "cli") && path(i + 3) {
-            i + 4
+        } else if ident(i, "crate") && path(i + 1) {
+            match root {
+                Some(r) if ident(i + 2, r) && path(i + 3) => i + 4,
+                Some(_) => continue,
+                None => i + 2,
+            }
         } else if name_at(i).is_some() && path(i + 1) && (i == 0 || !path(i - 1)) {
             // `check_cmd::run_check`: a child module, by its own name.
             i
         } else {
             continue;
         };
-        if ident(at, "harness") {
+        if root.is_some() && ident(at, "harness") {
             if !path(at + 1) {
                 // `pub(in crate::cli::harness)`: a visibility, not an import.
                 continue;
@@ -641,50 +646,57 @@ fn cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<String> {
         .find_map(|n| visit(n, edges, &mut Vec::new(), &mut done))
 }
 
-/// Every file of `src/cli` and of its folders (`report/`), by module name:
-/// a file's stem, a folder's `mod.rs` by the folder's name.
-fn cli_sources() -> BTreeMap<String, String> {
-    fn walk(dir: &Path, files: &mut BTreeMap<String, String>) {
-        for entry in std::fs::read_dir(dir).expect("src/cli") {
+/// Every file of folder `top` (relative to the workspace) and of its
+/// folders, by module name: a file's stem, a folder's `mod.rs` by the
+/// folder's name.
+fn sources(top: &str) -> BTreeMap<String, String> {
+    fn walk(dir: &Path, top: &str, files: &mut BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).expect("a source folder") {
             let path = entry.expect("entry").path();
             if path.is_dir() {
-                walk(&path, files);
+                walk(&path, top, files);
                 continue;
             }
             let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };
             if path.extension().is_some_and(|e| e == "rs") {
-                let name = match (stem, path.parent().and_then(|p| p.file_name())) {
-                    ("mod", Some(folder)) if folder != "cli" => folder.to_string_lossy().into(),
+                let name = match (stem, path.parent()) {
+                    ("mod", Some(folder)) if !folder.ends_with(top) => folder
+                        .file_name()
+                        .map_or(String::new(), |f| f.to_string_lossy().into()),
                     _ => stem.to_string(),
                 };
                 let text = std::fs::read_to_string(&path).expect("read");
                 assert!(
                     files.insert(name.clone(), text).is_none(),
-                    "two files of src/cli are module {name}"
+                    "two files of {top} are module {name}"
                 );
             }
         }
     }
     let mut files = BTreeMap::new();
     walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli"),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join(top),
+        top,
         &mut files,
     );
     files
 }
 
-fn cli_graph(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>> {
+fn graph(
+    files: &BTreeMap<String, String>,
+    root: Option<&str>,
+) -> BTreeMap<String, BTreeSet<String>> {
     let modules: BTreeSet<&str> = files
         .keys()
         .map(String::as_str)
-        .filter(|m| *m != "mod")
+        .filter(|m| !matches!(*m, "mod" | "lib"))
         .collect();
     files
         .iter()
         .map(|(name, src)| {
-            let mut e = cli_edges(src, &modules);
+            let mut e = edges(src, root, &modules);
             e.remove(name);
             (name.clone(), e)
         })
@@ -695,9 +707,9 @@ fn cli_graph(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<Stri
 /// declaring another is no edge; naming its items is).
 #[test]
 fn cli_files_import_each_other_without_a_cycle() {
-    let files = cli_sources();
+    let files = sources("src/cli");
     assert!(files.len() >= 6, "{:?}", files.keys());
-    let graph = cli_graph(&files);
+    let graph = graph(&files, Some("cli"));
     assert_eq!(
         cycle(&graph),
         None,
@@ -720,9 +732,39 @@ fn cli_files_import_each_other_without_a_cycle() {
         .get_mut("table")
         .expect("table.rs")
         .push_str("\nfn f() { super::check_cmd::run_explore; }\n");
-    let found = cycle(&cli_graph(&planted));
+    let found = cycle(&self::graph(&planted, Some("cli")));
     assert!(
         found.as_deref().is_some_and(|c| c.contains("table")),
+        "{found:?}"
+    );
+}
+
+/// The simulator's files name each other without a circle: its state
+/// (`shared.rs`) stands below the context whose scheduling points, spawns
+/// and wakes change it, and what tasks report (`access.rs`) above both.
+#[test]
+fn simulator_files_import_each_other_without_a_cycle() {
+    let files = sources("sim/src");
+    let graph = graph(&files, None);
+    assert_eq!(
+        cycle(&graph),
+        None,
+        "sim/src has an import cycle: {graph:?}"
+    );
+    let has = |a: &str, b: &str| graph.get(a).is_some_and(|e| e.contains(b));
+    assert!(
+        has("context", "shared") && has("access", "context") && has("executor", "context"),
+        "{graph:?}"
+    );
+    // The state calling a scheduling point again is found.
+    let mut planted = files.clone();
+    planted
+        .get_mut("shared")
+        .expect("shared.rs")
+        .push_str("\nfn f() { crate::context::schedule_point(); }\n");
+    let found = cycle(&self::graph(&planted, None));
+    assert!(
+        found.as_deref().is_some_and(|c| c.contains("shared")),
         "{found:?}"
     );
 }

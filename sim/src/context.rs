@@ -12,6 +12,10 @@
 //!   outside one. Functions that only observe or annotate degrade instead:
 //!   [`is_running`] returns false, [`current_task`] returns `None`,
 //!   [`note_wait`] does nothing. [`yield_now`] needs no executor at all.
+//! - Spawning ([`spawn`]) and waking (every task's [`Waker`], and
+//!   [`Unblock`] for a task blocked inside its poll) live here too: from
+//!   inside a task, each is a scheduling point of the caller's, and orders
+//!   the woken task's next poll after it.
 //! - While a `Sim` is dropped, the context stays installed (with no current
 //!   task), so destructors of unfinished tasks may still call these
 //!   functions; whatever they spawn is dropped too.
@@ -20,10 +24,11 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 
-use crate::task::{Shared, TaskId};
+use crate::shared::Shared;
+use crate::task::{lock, ReadySet, TaskFuture, TaskId, WaitNote};
 
 /// The panic message of free functions called outside a simulation.
 pub(crate) const NO_SIM: &str = "lifecycle-sim: no simulation is running on this thread";
@@ -78,7 +83,45 @@ pub(crate) fn current() -> Rc<Shared> {
 /// # Panics
 /// If no simulation is running on this thread.
 pub fn spawn<F: Future<Output = ()> + 'static>(name: &str, fut: F) -> TaskId {
-    current().spawn(name, Box::pin(fut))
+    spawn_into(&current(), name, Box::pin(fut))
+}
+
+/// Registers a new task in `shared`, ready to run, and returns its id.
+/// From inside a task, a spawn is a scheduling point and touches
+/// [`SPAWN`](crate::resource::SPAWN) and the new task's
+/// [`WAKE`](crate::resource::WAKE) resource.
+pub(crate) fn spawn_into(shared: &Shared, name: &str, fut: TaskFuture) -> TaskId {
+    // Task ids follow spawn order: spawns never commute.
+    if shared.current.get().is_some() {
+        schedule_point();
+        shared.footprint.borrow_mut().push(crate::resource::SPAWN);
+    }
+    let id = {
+        let mut ready = lock(&shared.ready);
+        let id = ready.finished.len();
+        ready.finished.push(false);
+        ready.ready.insert(id);
+        id
+    };
+    let waker = Waker::from(Arc::new(TaskWaker {
+        id,
+        ready: Arc::clone(&shared.ready),
+    }));
+    shared.tasks.borrow_mut().push(Some(fut));
+    shared.names.borrow_mut().push(Rc::from(name));
+    shared.wakers.borrow_mut().push(waker);
+    shared.labels.borrow_mut().push(WaitNote::default());
+    shared.coros.borrow_mut().push(None);
+    shared.yielders.borrow_mut().push(std::ptr::null());
+    if shared.current.get().is_some() {
+        // The spawn enables the new task: its first poll comes after.
+        shared
+            .footprint
+            .borrow_mut()
+            .push(crate::resource::WAKE | id as u64);
+    }
+    shared.live.set(shared.live.get() + 1);
+    id
 }
 
 /// Virtual time of the running simulation, in milliseconds. A clock read
@@ -134,7 +177,7 @@ pub fn schedule_point() {
     {
         return;
     }
-    if !crate::task::lock(&shared.ready).others_runnable(task) {
+    if !lock(&shared.ready).others_runnable(task) {
         return;
     }
     if shared.coarse_points.get()
@@ -199,7 +242,7 @@ pub fn current_task_id() -> Option<TaskId> {
 /// attempt that found the lock taken), that access is a failed wait in
 /// the trace ([`TracedAccess::failed_wait`](crate::TracedAccess::failed_wait)):
 /// the task makes it again once unblocked.
-pub fn block_mid_poll(object: u64, register: impl FnOnce(crate::task::Unblock)) -> bool {
+pub fn block_mid_poll(object: u64, register: impl FnOnce(Unblock)) -> bool {
     let Some(shared) = try_current() else {
         return false;
     };
@@ -221,7 +264,7 @@ pub fn block_mid_poll(object: u64, register: impl FnOnce(crate::task::Unblock)) 
             shared.awaits.borrow_mut().push(footprint.len() - 1);
         }
     }
-    register(crate::task::Unblock::new(Arc::clone(&shared.ready), task));
+    register(Unblock::new(Arc::clone(&shared.ready), task));
     let depth = shared.atomic.replace(0);
     drop(shared);
     // SAFETY: as in `schedule_point`: the yielder lives on this task's
@@ -282,6 +325,50 @@ pub(crate) fn before_wake(target: TaskId) {
                 .borrow_mut()
                 .push(crate::resource::WAKE | target as u64 | crate::resource::READ);
         }
+    }
+}
+
+/// Makes a task blocked inside its poll runnable again, resumed where it
+/// stopped (see `block_mid_poll`). Sendable: a lock keeps it until its
+/// release.
+pub struct Unblock {
+    ready: Arc<Mutex<ReadySet>>,
+    id: TaskId,
+}
+
+impl Unblock {
+    pub(crate) fn new(ready: Arc<Mutex<ReadySet>>, id: TaskId) -> Unblock {
+        Unblock { ready, id }
+    }
+
+    /// Unblocks the task; it runs next when the scheduler picks it. Like a
+    /// wake, a scheduling point of the caller's, and ordered before the
+    /// task's next step.
+    pub fn unblock(self) {
+        before_wake(self.id);
+        let mut ready = lock(&self.ready);
+        if ready.blocked.remove(&self.id) {
+            ready.midpoll.insert(self.id);
+        }
+    }
+}
+
+/// The waker behind every task's [`Waker`].
+struct TaskWaker {
+    id: TaskId,
+    ready: Arc<Mutex<ReadySet>>,
+}
+
+impl Wake for TaskWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // Waking another task is a scheduling point, and orders the woken
+        // task's next poll after this one (see [`before_wake`]).
+        before_wake(self.id);
+        lock(&self.ready).wake(self.id);
     }
 }
 

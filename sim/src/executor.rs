@@ -31,7 +31,11 @@ use crate::report::{
     UNLABELLED_WAIT,
 };
 use crate::scheduler::{RandomScheduler, ReplayScheduler, Scheduler};
-use crate::task::{lock, Shared, TaskId};
+use crate::shared::Shared;
+use crate::task::{lock, TaskId};
+
+/// The `tracing` target of the simulator's own events (a preemption).
+pub const TRACE_TARGET: &str = "sim";
 
 /// Default step limit of [`Sim::with_seed`] and [`Sim::replay`].
 pub const DEFAULT_MAX_STEPS: u64 = 100_000;
@@ -165,7 +169,7 @@ impl Sim {
     /// and between steps; inside a task use the free function
     /// [`spawn`](crate::spawn).
     pub fn spawn<F: Future<Output = ()> + 'static>(&self, name: &str, fut: F) -> TaskId {
-        self.shared.spawn(name, Box::pin(fut))
+        crate::context::spawn_into(&self.shared, name, Box::pin(fut))
     }
 
     /// Runs one step (see [`Step`]). Does not enforce the step limit.
@@ -442,7 +446,7 @@ impl Sim {
         });
         let entered = span.as_ref().map(|s| s.enter());
         if let (Some(l), true) = (preempted, self.trace_on) {
-            tracing::info!(target: crate::TRACE_TARGET, "preempts task {l} `{}`", self.shared.name(l));
+            tracing::info!(target: TRACE_TARGET, "preempts task {l} `{}`", self.shared.name(l));
         }
         shared.on_task_stack.set(true);
         let outcome = coro.resume(Cmd::Run);

@@ -108,6 +108,7 @@
 //!   but is not a supported use; sequential `Sim`s on one thread are.
 #![deny(missing_docs)]
 
+mod access;
 mod context;
 mod coro;
 mod dfs;
@@ -117,31 +118,34 @@ mod race;
 mod report;
 mod resource;
 mod scheduler;
+mod shared;
 mod task;
 mod time;
+mod timers;
 mod wakeup;
 
+pub use access::{
+    footprint_error, name_object, new_object, note_await, section_begin, section_end, touch,
+    touch_read,
+};
 pub use context::{
     atomic, block_mid_poll, can_spawn, current_step, current_task, current_task_id, is_running,
     lock_point, note_wait, note_wait_tagged, now_ms, peek_now_ms, random_u64, schedule_point,
-    spawn, yield_now, YieldNow,
+    spawn, yield_now, Unblock, YieldNow,
 };
-/// The `tracing` target of the simulator's own events (a preemption).
-pub const TRACE_TARGET: &str = "sim";
 
 pub use dfs::{Dfs, DfsConfig, DfsStats, ExecKind, Shard};
-pub use executor::{Sim, DEFAULT_MAX_STEPS};
+pub use executor::{Sim, DEFAULT_MAX_STEPS, TRACE_TARGET};
 pub use pct::PctScheduler;
 pub use report::{
     BlockedTask, RunReport, SimError, StallReport, Step, TraceEntry, TracedAccess, UNLABELLED_WAIT,
 };
 pub use resource::{
-    describe as describe_resource, footprint_error, independent, name_object, new_object,
-    note_await, object_creator, section_begin, section_end, touch, touch_read, OBJECT, READ, WAKE,
+    describe as describe_resource, independent, object_creator, OBJECT, READ, WAKE,
 };
 pub use scheduler::{
     is_preemption, GuidedScheduler, NonPreemptiveScheduler, RandomScheduler, ReplayScheduler,
     Scheduler,
 };
-pub use task::{TaskId, Unblock};
+pub use task::TaskId;
 pub use time::{sleep, Sleep};
