@@ -543,3 +543,55 @@ fn a_backend_with_only_the_required_methods_works_and_refuses_to_append_onto_a_t
     );
     assert_eq!(disk.0.lock().unwrap().get("s").unwrap(), &before);
 }
+
+/// D3 when a turn recovers a failed session while the session is detached:
+/// every schedule of the two (sim-dfs, no preemption bound, exhausted)
+/// journals the recovering `turn/start` as lost exactly once, including the
+/// schedule where the detach lands while the log is being re-opened.
+#[test]
+fn a_recovering_turn_detached_mid_reopen_is_journaled_as_lost() {
+    use lifecycle::events::LifecycleEvent;
+    use lifecycle_harness::world::World;
+    use lifecycle_sim::{Dfs, DfsConfig, ExecKind, Sim};
+    let mut dfs = Dfs::new(DfsConfig::default());
+    let mut schedules = 0u32;
+    while let Some(scheduler) = dfs.next_scheduler() {
+        let disk: Arc<MemoryDurable<SimRt>> = Arc::new(MemoryDurable::default());
+        let world = World::<SimRt>::new();
+        let (d, w) = (disk.clone(), world.clone());
+        let mut sim = Sim::new(scheduler, 100_000);
+        sim.block_on(async move {
+            context::enter(Context::new(Faults::none()).observed(w));
+            let store = Arc::new(SessionStore::<SimRt>::new(d.clone()));
+            let serial = entered_turn_start(&store);
+            d.fail_next(DiskFault::WriteEnospc);
+            store.flush("s", serial).await.expect_err("ENOSPC");
+            let s = store.clone();
+            let turn = lifecycle::rt::spawn::<SimRt, _>("turn", async move {
+                let _ = s.append("s", serial, Entry::TurnStart { prompt: 1 });
+            });
+            store.detach("s", serial).expect("detach");
+            turn.join().await;
+        })
+        .expect("sim");
+        let lost = world
+            .events()
+            .iter()
+            .filter(|e| {
+                matches!(e, LifecycleEvent::AppendDropped { entry, .. }
+                    if entry.contains("turn-start") && entry.contains("\"prompt\":1"))
+            })
+            .count();
+        assert_eq!(
+            lost,
+            1,
+            "D3: the recovering turn/start is neither kept nor journaled as lost \
+             (schedule {schedules})"
+        );
+        schedules += 1;
+        if let ExecKind::Nondeterministic(m) = dfs.end_execution() {
+            panic!("nondeterministic: {m}");
+        }
+    }
+    assert!(dfs.exhausted() && schedules > 1, "{schedules} schedules");
+}

@@ -279,12 +279,19 @@ impl<R: Rt> SessionStore<R> {
             Then::Lost(entry) => Self::lost(id, serial, &entry),
             Then::Reopen(entry) => {
                 self.reopen(id, serial)?;
-                writes.update(|w| {
-                    if w.open == Open::Entered {
-                        w.failed = None;
-                        w.pending.push(entry);
+                // Detached while the log was re-opened: the entry is lost
+                // as an append after the detach is (journaled).
+                let dropped = writes.update(|w| {
+                    if w.open != Open::Entered {
+                        return Some(entry);
                     }
+                    w.failed = None;
+                    w.pending.push(entry);
+                    None
                 });
+                if let Some(entry) = dropped {
+                    Self::lost(id, serial, &entry);
+                }
             }
         }
         Ok(())
