@@ -4,7 +4,7 @@
 //! whether any subscriber wants it, and a concurrent test thread with no
 //! subscriber could leave this one's debug event disabled.
 
-use lifecycle::rt::TokioRt;
+use lifecycle_harness::backends::CheckedTokioRt;
 use lifecycle_harness::scenarios::rig::Rig;
 use std::sync::Arc;
 
@@ -61,7 +61,7 @@ fn a_created_session_is_announced() {
             .build()
             .expect("runtime");
         rt.block_on(async {
-            let rig = Rig::<TokioRt>::builder().build();
+            let rig = Rig::<CheckedTokioRt>::builder().build();
             let owner = rig.owner("owner");
             rig.provider.create("a", &owner).await.expect("create a");
             rig.provider.create("b", &owner).await.expect("create b");

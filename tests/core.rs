@@ -6,6 +6,7 @@ use lifecycle::agent::core::{
     Accept, AgentCore, Boundary, CancelStart, Claim, PromptSpec, Status, Wake,
 };
 use lifecycle::journal::{Cause, EndReason, Event};
+use lifecycle::rt::context::fault_on;
 use lifecycle::rules::Rule;
 use lifecycle_harness::context::{self, Context};
 use lifecycle_harness::faults::{Fault, Faults};
@@ -27,7 +28,7 @@ fn cancel(core: &mut AgentCore, cause: Cause) -> CancelStart {
 
 #[test]
 fn c4_marker_skips_the_prompt_in_hand() {
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     assert_eq!(core.accept(0, spec("A")), Accept::Queued(0));
     assert_eq!(core.try_wake(0), Some(Wake::Woke(0)));
     assert_eq!(cancel(&mut core, Cause::User), CancelStart::Effective);
@@ -46,7 +47,7 @@ fn c4_marker_skips_the_prompt_in_hand() {
 
 #[test]
 fn c5_cancel_of_a_queued_prompt_sets_no_marker() {
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     let _ = core.accept(0, spec("A"));
     assert_eq!(cancel(&mut core, Cause::User), CancelStart::Effective);
     assert_eq!(core.try_wake(0), None, "A was cleared");
@@ -59,7 +60,7 @@ fn c5_cancel_of_a_queued_prompt_sets_no_marker() {
 fn m5_marker_swallows_the_next_prompt_and_the_oracle_says_c5() {
     // The core asks the execution's context for its faults (`fault!`).
     context::enter(Context::new(Faults::none().with(Fault::M5)));
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     let _ = core.accept(0, spec("A"));
     let _ = cancel(&mut core, Cause::User);
     let _ = core.accept(0, spec("B"));
@@ -71,7 +72,7 @@ fn m5_marker_swallows_the_next_prompt_and_the_oracle_says_c5() {
 
 #[test]
 fn c6_idle_cancel_is_idle_and_journals_no_request() {
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     assert_eq!(cancel(&mut core, Cause::User), CancelStart::Idle);
     assert!(!core
         .journal()
@@ -82,7 +83,7 @@ fn c6_idle_cancel_is_idle_and_journals_no_request() {
 
 #[test]
 fn c3_first_cause_wins_and_disposal_overrides() {
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     let _ = core.accept(0, spec("A"));
     let _ = core.try_wake(0);
     let _ = core.claim(0);
@@ -97,7 +98,7 @@ fn c3_first_cause_wins_and_disposal_overrides() {
     });
     assert_eq!(cause, Some(Cause::Parent));
 
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     let _ = core.accept(0, spec("A"));
     let _ = core.try_wake(0);
     let _ = core.claim(0);
@@ -108,7 +109,7 @@ fn c3_first_cause_wins_and_disposal_overrides() {
 
 #[test]
 fn c8_steering_is_absorbed_only_by_a_live_turn() {
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     let _ = core.accept(0, spec("A"));
     let _ = core.try_wake(0);
     let _ = core.claim(0);
@@ -121,12 +122,12 @@ fn c8_steering_is_absorbed_only_by_a_live_turn() {
 
 #[test]
 fn c7_idle_only_at_quiescence_m12_on_the_flip() {
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     let _ = core.accept(0, spec("A"));
     let w = core.idle_waiter(0);
     assert_eq!(core.idle_ready(0, w), None, "A is queued");
     context::enter(Context::new(Faults::none().with(Fault::M12)));
-    let mut m12 = AgentCore::new();
+    let mut m12 = AgentCore::new(fault_on);
     let _ = m12.accept(0, spec("A"));
     let w = m12.idle_waiter(0);
     assert_eq!(m12.idle_ready(0, w), Some(false));
@@ -136,7 +137,7 @@ fn c7_idle_only_at_quiescence_m12_on_the_flip() {
 
 #[test]
 fn m11_order_is_caught_as_c1() {
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     let _ = core.accept(0, spec("A"));
     let (call, _) = core.begin_cancel(0, Cause::User);
     core.finish_cancel(0, call, Cause::User);
@@ -152,7 +153,7 @@ fn m11_order_is_caught_as_c1() {
 /// one could hide a call that never returned or one that emitted twice.
 #[test]
 fn each_cancel_call_has_its_own_id() {
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     let (idle, start) = core.begin_cancel(0, Cause::User);
     assert_eq!(start, CancelStart::Idle);
     assert_eq!(core.accept(0, spec("A")), Accept::Queued(0));
@@ -176,7 +177,7 @@ fn each_cancel_call_has_its_own_id() {
 /// turn, in order; with no turn running there is nothing to record it for.
 #[test]
 fn a_finished_step_is_journaled_for_its_turn() {
-    let mut core = AgentCore::new();
+    let mut core = AgentCore::new(fault_on);
     core.step_done(0, 9);
     assert_eq!(core.accept(0, spec("A")), Accept::Queued(0));
     assert_eq!(core.try_wake(0), Some(Wake::Woke(0)));

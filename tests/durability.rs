@@ -9,6 +9,7 @@ use lifecycle::store::durable::{
     DiskFault, Durable, DurableRecord, FileDurable, MemoryDurable, Tear,
 };
 use lifecycle::store::SessionStore;
+use lifecycle_harness::backends::CheckedTokioRt;
 use lifecycle_harness::context::{self, Context};
 use lifecycle_harness::faults::Faults;
 use lifecycle_harness::scenarios::{self, run_with};
@@ -201,7 +202,7 @@ fn tokio_conformance_with_file_backend() {
         for _ in 0..10 {
             let dir = tempfile::tempdir().expect("tempdir");
             let durable: Arc<dyn Durable> = Arc::new(FileDurable::new(dir.path()).expect("dir"));
-            let fut = run_with::<TokioRt>(scenario, Faults::none(), Some(durable.clone()));
+            let fut = run_with::<CheckedTokioRt>(scenario, Faults::none(), Some(durable.clone()));
             let outcome = rt
                 .block_on(async move { tokio::spawn(fut).await })
                 .expect("join");
@@ -262,7 +263,7 @@ fn recover_cuts_a_torn_tail_and_closes_the_open_turn() {
             .set_len(len - 9)
             .expect("tear");
         context::enter(Context::new(faults));
-        let store = SessionStore::<TokioRt>::new(d.clone());
+        let store = SessionStore::<CheckedTokioRt>::new(d.clone());
         let loaded = store.recover("s").expect("a torn tail is not an error");
         let interrupted = DurableRecord {
             serial: 1,
@@ -583,8 +584,7 @@ fn a_recovering_turn_detached_mid_reopen_is_journaled_as_lost() {
             })
             .count();
         assert_eq!(
-            lost,
-            1,
+            lost, 1,
             "D3: the recovering turn/start is neither kept nor journaled as lost \
              (schedule {schedules})"
         );

@@ -5,8 +5,8 @@
 //! over what happened.
 
 use lifecycle::acp::StopReason;
-use lifecycle::rt::TokioRt;
 use lifecycle::shell::ExecResult;
+use lifecycle_harness::backends::CheckedTokioRt;
 use lifecycle_harness::scenarios::rig::Rig;
 use std::sync::Arc;
 
@@ -16,7 +16,12 @@ use lifecycle_testkit::runtime;
 fn a_bridge_and_tool_bash_from_one_builder() {
     let rt = runtime();
     let outcome = rt.block_on(async {
-        let rig = Arc::new(Rig::<TokioRt>::builder().bridge().tool_bash().build());
+        let rig = Arc::new(
+            Rig::<CheckedTokioRt>::builder()
+                .bridge()
+                .tool_bash()
+                .build(),
+        );
         let bridge = rig.bridge.clone().expect("the builder made a bridge");
         let tools = rig.tool_bash.clone().expect("the builder loaded tool-bash");
 
@@ -53,7 +58,7 @@ fn a_bridge_and_tool_bash_from_one_builder() {
 #[test]
 fn the_builder_wires_faults_through() {
     use lifecycle_harness::faults::{Fault, Faults};
-    let rig = Rig::<TokioRt>::builder()
+    let rig = Rig::<CheckedTokioRt>::builder()
         .faults(Faults::none().with(Fault::M9))
         .build();
     assert!(rig.faults.has(Fault::M9));
@@ -69,7 +74,7 @@ fn an_agents_done_resolves_after_its_disposal_and_not_before() {
     use lifecycle::journal::Event;
     let rt = runtime();
     rt.block_on(async {
-        let rig = Rig::<TokioRt>::builder().build();
+        let rig = Rig::<CheckedTokioRt>::builder().build();
         let owner = rig.owner("owner");
         let a = rig.provider.create("a", &owner).await.expect("create a");
         let agent = a.agent.clone();
@@ -112,7 +117,7 @@ fn a_detach_removes_its_entry_once_and_a_repeat_tells_no_one() {
     use std::sync::Mutex;
     let rt = runtime();
     rt.block_on(async {
-        let rig = Rig::<TokioRt>::builder().build();
+        let rig = Rig::<CheckedTokioRt>::builder().build();
         let heard = Arc::new(Mutex::new(Vec::<String>::new()));
         let ear = heard.clone();
         rig.registry.on_disposed(Arc::new(move |id: &str| {
@@ -173,7 +178,7 @@ fn a_load_of_a_session_live_elsewhere_leaves_its_log_alone() {
     use lifecycle::session_log::Entry;
     let rt = runtime();
     rt.block_on(async {
-        let rig = Arc::new(Rig::<TokioRt>::builder().bridge().build());
+        let rig = Arc::new(Rig::<CheckedTokioRt>::builder().bridge().build());
         let first = rig.bridge.clone().expect("the builder made a bridge");
         let second = Bridge::with_prefix(rig.provider.clone(), rig.owner("acp-2"), "other-");
         let id = first.new_session().await.expect("session/new");
@@ -187,7 +192,7 @@ fn a_load_of_a_session_live_elsewhere_leaves_its_log_alone() {
             let (first, id) = (first.clone(), id.clone());
             async move { first.prompt(&id, long).await }
         });
-        let turn_ends = |rig: &Rig<TokioRt>| {
+        let turn_ends = |rig: &Rig<CheckedTokioRt>| {
             let log = rig.store.load(&id).expect("the live log loads");
             let started = log
                 .records
@@ -246,7 +251,7 @@ fn a_bounded_provider_bounds_its_agents_journals() {
         };
         let mut kept = Vec::new();
         for cap in [None, Some(4)] {
-            let rig = Rig::<TokioRt>::builder().build();
+            let rig = Rig::<CheckedTokioRt>::builder().build();
             if let Some(cap) = cap {
                 rig.provider.bound_journals(cap);
             }
@@ -280,7 +285,7 @@ fn a_bounded_provider_bounds_its_agents_journals() {
 /// second is refused with a message that names the id (R1).
 #[test]
 fn a_prepared_session_keeps_its_id_and_serial() {
-    let rig = Rig::<TokioRt>::builder().build();
+    let rig = Rig::<CheckedTokioRt>::builder().build();
     let a = rig.store.prepare("a").expect("prepare a");
     let b = rig.store.prepare("b").expect("prepare b");
     assert_eq!((a.id(), b.id()), ("a", "b"));

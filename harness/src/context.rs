@@ -121,8 +121,9 @@ pub fn parked_waits() -> Vec<Wait> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::CheckedTokioRt;
     use lifecycle::rt::context::{count_parked, fault_on};
-    use lifecycle::rt::{Rt, TokioRt};
+    use lifecycle::rt::Rt;
 
     fn m11() -> Context {
         Context::new(Faults::none().with(Fault::M11))
@@ -139,7 +140,7 @@ mod tests {
         let (seen, polls) = rt.block_on(async {
             enter(m11());
             let (tx, rx) = futures::channel::oneshot::channel();
-            TokioRt::spawn_detached(
+            CheckedTokioRt::spawn_detached(
                 "reader",
                 Box::pin(async move {
                     let mut seen = 0;

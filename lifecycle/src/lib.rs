@@ -38,9 +38,10 @@
 //! shuttle, proptest or stateright) and has no cargo feature. The harness
 //! reaches it only through its public items and through the execution
 //! context ([`rt::context`]): a fault point is `fault!(M24)` and a world
-//! event is `observe(|| event)`, both asked of the context that the
-//! harness enters for an execution. Production enters none, so no fault is
-//! on and no event is built.
+//! event is `observe::<R>(|| event)`, both asked of the context that the
+//! harness enters for an execution, on a backend that has one
+//! ([`rt::Rt::CONTEXT`]). Production's backend has none: its fault points
+//! are the constant `false` and it builds no event.
 #![deny(missing_docs)]
 
 pub mod acp;

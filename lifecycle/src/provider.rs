@@ -26,10 +26,11 @@ use crate::agent::core::AgentCore;
 use crate::agent::{Agent, AgentLoop, StepRunner};
 use crate::events::LifecycleEvent;
 use crate::registry::Registry;
-use crate::rt::context::{fault, observe};
+use crate::rt::context::{fault, fault_point, observe};
 use crate::rt::{BoxFuture, Mutex, Rt};
 use crate::scope::{Admission, Disposer, Effect, EffectObserver, Scope};
 use crate::store::SessionStore;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// Why a creation failed.
@@ -113,16 +114,17 @@ pub type DrainHook = Arc<dyn Fn(&str) -> BoxFuture<()> + Send + Sync>;
 pub const DRAIN_STEP: u8 = 25;
 
 /// Journals an agent effect's teardown.
-struct Journaled {
+struct Journaled<R> {
     id: String,
     serial: u64,
     main: bool,
+    _rt: PhantomData<R>,
 }
 
-impl EffectObserver for Journaled {
+impl<R: Rt> EffectObserver for Journaled<R> {
     fn called(&self, by: &str) {
         if self.main {
-            observe(|| LifecycleEvent::DisposeCalled {
+            observe::<R>(|| LifecycleEvent::DisposeCalled {
                 id: self.id.clone(),
                 serial: self.serial,
                 by: by.to_string(),
@@ -131,7 +133,7 @@ impl EffectObserver for Journaled {
     }
     fn returned(&self, by: &str) {
         if self.main {
-            observe(|| LifecycleEvent::DisposeReturned {
+            observe::<R>(|| LifecycleEvent::DisposeReturned {
                 id: self.id.clone(),
                 serial: self.serial,
                 by: by.to_string(),
@@ -140,7 +142,7 @@ impl EffectObserver for Journaled {
     }
     fn began(&self) {
         if self.main {
-            observe(|| LifecycleEvent::TeardownBegan {
+            observe::<R>(|| LifecycleEvent::TeardownBegan {
                 id: self.id.clone(),
                 serial: self.serial,
             });
@@ -148,13 +150,13 @@ impl EffectObserver for Journaled {
     }
     fn step(&self, step: u8, error: Option<&str>) {
         if step == DRAIN_STEP {
-            observe(|| LifecycleEvent::TeardownDrain {
+            observe::<R>(|| LifecycleEvent::TeardownDrain {
                 id: self.id.clone(),
                 serial: self.serial,
             });
             return;
         }
-        observe(|| LifecycleEvent::TeardownStep {
+        observe::<R>(|| LifecycleEvent::TeardownStep {
             id: self.id.clone(),
             serial: self.serial,
             step,
@@ -162,7 +164,7 @@ impl EffectObserver for Journaled {
         });
     }
     fn aborted(&self, step: u8) {
-        observe(|| LifecycleEvent::TeardownAborted {
+        observe::<R>(|| LifecycleEvent::TeardownAborted {
             id: self.id.clone(),
             serial: self.serial,
             at_step: step,
@@ -170,7 +172,7 @@ impl EffectObserver for Journaled {
     }
     fn done(&self) {
         if self.main {
-            observe(|| LifecycleEvent::TeardownDone {
+            observe::<R>(|| LifecycleEvent::TeardownDone {
                 id: self.id.clone(),
                 serial: self.serial,
             });
@@ -284,7 +286,7 @@ impl<R: Rt> Provider<R> {
             *a += 1;
             *a
         });
-        observe(|| LifecycleEvent::CreateBegan {
+        observe::<R>(|| LifecycleEvent::CreateBegan {
             id: id.to_string(),
             attempt,
         });
@@ -296,7 +298,7 @@ impl<R: Rt> Provider<R> {
         };
         let serial = prepared.serial();
         let runner = self.runner.with(|r| r.clone());
-        let mut core = AgentCore::new();
+        let mut core = AgentCore::new(fault_point::<R>);
         core.continue_prompts_from(first_prompt);
         if let Some(cap) = self.journal_cap.get().copied() {
             core.bound_journal(cap);
@@ -343,7 +345,7 @@ impl<R: Rt> Provider<R> {
                 self.scope.admit(&handle.effects, publish)
             })
         };
-        observe(|| LifecycleEvent::CreateChecked {
+        observe::<R>(|| LifecycleEvent::CreateChecked {
             id: id.to_string(),
             attempt,
             owner_active: admission != Admission::Refused,
@@ -368,7 +370,7 @@ impl<R: Rt> Provider<R> {
         attempt: u64,
         e: CreateError,
     ) -> Result<AgentHandle<R>, CreateError> {
-        observe(|| LifecycleEvent::CreateFailed {
+        observe::<R>(|| LifecycleEvent::CreateFailed {
             id: id.to_string(),
             attempt,
             reason: e.to_string(),
@@ -389,7 +391,7 @@ impl<R: Rt> Provider<R> {
         owner_active: bool,
     ) -> Result<AgentHandle<R>, CreateError> {
         let fail = |e: CreateError| self.create_failed(id, attempt, e);
-        observe(|| LifecycleEvent::CreateChecked {
+        observe::<R>(|| LifecycleEvent::CreateChecked {
             id: id.to_string(),
             attempt,
             owner_active,
@@ -478,10 +480,11 @@ impl<R: Rt> Provider<R> {
             }),
         );
         let observer = |main| {
-            Arc::new(Journaled {
+            Arc::new(Journaled::<R> {
                 id: id.to_string(),
                 serial,
                 main,
+                _rt: PhantomData,
             }) as Arc<dyn EffectObserver>
         };
         let name = format!("agent {id}#{serial}");

@@ -47,7 +47,7 @@ impl<R: Rt> Registry<R> {
                 serial,
                 agent,
             });
-            observe(|| LifecycleEvent::AgentRegistered { id, serial });
+            observe::<R>(|| LifecycleEvent::AgentRegistered { id, serial });
         });
     }
 
@@ -72,7 +72,7 @@ impl<R: Rt> Registry<R> {
             e.retain(|x| {
                 let gone = x.id == id && (by_id_only || x.serial == serial);
                 if gone {
-                    observe(|| LifecycleEvent::AgentDetached {
+                    observe::<R>(|| LifecycleEvent::AgentDetached {
                         id: x.id.clone(),
                         serial: x.serial,
                     });
@@ -85,7 +85,7 @@ impl<R: Rt> Registry<R> {
         if !removed {
             return Ok(());
         }
-        emit("agent/disposed", id, &self.listeners.with(|l| l.clone()))
+        emit::<R>("agent/disposed", id, &self.listeners.with(|l| l.clone()))
     }
 
     /// Wait until the entry `(id, serial)` is gone.

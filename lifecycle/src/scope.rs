@@ -113,7 +113,7 @@ impl<R: Rt> Effect<R> {
         let (relay, first) = self.state.update(|s| match s {
             EffectState::Armed(list) => {
                 let list = std::mem::take(list);
-                let work = chain(list, self.name.clone(), self.observer.clone());
+                let work = chain::<R>(list, self.name.clone(), self.observer.clone());
                 let relay = Arc::new(Relay::new(Box::pin(work)));
                 *s = EffectState::Started(relay.clone());
                 (relay, true)
@@ -134,7 +134,7 @@ impl<R: Rt> Effect<R> {
 
 /// The teardown chain: the disposers in LIFO order, each awaited; a
 /// failing one is logged and cannot skip a later one (D4).
-async fn chain(mut list: Vec<Disposer>, name: String, observer: Arc<dyn EffectObserver>) {
+async fn chain<R: Rt>(mut list: Vec<Disposer>, name: String, observer: Arc<dyn EffectObserver>) {
     observer.began();
     while let Some((step, disposer)) = list.pop() {
         let result = disposer().await;
@@ -238,7 +238,7 @@ impl<R: Rt> Scope<R> {
             f(name, done);
         }
         if self.inner.harnessed {
-            observe(|| match done {
+            observe::<R>(|| match done {
                 false => LifecycleEvent::ScopeUnloading {
                     scope: name.clone(),
                 },

@@ -153,7 +153,7 @@ fn deliver<R: Rt>(shell: &dyn ShellExecutor, registry: &Registry<R>, job: &str) 
                 agent.send(notice).ok().map(|_| o.to_string())
             })
     });
-    observe(|| LifecycleEvent::Notice {
+    observe::<R>(|| LifecycleEvent::Notice {
         job: job.to_string(),
         owner,
         delivered_to,

@@ -38,6 +38,7 @@ impl Rt for LoomRt {
     const NAME: &'static str = "loom";
     const BACKEND: Backend = Backend::Loom;
     const COUNTS_PARKED: bool = true;
+    const CONTEXT: bool = true;
     type RawMutex<T: Send + 'static> = loom::sync::Mutex<T>;
 
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {

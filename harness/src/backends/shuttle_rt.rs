@@ -11,6 +11,7 @@ impl Rt for ShuttleRt {
     const NAME: &'static str = "shuttle";
     const BACKEND: Backend = Backend::Shuttle;
     const COUNTS_PARKED: bool = true;
+    const CONTEXT: bool = true;
     type RawMutex<T: Send + 'static> = shuttle::sync::Mutex<T>;
 
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {

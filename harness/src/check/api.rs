@@ -60,10 +60,11 @@ pub use loom::LOOM_MAX_THREADS;
 
 use super::replay::ReplayLine;
 use super::{Budget, Checker, Report};
+use crate::backends::CheckedTokioRt;
 use crate::backends::{LoomRt, ShuttleRt};
 use crate::faults::Faults;
 use crate::oracle::RuleId;
-use crate::rt::{Backend, BoxFuture, Rt, SimRt, TokioRt};
+use crate::rt::{Backend, BoxFuture, Rt, SimRt};
 use crate::rules::Rule;
 use crate::scenarios::{Bodies, Closure, Ctx, Scenario};
 use send_wrapper::SendWrapper;
@@ -129,7 +130,7 @@ async fn run_closure<R: Rt>(ctx: Ctx) -> Outcome {
 
 const BODIES: Bodies = Bodies {
     sim: |ctx| Box::pin(run_closure::<SimRt>(ctx)),
-    tokio: |ctx| Box::pin(run_closure::<TokioRt>(ctx)),
+    tokio: |ctx| Box::pin(run_closure::<CheckedTokioRt>(ctx)),
     loom: |ctx| Box::pin(run_closure::<LoomRt>(ctx)),
     shuttle: |ctx| Box::pin(run_closure::<ShuttleRt>(ctx)),
 };
@@ -391,10 +392,10 @@ impl RaceTest {
     /// Run on tokio's multi-thread runtime, repeatedly.
     pub fn tokio<F, Fut>(&self, body: F) -> Result<Report, Failure>
     where
-        F: Fn(Arc<Rig<TokioRt>>) -> Fut + Send + Sync + 'static,
+        F: Fn(Arc<Rig<CheckedTokioRt>>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        self.check::<TokioRt, _, _>(Checker::Tokio, body)
+        self.check::<CheckedTokioRt, _, _>(Checker::Tokio, body)
     }
 
     /// Replay one line this test printed, with the same closure (a `loom`

@@ -6,8 +6,9 @@
 
 use super::run;
 use super::workload::{Client, Op, Target, Workload};
+use crate::backends::CheckedTokioRt;
 use crate::backends::{LoomRt, ShuttleRt};
-use crate::rt::{SimRt, TokioRt};
+use crate::rt::SimRt;
 use crate::scenarios::{Bodies, Closure, Scenario};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -17,7 +18,7 @@ pub const PREFIX: &str = "gen-";
 
 const BODIES: Bodies = Bodies {
     sim: |ctx| Box::pin(run::run::<SimRt>(ctx)),
-    tokio: |ctx| Box::pin(run::run::<TokioRt>(ctx)),
+    tokio: |ctx| Box::pin(run::run::<CheckedTokioRt>(ctx)),
     loom: |ctx| Box::pin(run::run::<LoomRt>(ctx)),
     shuttle: |ctx| Box::pin(run::run::<ShuttleRt>(ctx)),
 };

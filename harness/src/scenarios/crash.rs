@@ -34,12 +34,13 @@ use super::scenario::{bodies, Bounds, Ctx, Scenario};
 use super::{spec, Outcome};
 use crate::agent::core::PromptSpec;
 use crate::agent::{StepRunner, StepSignal};
+use crate::backends::CheckedTokioRt;
 use crate::checker::Checker;
 use crate::context::{self, Context};
 use crate::faults::{Fault, Faults};
 use crate::journal::{Cause, EndReason};
 use crate::oracle::Violation;
-use crate::rt::{self, BoxFuture, Mutex, Rt, TokioRt};
+use crate::rt::{self, BoxFuture, Mutex, Rt};
 use crate::rules::Rule;
 use crate::session_log::Entry;
 use crate::store::durable::{CrashImage, Durable, DurableRecord, MemoryDurable, Tear};
@@ -281,13 +282,13 @@ fn restart_checks_uncached(
     tear: Tear,
     seen: &[String],
 ) -> Checks {
-    let ctx = Context::new(faults).observed(World::<TokioRt>::new());
+    let ctx = Context::new(faults).observed(World::<CheckedTokioRt>::new());
     context::scoped(ctx, || restart_checks_offline(image, tear, seen))
 }
 
 fn restart_checks_offline(image: &CrashImage, tear: Tear, seen: &[String]) -> Checks {
-    let disk = Arc::new(image.restore::<TokioRt>(tear));
-    let store = SessionStore::<TokioRt>::new(disk.clone());
+    let disk = Arc::new(image.restore::<CheckedTokioRt>(tear));
+    let store = SessionStore::<CheckedTokioRt>::new(disk.clone());
     let mut own = Vec::new();
     let mut check = |ok: bool, what: String| {
         own.push((
@@ -324,7 +325,9 @@ fn restart_checks_offline(image: &CrashImage, tear: Tear, seen: &[String]) -> Ch
         // receiving side, not the records the load parsed before it cut:
         // what another crash right after the repair would keep (its synced
         // bytes), so a repair that is not durable fails too.
-        let durable = disk.crash_image().restore::<TokioRt>(Tear::DropUnsynced);
+        let durable = disk
+            .crash_image()
+            .restore::<CheckedTokioRt>(Tear::DropUnsynced);
         let log = match durable.load(&id) {
             Ok(l) if l.torn.is_none() => l.records,
             Ok(l) => {
@@ -448,7 +451,7 @@ fn resume_offline(faults: Faults, image: &CrashImage, tear: Tear) -> Checks {
     {
         // In a context of its own: the rig it builds enters one.
         Ok(rt) => context::scoped(Context::new(faults), || {
-            rt.block_on(resume_uncached::<TokioRt>(faults, image, tear))
+            rt.block_on(resume_uncached::<CheckedTokioRt>(faults, image, tear))
         }),
         Err(e) => vec![(
             false,

@@ -207,6 +207,12 @@ pub fn run_ctx<R: Rt>(
     scenario: &Scenario,
     mut ctx: Ctx,
 ) -> impl Future<Output = Outcome> + 'static {
+    const {
+        assert!(
+            R::CONTEXT,
+            "a scenario runs on a backend with a harness context (CheckedTokioRt, not TokioRt)"
+        )
+    };
     ctx.name = scenario.name;
     ctx.closure = scenario.closure.clone();
     let body = scenario.body.on::<R>();

@@ -235,6 +235,13 @@ impl<R: Rt> RigBuilder<R> {
 
     /// The rig.
     pub fn build(self) -> Rig<R> {
+        const {
+            assert!(
+                R::CONTEXT,
+                "a rig needs a backend with a harness context: its faults and journal would be \
+                 ignored (use CheckedTokioRt, not production's TokioRt)"
+            )
+        };
         let faults = self.faults;
         let world = World::<R>::new();
         let flushes = self.held_flushes.then(HeldDurable::<R>::new);

@@ -126,7 +126,7 @@ macro_rules! bodies {
     ($f:ident) => {
         $crate::scenarios::Bodies {
             sim: |ctx| Box::pin($f::<$crate::rt::SimRt>(ctx)),
-            tokio: |ctx| Box::pin($f::<$crate::rt::TokioRt>(ctx)),
+            tokio: |ctx| Box::pin($f::<$crate::backends::CheckedTokioRt>(ctx)),
             loom: |ctx| Box::pin($f::<$crate::backends::LoomRt>(ctx)),
             shuttle: |ctx| Box::pin($f::<$crate::backends::ShuttleRt>(ctx)),
         }

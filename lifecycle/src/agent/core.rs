@@ -31,11 +31,16 @@
 //! | `idle_ready` | `when_idle` | quiescence (C7) |
 //! | `begin_dispose` | `AgentHandle::dispose` | D2 step 1 |
 //! | `defer_late` → `take_late` | the loop | an unstored notice, recorded by the next turn (A11) |
+//!
+//! Its fault points (M3, M4, M5, M12, M23) ask the function its shell gives
+//! [`AgentCore::new`]: the shell's backend's
+//! [`fault_point`](crate::rt::context::fault_point), the constant `false`
+//! in production.
 
 use crate::journal::{CallId, Cause, EndReason, Event, Journal, PromptId, SteerId};
-use crate::rt::context::fault;
 use crate::session_log::Entry;
 pub use crate::session_log::Origin;
+use lifecycle_spec::faults::Fault;
 use std::collections::VecDeque;
 
 /// Agent status (SPEC §1).
@@ -215,6 +220,7 @@ pub struct AgentCore {
     loop_exited: bool,
     late: VecDeque<Entry>,
     journal: Journal,
+    fault: fn(Fault) -> bool,
 }
 
 /// How many delivered but unstored completion notices (A11) an agent keeps
@@ -222,15 +228,10 @@ pub struct AgentCore {
 /// the record (the client already had it).
 pub const LATE_NOTICES_CAP: usize = 256;
 
-impl Default for AgentCore {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl AgentCore {
-    /// A fresh idle agent.
-    pub fn new() -> Self {
+    /// A fresh idle agent whose fault points ask `fault` (its shell's
+    /// backend's [`fault_point`](crate::rt::context::fault_point)).
+    pub fn new(fault: fn(Fault) -> bool) -> Self {
         AgentCore {
             status: Status::Idle,
             queued: VecDeque::new(),
@@ -246,7 +247,13 @@ impl AgentCore {
             loop_exited: false,
             late: VecDeque::new(),
             journal: Journal::default(),
+            fault,
         }
+    }
+
+    /// Whether fault `m` is on, as the shell's backend answers.
+    fn fault(&self, m: Fault) -> bool {
+        (self.fault)(m)
     }
 
     /// Number prompts from `first` on (never backward): a resumed session
@@ -338,7 +345,7 @@ impl AgentCore {
             || !self.steering.is_empty()
             || self.in_hand.is_some();
         if !has_work || self.status == Status::Disposed {
-            if fault!(M4) && self.status != Status::Disposed {
+            if self.fault(Fault::M4) && self.status != Status::Disposed {
                 // M4: an idle cancel sets the marker.
                 self.marker = true;
             }
@@ -370,7 +377,7 @@ impl AgentCore {
             if turn.stopped_by.is_none() {
                 turn.stopped_by = Some(cause);
             }
-        } else if !fault!(M3) && (self.in_hand.is_some() || fault!(M5)) {
+        } else if !self.fault(Fault::M3) && (self.in_hand.is_some() || self.fault(Fault::M5)) {
             // The marker is only needed while the loop holds a prompt it
             // woke for; a queued prompt was just cleared. M5 sets it anyway,
             // so it swallows the next accepted prompt.
@@ -499,7 +506,9 @@ impl AgentCore {
             // D10: a turn whose log failed ends failed, whatever stopped it.
             _ if turn.failed => EndReason::Failed,
             // M23: the earlier cancel's cause wins over disposal.
-            Some(EndReason::Disposed) if fault!(M23) && token.cause.is_some() => EndReason::Aborted,
+            Some(EndReason::Disposed) if (self.fault)(Fault::M23) && token.cause.is_some() => {
+                EndReason::Aborted
+            }
             reason => reason.unwrap_or(EndReason::Completed),
         };
         let prompt = turn.prompt;
@@ -620,7 +629,7 @@ impl AgentCore {
     /// (a read, see `rt::Probe`).
     pub fn idle_check(&self) -> Option<bool> {
         let done = self.status == Status::Disposed && self.turn.is_none();
-        let quiescent = if fault!(M12) {
+        let quiescent = if self.fault(Fault::M12) {
             // M12: the status flip alone.
             self.status == Status::Idle
         } else {
@@ -685,7 +694,7 @@ mod tests {
     /// not store go back ahead of newer ones; past the cap the oldest go.
     #[test]
     fn late_notices_keep_their_order_and_their_cap() {
-        let mut core = AgentCore::new();
+        let mut core = AgentCore::new(|_| false);
         core.defer_late(late(1));
         core.defer_late(late(2));
         let taken = core.take_late();

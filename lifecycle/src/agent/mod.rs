@@ -25,7 +25,7 @@ pub mod core;
 use self::core::{AgentCore, Boundary, CancelStart, Claim, Wake};
 use crate::bus::{Bus, Observer, PublicEvent};
 use crate::journal::{Cause, Event, Record};
-use crate::rt::context::fault;
+use crate::rt::context::{fault, fault_point};
 use crate::rt::{self, JoinHandle, Monitor, Probe, Rt, Wait};
 use crate::session_log::{Entry, Origin, SessionLog, SessionSink, StepOutput, StorageError};
 use std::sync::Arc;
@@ -166,7 +166,7 @@ pub struct AgentLoop<R: Rt> {
 impl<R: Rt> Agent<R> {
     /// Start an agent with id `id`, its own session log, and its loop task.
     pub fn spawn(id: &str) -> AgentLoop<R> {
-        Self::start_core(id, AgentCore::new())
+        Self::start_core(id, AgentCore::new(fault_point::<R>))
     }
 
     fn start_core(id: &str, core: AgentCore) -> AgentLoop<R> {
@@ -188,7 +188,7 @@ impl<R: Rt> Agent<R> {
         sink: Arc<dyn SessionSink>,
         runner: Option<Arc<dyn StepRunner>>,
     ) -> AgentLoop<R> {
-        Self::prepare_core(id, AgentCore::new(), sink, runner)
+        Self::prepare_core(id, AgentCore::new(fault_point::<R>), sink, runner)
     }
 
     /// [`prepare_with`](Self::prepare_with), from a core set up by the

@@ -3,24 +3,26 @@
 //! waits are parked), asked for where it matters rather than carried
 //! through every constructor (as madsim's `buggify()` asks its runtime).
 //!
-//! - A fault point is `fault!(M24)`: true when the current execution's
-//!   context has the fault on.
-//! - A world event is `observe(|| event)`: handed to the context, and built
-//!   only if there is one.
+//! - A fault point is `fault!(M24)` ([`fault_point`] of the backend `R` in
+//!   scope): true when the current execution's context has the fault on;
+//!   the constant `false` on a backend with no context ([`Rt::CONTEXT`]),
+//!   production's `TokioRt`.
+//! - A world event is `observe::<R>(|| event)`: handed to the context, and
+//!   built only if there is one (never on a backend without a context).
 //! - A parked wait is counted with [`count_parked`] on backends whose
 //!   deadlock report names no wait (`Rt::COUNTS_PARKED`).
 //!
 //! This crate defines only the plug, [`Execution`]; what is behind it (the
 //! fault set, the world journal, the parked count) is the harness's
-//! (`lifecycle_harness::context`). Production enters no context, so no fault
-//! is on, no event is built and nothing is counted.
+//! (`lifecycle_harness::context`). Production neither enters nor reads a
+//! context: no fault is on, no event is built and nothing is counted.
 //!
 //! Where the context lives, by backend:
 //! - the simulator, loom and shuttle run every task of an execution as a
 //!   coroutine on the thread that runs the execution, so the context is
 //!   that thread's ([`enter`] at the start of each execution);
 //! - tokio polls tasks on any worker thread, so a task carries its context:
-//!   [`TokioRt`](super::TokioRt) captures the spawner's context at spawn,
+//!   the harness's tokio backend captures the spawner's context at spawn,
 //!   if it has one, and installs it around each poll ([`carried`]).
 //!
 //! States of a thread's context: none (production, or between executions)
@@ -28,7 +30,7 @@
 //! for a closure and restores the previous one after it.
 
 use crate::events::LifecycleEvent;
-use crate::rt::Wait;
+use crate::rt::{Rt, Wait};
 use lifecycle_spec::faults::Fault;
 use std::any::Any;
 use std::cell::RefCell;
@@ -38,10 +40,11 @@ use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 /// Is fault `$m` (an `M` number of SPEC §3) switched on in the current
-/// execution? False with no context (production).
+/// execution? Asked of the backend `R` in scope ([`fault_point`]): the
+/// constant `false` on a backend with no context (production).
 macro_rules! fault {
     ($m:ident) => {
-        $crate::rt::context::fault_on(lifecycle_spec::faults::Fault::$m)
+        $crate::rt::context::fault_point::<R>(lifecycle_spec::faults::Fault::$m)
     };
 }
 pub(crate) use fault;
@@ -88,14 +91,24 @@ fn swap(ctx: Option<Arc<dyn Execution>>) -> Option<Arc<dyn Execution>> {
     CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), ctx))
 }
 
-/// Whether `fault` is on in the current execution (`fault!`).
+/// Whether `fault` is on in the current execution of backend `R`: the
+/// constant `false` where `R` has no context ([`Rt::CONTEXT`]).
+pub fn fault_point<R: Rt>(fault: Fault) -> bool {
+    R::CONTEXT && fault_on(fault)
+}
+
+/// Whether `fault` is on in the current execution's context, whatever the
+/// backend.
 pub fn fault_on(fault: Fault) -> bool {
     CURRENT.with(|c| c.borrow().as_ref().is_some_and(|c| c.fault_on(fault)))
 }
 
 /// Tell the current execution's context the event `event` builds (built
-/// only if there is one).
-pub fn observe(event: impl FnOnce() -> LifecycleEvent) {
+/// only if there is one; never where backend `R` has no context).
+pub fn observe<R: Rt>(event: impl FnOnce() -> LifecycleEvent) {
+    if !R::CONTEXT {
+        return;
+    }
     if let Some(ctx) = current() {
         ctx.observe(event());
     }
@@ -140,14 +153,15 @@ impl<F: Future> Future for Carried<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rt::{SimRt, TokioRt};
 
     /// No context: no fault and nobody observing (production).
     #[test]
     fn without_a_context_no_fault_is_on() {
         std::thread::spawn(|| {
             assert!(current().is_none());
-            assert!(!fault!(M11));
-            observe(|| panic!("an event built with nobody observing"));
+            assert!(!fault_point::<SimRt>(Fault::M11));
+            observe::<SimRt>(|| panic!("an event built with nobody observing"));
         })
         .join()
         .expect("the thread");
@@ -171,9 +185,25 @@ mod tests {
     fn a_scoped_context_restores_the_one_before() {
         std::thread::spawn(|| {
             enter(Arc::new(Only(Fault::M11)));
-            let inner = scoped(Arc::new(Only(Fault::M12)), || (fault!(M11), fault!(M12)));
+            let inner = scoped(Arc::new(Only(Fault::M12)), || {
+                (fault_on(Fault::M11), fault_on(Fault::M12))
+            });
             assert_eq!(inner, (false, true), "the scoped context's faults only");
-            assert!(fault!(M11), "the execution's context is back");
+            assert!(fault_on(Fault::M11), "the execution's context is back");
+        })
+        .join()
+        .expect("the thread");
+    }
+
+    /// Production's backend has no context: even inside one, its fault
+    /// points are off and it builds no event; the simulator's ask it.
+    #[test]
+    fn the_production_backend_never_asks_a_context() {
+        std::thread::spawn(|| {
+            enter(Arc::new(Only(Fault::M11)));
+            assert!(!fault_point::<TokioRt>(Fault::M11));
+            assert!(fault_point::<SimRt>(Fault::M11));
+            observe::<TokioRt>(|| panic!("production built a world event"));
         })
         .join()
         .expect("the thread");

@@ -7,13 +7,15 @@
 //! | backend        | type            | tasks are            | time            |
 //! | -------------- | --------------- | -------------------- | --------------- |
 //! | tokio          | [`TokioRt`]     | tokio tasks          | real            |
+//! | tokio, checked | `CheckedTokioRt`| tokio tasks          | real            |
 //! | lifecycle-sim  | [`SimRt`]       | sim tasks (seeded)   | virtual         |
 //! | loom           | `LoomRt`        | loom threads         | none (yields)   |
 //! | shuttle        | `ShuttleRt`     | shuttle async tasks  | none (yields)   |
 //!
-//! The loom and shuttle backends are the harness crate's
+//! The checked tokio, loom and shuttle backends are the harness crate's
 //! (`lifecycle_harness::backends`): they implement [`Rt`] from outside, so
-//! this crate depends on neither checker.
+//! this crate depends on no checker. Every backend but production's
+//! [`TokioRt`] has an execution context ([`Rt::CONTEXT`], [`context`]).
 //!
 //! What every backend shares, and so all the lifecycle code may use:
 //! - [`Mutex`]: a blocking mutex reachable only through a closure, so no guard
@@ -73,6 +75,11 @@ pub trait Rt: Send + Sync + Sized + 'static {
     /// (`context::parked_waits`): for backends whose deadlock report cannot say
     /// which wait never ended (loom, shuttle).
     const COUNTS_PARKED: bool = false;
+    /// Whether this backend's executions can have a harness context
+    /// ([`context`]): fault points and world events ask it only then. The
+    /// production backend ([`TokioRt`]) has none, so there a fault point is
+    /// the constant `false` and no world event is built.
+    const CONTEXT: bool = false;
     /// The backend's blocking mutex.
     type RawMutex<T: Send + 'static>: Send + Sync + 'static;
 

@@ -252,7 +252,7 @@ impl<R: Rt> Parked<R> {
     }
 
     fn unpark(&mut self) {
-        if self.parked {
+        if R::COUNTS_PARKED && self.parked {
             self.parked = false;
             super::context::count_parked(self.wait, -1);
         }

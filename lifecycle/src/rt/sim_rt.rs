@@ -117,6 +117,7 @@ pub struct SimRt;
 impl Rt for SimRt {
     const NAME: &'static str = "sim";
     const BACKEND: super::Backend = super::Backend::Sim;
+    const CONTEXT: bool = true;
     type RawMutex<T: Send + 'static> = SimMutex<T>;
 
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {

@@ -4,7 +4,10 @@ use super::{BoxFuture, Rt};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Tokio backend (production). Tasks are tokio tasks; time is real.
+/// Tokio backend (production). Tasks are tokio tasks; time is real. It has
+/// no harness context ([`Rt::CONTEXT`]): its fault points are the constant
+/// `false` and it builds no world event. The tokio checker runs the
+/// harness's own tokio backend, which has one.
 #[derive(Debug, Clone, Copy)]
 pub struct TokioRt;
 
@@ -31,13 +34,7 @@ impl Rt for TokioRt {
     }
 
     fn spawn_detached(_name: &str, fut: BoxFuture<()>) {
-        // The task keeps its spawner's harness context on whichever worker
-        // thread polls it (`context`); production has none to keep.
-        if super::context::current().is_some() {
-            drop(tokio::spawn(super::context::carried(fut)));
-        } else {
-            drop(tokio::spawn(fut));
-        }
+        drop(tokio::spawn(fut));
     }
 
     fn yield_now() -> BoxFuture<()> {

@@ -199,7 +199,7 @@ impl<R: Rt> SessionStore<R> {
             });
             // Journaled under the store's lock: in the journal's order,
             // entries and retirements of one id are as the store saw them.
-            observe(|| LifecycleEvent::SessionEntered {
+            observe::<R>(|| LifecycleEvent::SessionEntered {
                 id: p.id.clone(),
                 serial: p.serial,
             });
@@ -300,7 +300,7 @@ impl<R: Rt> SessionStore<R> {
     /// An append that came after the session's hooks were removed (or
     /// before they were set): journaled as lost.
     fn lost(id: &str, serial: u64, entry: &Entry) {
-        observe(|| LifecycleEvent::AppendDropped {
+        observe::<R>(|| LifecycleEvent::AppendDropped {
             id: id.to_string(),
             serial,
             entry: serde_json::to_string(entry).unwrap_or_default(),
@@ -411,7 +411,7 @@ impl<R: Rt> SessionStore<R> {
                         w.pending.clear();
                     }
                 });
-                observe(|| LifecycleEvent::StorageFailed {
+                observe::<R>(|| LifecycleEvent::StorageFailed {
                     id: id.to_string(),
                     serial,
                     error: error.clone(),
@@ -427,7 +427,7 @@ impl<R: Rt> SessionStore<R> {
         self.state.update(|st| {
             if let Some(s) = st.sessions.iter_mut().find(|s| s.serial == serial) {
                 s.phase = Phase::Retiring;
-                observe(|| LifecycleEvent::SessionRetired {
+                observe::<R>(|| LifecycleEvent::SessionRetired {
                     id: s.id.clone(),
                     serial,
                 });
@@ -455,7 +455,7 @@ impl<R: Rt> SessionStore<R> {
         for entry in pending.unwrap_or_default() {
             Self::lost(id, serial, &entry);
         }
-        emit("session/disposed", id, &self.listeners.with(|l| l.clone()))
+        emit::<R>("session/disposed", id, &self.listeners.with(|l| l.clone()))
     }
 
     /// Read a session's durable log as it is (no repair).
@@ -595,12 +595,12 @@ pub struct Repaired {
 
 /// Deliver a disposal notification to listeners; panics are contained and
 /// journaled, and reported as `Err`.
-pub(crate) fn emit(on: &str, id: &str, listeners: &[Listener]) -> Result<(), String> {
+pub(crate) fn emit<R: Rt>(on: &str, id: &str, listeners: &[Listener]) -> Result<(), String> {
     let mut failed = None;
     for l in listeners {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| l(id))) {
             let message = panic_message(p.as_ref());
-            observe(|| LifecycleEvent::ListenerPanicked {
+            observe::<R>(|| LifecycleEvent::ListenerPanicked {
                 on: on.to_string(),
                 message: message.clone(),
             });

@@ -5,6 +5,7 @@
 //! fails.
 
 use super::{Exploration, Explorer, Replayed};
+use crate::backends::CheckedTokioRt;
 use crate::check::checker::Checker;
 use crate::check::journal_tap::{AgentJournal, JournalTap};
 use crate::check::replay_line::{Payload, ReplayError, ReplayLine, TokioPayload};
@@ -13,7 +14,6 @@ use crate::check::tally::Tally;
 use crate::faults::Faults;
 use crate::oracle::{RuleId, Violation};
 use crate::rt::context;
-use crate::rt::TokioRt;
 use crate::scenarios::{self, Outcome, Scenario};
 use lifecycle_sim::Shard;
 use std::time::Duration;
@@ -65,7 +65,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Run one execution on `rt`.
 pub fn run_once(rt: &tokio::runtime::Runtime, scenario: &Scenario, faults: Faults) -> Outcome {
-    let fut = scenarios::run::<TokioRt>(scenario, faults);
+    let fut = scenarios::run::<CheckedTokioRt>(scenario, faults);
     match rt.block_on(async {
         tokio::time::timeout(
             Duration::from_secs(TIMEOUT_S),
