@@ -232,7 +232,7 @@ pub fn current_task_id() -> Option<TaskId> {
 }
 
 /// Blocks the running task inside its poll (on a lock another task holds):
-/// `register` gets its [`Unblock`](crate::Unblock); the task is not
+/// `register` gets its [`Unblock`]; the task is not
 /// runnable until that is called (a wake meanwhile is kept for after the
 /// poll), and then resumes right here. Returns `false`, without blocking,
 /// where a task cannot suspend (outside a task, during teardown, off the

@@ -8,7 +8,7 @@
 //! - **happens-before** is program order, plus an edge from every write of a
 //!   resource to the later accesses up to the next write, and from every
 //!   read to the next write. Spawns and wakes touch a
-//!   [`WAKE`](crate::WAKE) resource of the enabled task, which that task's
+//!   [`WAKE`] resource of the enabled task, which that task's
 //!   next poll touches too, so "enabled before it ran" is an edge as well.
 //!   It is kept as one vector clock per event.
 //! - a **race** is a pair `j < i` of events of different tasks that touch a

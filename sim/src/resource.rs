@@ -3,8 +3,8 @@
 //!
 //! Design:
 //! - A *resource* is a `u64` naming a piece of shared state. The application
-//!   names its shared objects with [`new_object`] (once, when the object is
-//!   created) and reports each access with [`touch`]. The executor adds its own
+//!   names its shared objects with [`new_object`](crate::new_object) (once, when the object is
+//!   created) and reports each access with [`touch`](crate::touch). The executor adds its own
 //!   shared state: spawning (task ids are handed out in spawn order), the
 //!   random value stream, and timers with one deadline (equal deadlines fire
 //!   in registration order).
@@ -49,7 +49,7 @@ pub(crate) const LOW: u64 = !KIND & !READ & !STUTTER;
 /// [`touch_read`](crate::touch_read)). Bit 59 is free in every kind's low bits.
 pub const READ: u64 = 1 << 59;
 /// Flag of a footprint entry: the read of a *stutter* step (see
-/// [`note_await`]). Set together with [`READ`].
+/// [`note_await`](crate::note_await)). Set together with [`READ`].
 pub const STUTTER: u64 = 1 << 58;
 /// Creator id used for objects created outside any task.
 pub(crate) const OUTSIDE: u64 = 0xFF_FFFF;

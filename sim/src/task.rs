@@ -80,7 +80,7 @@ pub(crate) struct ReadySet {
     pub(crate) midpoll: TaskSet,
     /// Tasks blocked inside a poll (`block_mid_poll`): not runnable, even
     /// if woken meanwhile (the wake is kept for after the poll), until
-    /// unblocked ([`Unblock`]); then resumed where they stopped.
+    /// unblocked ([`Unblock`](crate::Unblock)); then resumed where they stopped.
     pub(crate) blocked: TaskSet,
 }
 

@@ -76,10 +76,11 @@ pub trait Rt: Send + Sync + Sized + 'static {
     /// which wait never ended (loom, shuttle).
     const COUNTS_PARKED: bool = false;
     /// Whether this backend's executions can have a harness context
-    /// ([`context`]): fault points and world events ask it only then. The
-    /// production backend ([`TokioRt`]) has none, so there a fault point is
-    /// the constant `false` and no world event is built.
-    const CONTEXT: bool = false;
+    /// ([`context`]): fault points, world events and parked waits ask it
+    /// only then. The production backend ([`TokioRt`]) has none, so there a
+    /// fault point is the constant `false` and no world event is built. No
+    /// default: every backend says which it is.
+    const CONTEXT: bool;
     /// The backend's blocking mutex.
     type RawMutex<T: Send + 'static>: Send + Sync + 'static;
 

@@ -245,14 +245,14 @@ impl<R: Rt> Parked<R> {
     }
 
     fn park(&mut self) {
-        if R::COUNTS_PARKED && !self.parked {
+        if R::CONTEXT && R::COUNTS_PARKED && !self.parked {
             self.parked = true;
             super::context::count_parked(self.wait, 1);
         }
     }
 
     fn unpark(&mut self) {
-        if R::COUNTS_PARKED && self.parked {
+        if R::CONTEXT && R::COUNTS_PARKED && self.parked {
             self.parked = false;
             super::context::count_parked(self.wait, -1);
         }
@@ -332,6 +332,7 @@ mod tests {
         const NAME: &'static str = "counting";
         const BACKEND: super::super::Backend = super::super::Backend::Tokio;
         const COUNTS_PARKED: bool = true;
+        const CONTEXT: bool = true;
         type RawMutex<T: Send + 'static> = <TokioRt as Rt>::RawMutex<T>;
         fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {
             TokioRt::raw_mutex(value)

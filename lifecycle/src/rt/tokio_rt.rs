@@ -19,6 +19,7 @@ fn epoch() -> Instant {
 impl Rt for TokioRt {
     const NAME: &'static str = "tokio";
     const BACKEND: super::Backend = super::Backend::Tokio;
+    const CONTEXT: bool = false;
     type RawMutex<T: Send + 'static> = std::sync::Mutex<T>;
 
     fn raw_mutex<T: Send + 'static>(value: T) -> Self::RawMutex<T> {

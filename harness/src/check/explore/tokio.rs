@@ -1,5 +1,6 @@
-//! `tokio`: the same scenario body on the production runtime (a
-//! multi-thread runtime with 2 workers), many times. Real threads, real
+//! `tokio`: the same scenario body on the production runtime's primitives
+//! with the execution's context (`CheckedTokioRt`, a multi-thread runtime
+//! with 2 workers), many times. Real threads, real
 //! time (the OS schedules it): a failure is re-run, not replayed step by
 //! step; a line reruns up to `runs` times, stopping at the first that
 //! fails.
