@@ -251,11 +251,6 @@ impl AgentCore {
         }
     }
 
-    /// Whether fault `m` is on, as the shell's backend answers.
-    fn fault(&self, m: Fault) -> bool {
-        (self.fault)(m)
-    }
-
     /// Number prompts from `first` on (never backward): a resumed session
     /// continues its log's turn numbers (A9).
     pub fn continue_prompts_from(&mut self, first: PromptId) {
@@ -345,7 +340,7 @@ impl AgentCore {
             || !self.steering.is_empty()
             || self.in_hand.is_some();
         if !has_work || self.status == Status::Disposed {
-            if self.fault(Fault::M4) && self.status != Status::Disposed {
+            if (self.fault)(Fault::M4) && self.status != Status::Disposed {
                 // M4: an idle cancel sets the marker.
                 self.marker = true;
             }
@@ -377,7 +372,7 @@ impl AgentCore {
             if turn.stopped_by.is_none() {
                 turn.stopped_by = Some(cause);
             }
-        } else if !self.fault(Fault::M3) && (self.in_hand.is_some() || self.fault(Fault::M5)) {
+        } else if !(self.fault)(Fault::M3) && (self.in_hand.is_some() || (self.fault)(Fault::M5)) {
             // The marker is only needed while the loop holds a prompt it
             // woke for; a queued prompt was just cleared. M5 sets it anyway,
             // so it swallows the next accepted prompt.
@@ -629,7 +624,7 @@ impl AgentCore {
     /// (a read, see `rt::Probe`).
     pub fn idle_check(&self) -> Option<bool> {
         let done = self.status == Status::Disposed && self.turn.is_none();
-        let quiescent = if self.fault(Fault::M12) {
+        let quiescent = if (self.fault)(Fault::M12) {
             // M12: the status flip alone.
             self.status == Status::Idle
         } else {
