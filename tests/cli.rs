@@ -2,7 +2,8 @@
 //! binary and asserts its exit code and the first line of its stdout or
 //! stderr. This file is the shared runner; the tests are in `tests/cli/`:
 //!
-//! - `basics`: bad commands, `list`, `check --json`, a replay;
+//! - `basics`: bad commands, `list`, `check --json`, a replay, the
+//!   account `explore --optimal` gives of its sleep-blocked runs;
 //! - `shards`: `check --shard`, `merge`, `scripts/shards.sh`;
 //! - `inputs`: checkpoints and `--resume`, inputs checked before any work,
 //!   budgets;

@@ -450,3 +450,48 @@ fn stutters_and_empty_points_lose_no_state() {
         );
     }
 }
+
+/// A bump, then a waiter that finds it done: reversing the bump's write
+/// and the waiter's passing check runs the check first, where it fails, and
+/// the run is sleep-blocked (the bump asleep, the waiter parked).
+async fn late_waiter() {
+    let c = Rc::new(RefCell::new(Counter {
+        object: new_object(),
+        ..Counter::default()
+    }));
+    {
+        let c = Rc::clone(&c);
+        spawn("bump", async move { bump(&c) });
+    }
+    spawn("w", async move {
+        wait_for(c, 1).await;
+    });
+}
+
+/// Optimal DPOR counts the sleep-blocked runs that follow a wakeup-branch
+/// step which failed the await it had passed where its race was found
+/// (`blocked_after_stall`, a part of `blocked`); the counter is optimal
+/// DPOR's, so source sets leave it at 0.
+#[test]
+fn optimal_counts_blocked_runs_after_a_stalled_await() {
+    let stats = |how| {
+        let mut dfs = search(how);
+        while let Some(s) = dfs.next_scheduler() {
+            let mut sim = Sim::new(s, 10_000);
+            sim.block_on(late_waiter()).expect("the program finishes");
+            assert!(!matches!(
+                dfs.end_execution(),
+                ExecKind::Nondeterministic(_)
+            ));
+        }
+        assert!(dfs.exhausted());
+        dfs.stats()
+    };
+    let optimal = stats(Reduction::Optimal);
+    assert_eq!((optimal.complete, optimal.blocked), (1, 1), "{optimal:?}");
+    assert_eq!(optimal.await_stalled, 1, "{optimal:?}");
+    assert_eq!(optimal.blocked_after_stall, 1, "{optimal:?}");
+    let source = stats(Reduction::SourceSets);
+    assert_eq!((source.complete, source.blocked), (1, 1), "{source:?}");
+    assert_eq!(source.blocked_after_stall, 0, "{source:?}");
+}

@@ -470,6 +470,18 @@ fn explained(report: &Report, args: &ExploreArgs, interrupted: bool) {
                 d.executions, d.complete, d.blocked, d.foreign, d.max_depth, d.max_preemptions,
             )),
         );
+        if args.optimal {
+            wrapped(
+                "wakeup trees:",
+                &words(&format!(
+                    "{} wakeup-branch steps failed the await they had passed where their race \
+                     was found (the reversal ran the check before the write it needed), and {} of \
+                     the {} sleep-blocked runs followed one; {} branches were dropped because \
+                     their task was not ready where they were owed",
+                    d.await_stalled, d.blocked_after_stall, d.blocked, d.wakeup_dropped,
+                )),
+            );
+        }
         let saved = report
             .cause
             .as_deref()

@@ -1,4 +1,5 @@
-//! Exit codes and bad input; `list`; `check --json`; a replay.
+//! Exit codes and bad input; `list`; `check --json`; a replay; what
+//! `explore --optimal` says of its sleep-blocked runs.
 
 use super::{assert_refused, found_line, run, DEADLINE};
 
@@ -100,4 +101,45 @@ fn docs_check_passes_and_the_reference_names_every_scenario_and_fault() {
     for f in lifecycle_harness::faults::Fault::ALL {
         assert!(text.contains(&format!("| {f} |")), "{f}");
     }
+}
+
+/// The first number after `key` in `text` (whitespace folded).
+fn number_after(text: &str, key: &str) -> u64 {
+    let at = text
+        .find(key)
+        .unwrap_or_else(|| panic!("no {key:?} in {text}"));
+    text[at + key.len()..]
+        .split(|c: char| !c.is_ascii_digit())
+        .find(|w| !w.is_empty())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {key:?} in {text}"))
+}
+
+/// `explore --optimal` accounts for its sleep-blocked runs: how many
+/// followed a wakeup-branch step that failed the await it had passed where
+/// its race was found. On disconnect-racing-new every one of them does.
+#[test]
+fn explore_optimal_counts_the_blocked_runs_after_a_stalled_await() {
+    let r = run(&[
+        "explore",
+        "disconnect-racing-new",
+        "--unbounded",
+        "--optimal",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let text = r.out.split_whitespace().collect::<Vec<_>>().join(" ");
+    let blocked = number_after(&text, "complete, ");
+    assert!(text.contains(&format!("{blocked} sleep-blocked")), "{text}");
+    let stalled = number_after(&text, "wakeup trees: ");
+    let after = number_after(&text, "needed), and ");
+    assert!(
+        text.contains(&format!(
+            "{after} of the {blocked} sleep-blocked runs followed one"
+        )),
+        "{text}"
+    );
+    assert!(
+        blocked > 0 && after == blocked && after <= stalled,
+        "{text}"
+    );
 }

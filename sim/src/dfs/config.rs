@@ -133,6 +133,12 @@ pub struct DfsStats {
     /// reversal moved the await before the write it needed).
     #[serde(default)]
     pub await_stalled: u64,
+    /// Optimal DPOR: sleep-blocked runs (counted in `blocked`) in which a
+    /// wakeup-branch step failed its await (`await_stalled`): the reversal
+    /// moved a check before the write it needed, and the run then ended
+    /// with every ready task asleep.
+    #[serde(default)]
+    pub blocked_after_stall: u64,
     /// Wakeup-tree branches dropped because their task was not ready at
     /// the decision (its enabling escaped the footprints).
     #[serde(default)]

@@ -133,6 +133,7 @@ fn union(scenario: &'static Scenario, checker: Checker, parts: Vec<RowIn>) -> Re
             sum.complete += d.complete;
             sum.blocked += d.blocked;
             sum.await_stalled += d.await_stalled;
+            sum.blocked_after_stall += d.blocked_after_stall;
             sum.wakeup_dropped += d.wakeup_dropped;
             sum.max_depth = sum.max_depth.max(d.max_depth);
             sum.max_preemptions = sum.max_preemptions.max(d.max_preemptions);
