@@ -588,6 +588,15 @@ fn a_recovering_turn_detached_mid_reopen_is_journaled_as_lost() {
             "D3: the recovering turn/start is neither kept nor journaled as lost \
              (schedule {schedules})"
         );
+        // From the disk's side: the entry journaled as lost never reached
+        // the log (nothing flushed it after the failed write).
+        let on_disk = disk.load("s").map(|l| l.records).unwrap_or_default();
+        assert!(
+            !on_disk
+                .iter()
+                .any(|r| r.entry == Entry::TurnStart { prompt: 1 }),
+            "D3: journaled as lost, yet on disk (schedule {schedules}): {on_disk:?}"
+        );
         schedules += 1;
         if let ExecKind::Nondeterministic(m) = dfs.end_execution() {
             panic!("nondeterministic: {m}");

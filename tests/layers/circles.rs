@@ -166,6 +166,22 @@ fn graph(
         .collect()
 }
 
+/// The circle found after appending `line` to `file` (a planted import):
+/// the check of the check, so an empty scan cannot pass for no circle.
+fn planted_cycle(
+    files: &BTreeMap<String, String>,
+    root: Option<&str>,
+    file: &str,
+    line: &str,
+) -> Option<String> {
+    let mut planted = files.clone();
+    planted
+        .get_mut(file)
+        .unwrap_or_else(|| panic!("no {file}.rs"))
+        .push_str(&format!("\n{line}\n"));
+    cycle(&graph(&planted, root))
+}
+
 /// The command line's files name each other without a circle (a module
 /// declaring another is no edge; naming its items is).
 #[test]
@@ -190,12 +206,12 @@ fn cli_files_import_each_other_without_a_cycle() {
         "{graph:?}"
     );
     // The checker of the check: a table helper naming a command again.
-    let mut planted = files.clone();
-    planted
-        .get_mut("table")
-        .expect("table.rs")
-        .push_str("\nfn f() { super::check_cmd::run_explore; }\n");
-    let found = cycle(&self::graph(&planted, Some("cli")));
+    let found = planted_cycle(
+        &files,
+        Some("cli"),
+        "table",
+        "fn f() { super::check_cmd::run_explore; }",
+    );
     assert!(
         found.as_deref().is_some_and(|c| c.contains("table")),
         "{found:?}"
@@ -221,23 +237,18 @@ fn simulator_files_import_each_other_without_a_cycle() {
     );
     // A name the crate root re-exports is an edge to its module: the
     // context touching a resource through `crate::touch` closes a circle.
-    let mut planted = files.clone();
-    planted
-        .get_mut("context")
-        .expect("context.rs")
-        .push_str("\nfn f() { crate::touch(1); }\n");
-    let found = cycle(&self::graph(&planted, None));
+    let found = planted_cycle(&files, None, "context", "fn f() { crate::touch(1); }");
     assert!(
         found.as_deref().is_some_and(|c| c.contains("access")),
         "{found:?}"
     );
     // The state calling a scheduling point again is found.
-    let mut planted = files.clone();
-    planted
-        .get_mut("shared")
-        .expect("shared.rs")
-        .push_str("\nfn f() { crate::context::schedule_point(); }\n");
-    let found = cycle(&self::graph(&planted, None));
+    let found = planted_cycle(
+        &files,
+        None,
+        "shared",
+        "fn f() { crate::context::schedule_point(); }",
+    );
     assert!(
         found.as_deref().is_some_and(|c| c.contains("shared")),
         "{found:?}"
